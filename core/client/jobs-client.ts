@@ -1,0 +1,47 @@
+/** Enqueues background jobs (BullMQ on Redis) for the facade. */
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { QuarryError } from '../domain/errors.js';
+import { Jobs, Queues, type PurgeJob } from '../domain/queues.js';
+
+/** The jobs the facade can ask for. */
+export interface JobsClient {
+  /** Purges a flagged organization and everything it owns. */
+  purgeOrganization(id: string): Promise<void>;
+  /** Purges a flagged dataset. */
+  purgeDataset(id: string): Promise<void>;
+  /** Resolves when Redis answers PING. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Connects to Redis at `url`. Failures to enqueue are 503s; the deletion flag itself is already durable. */
+export function connectJobs(url: string): JobsClient {
+  // Fail fast instead of queueing commands while Redis is away: requests must not hang.
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+  redis.on('error', () => {
+    /* reported through ping() and enqueue failures */
+  });
+  const maintenance = new Queue<PurgeJob>(Queues.maintenance, { connection: redis });
+  maintenance.on('error', () => {});
+  const add = async (name: string, id: string): Promise<void> => {
+    try {
+      // jobId makes a repeated request idempotent: one purge per resource.
+      await maintenance.add(name, { id }, { jobId: `${name}:${id}`, attempts: 10, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true });
+    } catch (err) {
+      throw new QuarryError('unavailable', `Redis is unavailable; the deletion is recorded and will be processed when Redis returns`, { cause: err, retryAfterSeconds: 5 });
+    }
+  };
+  return {
+    purgeOrganization: (id) => add(Jobs.purgeOrganization, id),
+    purgeDataset: (id) => add(Jobs.purgeDataset, id),
+    async ping() {
+      const reply = await redis.ping();
+      if (reply !== 'PONG') throw new Error(`unexpected PING reply ${reply}`);
+    },
+    async close() {
+      await maintenance.close().catch(() => {});
+      redis.disconnect();
+    },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * The only module that reads `process.env`. Every variable is parsed once, validated and frozen;
+ * README's configuration table lists the same names, defaults and meanings.
+ */
+import path from 'node:path';
+
+/** Validated, frozen configuration of every quarry process. */
+export interface Config {
+  /** HTTP listen host of the facade. @defaultValue `127.0.0.1` */
+  readonly httpHost: string;
+  /** HTTP listen port of the facade. @defaultValue `8090` */
+  readonly httpPort: number;
+  /** gRPC listen host of the core. @defaultValue `127.0.0.1` */
+  readonly grpcHost: string;
+  /** gRPC listen port of the core. @defaultValue `50051` */
+  readonly grpcPort: number;
+  /** Address (`host:port`) the facade and job workers use to reach the core. @defaultValue grpcHost:grpcPort */
+  readonly coreAddress: string;
+  /** Directory for the SQLite store and index snapshots. @defaultValue `./.data` */
+  readonly dataDir: string;
+  /** Redis URL for queues and caches. @defaultValue `redis://127.0.0.1:6380` */
+  readonly redisUrl: string;
+  /** Operator superuser key (`ADMIN_API_KEY`); empty disables it. */
+  readonly adminApiKey: string;
+  /** Secret accepted in `X-Shopify-Authorization` by create_api_only_user; empty disables that header. */
+  readonly shopifySecretKey: string;
+  /** Log level for pino. @defaultValue `info` */
+  readonly logLevel: string;
+  /** Most chunks accepted by one POST /api/chunk. @defaultValue `120` */
+  readonly batchChunkLimit: number;
+  /** Most groups accepted by one POST /api/chunk_group. @defaultValue `1000` */
+  readonly batchGroupLimit: number;
+  /** Largest JSON body accepted, in bytes. @defaultValue 134217728 (128 MiB) */
+  readonly bodyLimitBytes: number;
+  /** Organizations created before this date default to V1 responses. @defaultValue `2024-07-14` */
+  readonly v2VersioningDateMs: number;
+  /** How long shutdown waits for in-flight requests and jobs, in milliseconds. @defaultValue `10000` */
+  readonly shutdownGraceMs: number;
+  /** Deadline of one facade-to-core call, in milliseconds. @defaultValue `5000` */
+  readonly coreDeadlineMs: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function dateVar(env: Env, name: string, fallback: string): number {
+  const raw = env[name] || fallback;
+  const value = Date.parse(raw.length === 10 ? `${raw}T00:00:00Z` : raw);
+  if (Number.isNaN(value)) throw new Error(`${name} must be a date (YYYY-MM-DD), got "${raw}"`);
+  return value;
+}
+
+/** Parses configuration from an environment (defaults to `process.env`) and freezes it. */
+export function loadConfig(env: Env = process.env): Config {
+  const grpcHost = env.QUARRY_GRPC_HOST || '127.0.0.1';
+  const grpcPort = intVar(env, 'QUARRY_GRPC_PORT', 50051, 0, 65535);
+  return Object.freeze({
+    httpHost: env.QUARRY_HTTP_HOST || '127.0.0.1',
+    httpPort: intVar(env, 'QUARRY_HTTP_PORT', 8090, 0, 65535),
+    grpcHost,
+    grpcPort,
+    coreAddress: env.QUARRY_CORE_ADDRESS || `${grpcHost}:${grpcPort}`,
+    dataDir: path.resolve(env.QUARRY_DATA_DIR || '.data'),
+    redisUrl: env.QUARRY_REDIS_URL || 'redis://127.0.0.1:6380',
+    adminApiKey: env.ADMIN_API_KEY ?? env.QUARRY_ADMIN_API_KEY ?? '',
+    shopifySecretKey: env.QUARRY_SHOPIFY_SECRET_KEY ?? '',
+    logLevel: env.QUARRY_LOG_LEVEL || 'info',
+    batchChunkLimit: intVar(env, 'QUARRY_BATCH_CHUNK_LIMIT', 120, 1, 100_000),
+    batchGroupLimit: intVar(env, 'QUARRY_BATCH_GROUP_LIMIT', 1000, 1, 100_000),
+    bodyLimitBytes: intVar(env, 'QUARRY_BODY_LIMIT_BYTES', 128 * 1024 * 1024, 1024, 2 ** 31 - 1),
+    v2VersioningDateMs: dateVar(env, 'QUARRY_V2_VERSIONING_DATE', '2024-07-14'),
+    shutdownGraceMs: intVar(env, 'QUARRY_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    coreDeadlineMs: intVar(env, 'QUARRY_CORE_DEADLINE_MS', 5_000, 10, 600_000),
+  });
+}

@@ -1,0 +1,50 @@
+/**
+ * A dataset's `server_configuration` (UPPER_SNAKE keys, as on the wire). Stored as given; read
+ * with these defaults filled in. Unknown keys are kept so that clients of the reference
+ * implementation can round-trip their settings.
+ */
+
+/** Defaults of every known key. */
+export const DATASET_CONFIG_DEFAULTS = Object.freeze({
+  /** OpenAI-compatible chat endpoint for RAG; empty uses the embedded extractive answerer. */
+  LLM_BASE_URL: '',
+  /** Chat model name sent to LLM_BASE_URL. */
+  LLM_DEFAULT_MODEL: 'gpt-4o',
+  /** OpenAI-compatible /v1/embeddings endpoint; empty uses the embedded USE-Lite model. */
+  EMBEDDING_BASE_URL: '',
+  /** Embedding model name. */
+  EMBEDDING_MODEL_NAME: 'use-lite',
+  /** Dimension of the dense vectors. */
+  EMBEDDING_SIZE: 512,
+  /** Prefix added to queries before embedding. */
+  EMBEDDING_QUERY_PREFIX: '',
+  /** Dense distance: cosine, dot, euclidean or manhattan. */
+  DISTANCE_METRIC: 'cosine',
+  /** Prompt placed before the last user message in RAG. */
+  RAG_PROMPT: 'Use the following retrieved documents to respond briefly and accurately:',
+  /** System prompt of RAG conversations. */
+  SYSTEM_PROMPT: 'You are a helpful assistant',
+  /** Chunks retrieved into a topic message's context. */
+  N_RETRIEVALS_TO_INCLUDE: 5,
+  /** Sampling temperature of RAG. */
+  TEMPERATURE: 0.5,
+  /** Whether bm25 search is enabled. */
+  BM25_ENABLED: true,
+  /** BM25 length normalisation. */
+  BM25_B: 0.4,
+  /** BM25 term-frequency saturation. */
+  BM25_K: 0.9,
+  /** Whether fulltext (sparse) search is enabled. */
+  FULLTEXT_ENABLED: true,
+  /** Whether semantic (dense) search is enabled. */
+  SEMANTIC_ENABLED: true,
+  /** Largest number of results any one search may page through. */
+  MAX_LIMIT: 10000,
+  /** Whether the dataset is publicly searchable without a key. */
+  PUBLIC_DATASET: false,
+});
+
+/** The configuration with defaults for every absent known key. */
+export function withConfigDefaults(stored: Record<string, unknown>): Record<string, unknown> {
+  return { ...DATASET_CONFIG_DEFAULTS, ...stored };
+}

@@ -1,0 +1,40 @@
+/** Identifiers: UUIDs for resources, `tr-` keys for API access. */
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { blake3 } from '@noble/hashes/blake3.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A new random (v4) UUID. */
+export const newId = (): string => randomUUID();
+
+/** Whether a string is a UUID in canonical 8-4-4-4-12 form. */
+export const isUuid = (value: string): boolean => UUID.test(value);
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A new API key: `tr-` followed by 32 alphanumerics from a CSPRNG (no modulo bias). */
+export function newApiKey(): string {
+  let out = 'tr-';
+  while (out.length < 35) {
+    for (const byte of randomBytes(64)) {
+      // 248 = 4 * 62: rejecting larger bytes keeps every character equally likely.
+      if (byte < 248 && out.length < 35) out += ALPHANUMERIC[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** The stored form of an API key: its blake3 digest in hex, as the reference implementation keeps it. */
+export const hashApiKey = (key: string): string => bytesToHex(blake3(new TextEncoder().encode(key)));
+
+/** Compares two strings in time independent of where they differ. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  if (left.length !== right.length) {
+    timingSafeEqual(left, left);
+    return false;
+  }
+  return timingSafeEqual(left, right);
+}

@@ -1,0 +1,43 @@
+/**
+ * Timestamps on the wire are ISO 8601 date and time without a zone (`YYYY-MM-DD hh:mm:ss.SSS`).
+ * Inputs may carry a `T` separator, a `Z` or an offset (converted to UTC), or be a bare date.
+ * Internally a timestamp is epoch milliseconds (UTC).
+ */
+
+const INPUT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/** Parses a wire timestamp into epoch milliseconds, or returns undefined when it is not one. */
+export function parseTimestamp(text: string): number | undefined {
+  const m = INPUT.exec(text.trim());
+  if (!m) return undefined;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '0', zone] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
+  const ms = Math.floor(Number(`0.${frac}`) * 1000);
+  let epoch = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  const check = new Date(epoch);
+  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined;
+  if (zone && zone.toUpperCase() !== 'Z') {
+    const sign = zone.startsWith('-') ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    const offset = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0');
+    epoch -= sign * offset * 60_000;
+  }
+  return epoch;
+}
+
+/** Formats epoch milliseconds as the wire timestamp `YYYY-MM-DD hh:mm:ss.SSS` (UTC, no zone). */
+export function formatTimestamp(epochMs: number): string {
+  return new Date(epochMs).toISOString().replace('T', ' ').slice(0, 23);
+}
+
+/** Formats epoch milliseconds or passes null through. */
+export function formatOptionalTimestamp(epochMs: number | null | undefined): string | null {
+  return epochMs === null || epochMs === undefined ? null : formatTimestamp(epochMs);
+}

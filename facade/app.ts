@@ -1,0 +1,51 @@
+/** Koa app factory (facade/main.ts listens). No side effects at import time. */
+import Koa from 'koa';
+import type { RequestState, Services } from './context.js';
+import { authenticate } from './middleware/auth.js';
+import { jsonBody } from './middleware/body.js';
+import { errors } from './middleware/errors.js';
+import { requestId } from './middleware/request-id.js';
+import { chunkGroupRoutes } from './routes/chunk-group.js';
+import { chunkRoutes } from './routes/chunk.js';
+import { datasetRoutes } from './routes/dataset.js';
+import { healthRoutes } from './routes/health.js';
+import { organizationRoutes } from './routes/organization.js';
+import { newRouter } from './routes/router.js';
+import { userRoutes } from './routes/user.js';
+
+/** Builds the HTTP API over the given services. */
+export function createApp(services: Services): Koa<RequestState> {
+  const app = new Koa<RequestState>();
+  app.proxy = false;
+  // Errors are answered by the errors middleware; Koa's own handler would only log them again.
+  app.silent = true;
+  const router = newRouter();
+  healthRoutes(router, services);
+  userRoutes(router, services);
+  organizationRoutes(router, services);
+  datasetRoutes(router, services);
+  chunkRoutes(router, services);
+  chunkGroupRoutes(router, services);
+
+  app.use(requestId(services.logger));
+  app.use(errors());
+  app.use(async (ctx, next) => {
+    // Fully permissive CORS, as the reference implementation: keys, not origins, guard the API.
+    ctx.set('Access-Control-Allow-Origin', ctx.get('origin') || '*');
+    ctx.set('Access-Control-Allow-Credentials', 'true');
+    ctx.set('Vary', 'Origin');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Access-Control-Allow-Methods', 'GET,POST,PUT,PATCH,DELETE,OPTIONS');
+      ctx.set('Access-Control-Allow-Headers', ctx.get('access-control-request-headers') || '*');
+      ctx.set('Access-Control-Max-Age', '86400');
+      ctx.status = 204;
+      return;
+    }
+    await next();
+  });
+  app.use(jsonBody(services.config.bodyLimitBytes));
+  app.use(authenticate(services));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: false }));
+  return app;
+}

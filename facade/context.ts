@@ -1,0 +1,31 @@
+/** What the facade's middleware puts on `ctx.state`, and the services every route can reach. */
+import type { Logger } from 'pino';
+import type { Config } from '../core/config.js';
+import type { CoreClient } from '../core/client/core-client.js';
+import type { JobsClient } from '../core/client/jobs-client.js';
+import type { ApiKeyRecord, UserRecord } from '../core/domain/tenancy.js';
+import type { Store } from '../store/repository.js';
+
+/** Who is calling: the operator's ADMIN_API_KEY, or an organization API key. */
+export type Caller =
+  | { readonly kind: 'admin' }
+  | { readonly kind: 'key'; readonly key: ApiKeyRecord; readonly user: UserRecord | null };
+
+/** Services shared by all routes, built once by the app factory. */
+export interface Services {
+  readonly config: Config;
+  readonly store: Store;
+  readonly core: CoreClient;
+  readonly jobs: JobsClient;
+  readonly logger: Logger;
+}
+
+/** Per-request state. */
+export interface RequestState {
+  requestId: string;
+  log: Logger;
+  /** Undefined when the request carried no credentials. */
+  caller?: Caller;
+  /** Parsed JSON body (undefined when the body was empty). */
+  body?: unknown;
+}

@@ -1,0 +1,39 @@
+/** Entry point of the HTTP facade: builds the services, listens, and drains on shutdown. */
+import http from 'node:http';
+import { connectCore } from '../core/client/core-client.js';
+import { connectJobs } from '../core/client/jobs-client.js';
+import { loadConfig } from '../core/config.js';
+import { createLogger } from '../core/logger.js';
+import { onShutdown } from '../core/shutdown.js';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { createApp } from './app.js';
+
+const config = loadConfig();
+const logger = createLogger(config, 'facade');
+const services = {
+  config,
+  logger,
+  store: openSqliteStore(config.dataDir),
+  core: connectCore(config.coreAddress, config.coreDeadlineMs),
+  jobs: connectJobs(config.redisUrl),
+};
+const server = http.createServer(createApp(services).callback());
+server.keepAliveTimeout = 65_000;
+await new Promise<void>((resolve, reject) => {
+  server.once('error', reject);
+  server.listen(config.httpPort, config.httpHost, resolve);
+});
+const address = server.address();
+logger.info({ host: config.httpHost, port: typeof address === 'object' && address ? address.port : config.httpPort }, 'facade listening');
+
+onShutdown(logger, async () => {
+  // Stop accepting, let in-flight requests finish (bounded by the grace period), then close.
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs).unref();
+  await closed;
+  clearTimeout(timer);
+  await services.jobs.close();
+  services.core.close();
+  await services.store.close();
+});

@@ -1,0 +1,31 @@
+/**
+ * Maps every failure to `{message}` with the status of the error table. Caller errors keep their
+ * message; anything else is logged with its cause and answered with a plain 500.
+ */
+import type { Middleware } from 'koa';
+import { ErrorCodes, QuarryError } from '../../core/domain/errors.js';
+import type { RequestState } from '../context.js';
+
+/** Middleware that turns thrown errors into Trieve-style error bodies. */
+export function errors(): Middleware<RequestState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { message: `Not Found: no route for ${ctx.method} ${ctx.path}` };
+      }
+    } catch (err) {
+      if (err instanceof QuarryError && ErrorCodes[err.code].expose) {
+        const e = err;
+        ctx.status = e.httpStatus;
+        ctx.body = { message: e.message };
+        if (e.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(e.retryAfterSeconds));
+        return;
+      }
+      ctx.state.log?.error({ err }, 'internal error');
+      ctx.status = 500;
+      ctx.body = { message: `Internal Server Error (request id ${ctx.state.requestId})` };
+    }
+  };
+}

@@ -1,0 +1,92 @@
+/** Chunks: create (one or a batch), update, get by id / tracking id / many, delete. */
+import { notFound } from '../../core/domain/errors.js';
+import { Role } from '../../core/domain/tenancy.js';
+import { datasetAccess } from '../access.js';
+import type { Services } from '../context.js';
+import { chunkFor, chunkV2 } from '../present/chunk.js';
+import { htmlToText } from '../../core/domain/html-text.js';
+import { pathUuid } from '../schemas/common.js';
+import {
+  parseCreateChunks,
+  parseGetChunks,
+  parseGetChunksByTracking,
+  parseUpdateChunk,
+  parseUpdateChunkByTrackingId,
+} from '../schemas/chunk.js';
+import type { QuarryRouter } from './router.js';
+
+/** Registers chunk routes. */
+export function chunkRoutes(router: QuarryRouter, services: Services): void {
+  const { store, config } = services;
+
+  router.post('/api/chunk', async (ctx) => {
+    const { dataset } = await datasetAccess(ctx, services, Role.Admin);
+    const request = parseCreateChunks(ctx.state.body, config.batchChunkLimit);
+    const created = await store.chunks.createMany(dataset.id, request.inputs, request.upsert);
+    // Stored synchronously (not queued), so the metadata returned is the record as stored.
+    const shaped = created.map((c) => ({ ...chunkV2(c), content: htmlToText(c.chunkHtml ?? '') }));
+    ctx.body = { chunk_metadata: request.isBatch ? shaped : shaped[0], pos_in_queue: 0 };
+  });
+
+  router.put('/api/chunk', async (ctx) => {
+    const { dataset } = await datasetAccess(ctx, services, Role.Admin);
+    const { selector, patch } = parseUpdateChunk(ctx.state.body);
+    await store.chunks.update(dataset.id, selector, patch);
+    ctx.status = 204;
+  });
+
+  router.put('/api/chunk/tracking_id/update', async (ctx) => {
+    const { dataset } = await datasetAccess(ctx, services, Role.Admin);
+    const { selector, patch } = parseUpdateChunkByTrackingId(ctx.state.body);
+    await store.chunks.update(dataset.id, selector, patch);
+    ctx.status = 204;
+  });
+
+  router.post('/api/chunks', async (ctx) => {
+    const { dataset, apiVersion } = await datasetAccess(ctx, services, Role.Read);
+    const ids = parseGetChunks(ctx.state.body);
+    const found = await store.chunks.getMany(dataset.id, ids);
+    if (ids.length > 0 && found.length === 0) throw notFound('none of the requested chunks exist in this dataset');
+    ctx.body = found.map((c) => chunkFor(apiVersion, c));
+  });
+
+  router.post('/api/chunks/tracking', async (ctx) => {
+    const { dataset, apiVersion } = await datasetAccess(ctx, services, Role.Read);
+    const ids = parseGetChunksByTracking(ctx.state.body);
+    const found = await store.chunks.getManyByTrackingIds(dataset.id, ids);
+    if (ids.length > 0 && found.length === 0) throw notFound('none of the requested chunks exist in this dataset');
+    ctx.body = found.map((c) => chunkFor(apiVersion, c));
+  });
+
+  router.get('/api/chunk/tracking_id/:tracking_id', async (ctx) => {
+    const { dataset, apiVersion } = await datasetAccess(ctx, services, Role.Read);
+    const trackingId = ctx.params.tracking_id!;
+    const chunk = await store.chunks.get(dataset.id, { trackingId });
+    if (!chunk) throw notFound(`chunk with tracking_id "${trackingId}" does not exist in this dataset`);
+    ctx.body = chunkFor(apiVersion, chunk);
+  });
+
+  router.delete('/api/chunk/tracking_id/:tracking_id', async (ctx) => {
+    const { dataset } = await datasetAccess(ctx, services, Role.Admin);
+    const trackingId = ctx.params.tracking_id!;
+    if (!(await store.chunks.delete(dataset.id, { trackingId }))) {
+      throw notFound(`chunk with tracking_id "${trackingId}" does not exist in this dataset`);
+    }
+    ctx.status = 204;
+  });
+
+  router.get('/api/chunk/:chunk_id', async (ctx) => {
+    const id = pathUuid(ctx.params.chunk_id, 'chunk_id');
+    const { dataset, apiVersion } = await datasetAccess(ctx, services, Role.Read);
+    const chunk = await store.chunks.get(dataset.id, { id });
+    if (!chunk) throw notFound(`chunk with id ${id} does not exist in this dataset`);
+    ctx.body = chunkFor(apiVersion, chunk);
+  });
+
+  router.delete('/api/chunk/:chunk_id', async (ctx) => {
+    const id = pathUuid(ctx.params.chunk_id, 'chunk_id');
+    const { dataset } = await datasetAccess(ctx, services, Role.Admin);
+    if (!(await store.chunks.delete(dataset.id, { id }))) throw notFound(`chunk with id ${id} does not exist in this dataset`);
+    ctx.status = 204;
+  });
+}

@@ -1,0 +1,134 @@
+/** Datasets: create, update, read, list, usage, tags, clear and delete. */
+import { badRequest } from '../../core/domain/errors.js';
+import { Role } from '../../core/domain/tenancy.js';
+import { datasetAccess, findDataset, organizationAccess, organizationHeader } from '../access.js';
+import type { Services } from '../context.js';
+import { groupWithFile } from '../present/group.js';
+import * as present from '../present/tenancy.js';
+import { pathPage, pathUuid } from '../schemas/common.js';
+import { parseCreateDataset, parseGetAllTags, parseUpdateDataset } from '../schemas/tenancy.js';
+import type { QuarryRouter } from './router.js';
+
+const GROUPS_PAGE_SIZE = 10;
+
+/** Non-negative integer query parameter with a default. */
+function queryInt(value: unknown, name: string, fallback: number, max: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > max) throw badRequest(`query parameter ${name} must be an integer from 0 to ${max}`);
+  return n;
+}
+
+/** Registers dataset routes. */
+export function datasetRoutes(router: QuarryRouter, services: Services): void {
+  const { store } = services;
+
+  const deleteDataset = async (id: string, log: { warn: (o: object, m: string) => void }) => {
+    await store.datasets.markDeleted(id);
+    await services.jobs.purgeDataset(id).catch((err: unknown) => log.warn({ err }, 'purge enqueue failed'));
+  };
+
+  router.post('/api/dataset', async (ctx) => {
+    const body = parseCreateDataset(ctx.state.body);
+    const { organization } = await organizationAccess(ctx, services, Role.Owner);
+    const dataset = await store.datasets.create({
+      organizationId: organization.id,
+      name: body.dataset_name,
+      trackingId: body.tracking_id ?? null,
+      serverConfiguration: body.server_configuration ?? {},
+    });
+    ctx.body = present.dataset(dataset);
+  });
+
+  router.put('/api/dataset', async (ctx) => {
+    const body = parseUpdateDataset(ctx.state.body);
+    const ref = body.dataset_id ?? body.tracking_id;
+    if (!ref) throw badRequest('Either dataset_id or tracking_id must be provided to identify the dataset to update');
+    const orgId = organizationHeader(ctx);
+    const target = await findDataset(services, ref, orgId);
+    await datasetAccess(ctx, services, Role.Owner, target.id);
+    const updated = await store.datasets.update(target.id, {
+      name: body.dataset_name ?? undefined,
+      trackingId: body.new_tracking_id === undefined ? undefined : body.new_tracking_id,
+      serverConfiguration:
+        body.server_configuration == null ? undefined : { ...target.serverConfiguration, ...body.server_configuration },
+    });
+    ctx.body = present.dataset(updated);
+  });
+
+  router.get('/api/dataset/organization/:organization_id', async (ctx) => {
+    const id = pathUuid(ctx.params.organization_id, 'organization_id');
+    const access = await organizationAccess(ctx, services, Role.Read, id);
+    const limit = queryInt(ctx.query.limit, 'limit', 1000, 10_000);
+    const offset = queryInt(ctx.query.offset, 'offset', 0, 1_000_000_000);
+    let rows = await store.datasets.listByOrganization(id, limit, offset);
+    if (access.caller.kind === 'key' && access.caller.key.datasetIds.length > 0) {
+      const allowed = new Set(access.caller.key.datasetIds);
+      rows = rows.filter((r) => allowed.has(r.dataset.id));
+    }
+    ctx.body = rows.map((r) => ({
+      dataset: present.dataset(r.dataset),
+      dataset_usage: { id: r.dataset.id, dataset_id: r.dataset.id, chunk_count: r.chunkCount },
+    }));
+  });
+
+  router.get('/api/dataset/tracking_id/:tracking_id', async (ctx) => {
+    const orgId = organizationHeader(ctx);
+    if (!orgId) throw badRequest('the TR-Organization header is required to find a dataset by tracking id');
+    const dataset = await findDataset(services, ctx.params.tracking_id!, orgId);
+    await datasetAccess(ctx, services, Role.Read, dataset.id);
+    ctx.body = present.dataset(dataset);
+  });
+
+  router.delete('/api/dataset/tracking_id/:tracking_id', async (ctx) => {
+    const orgId = organizationHeader(ctx);
+    if (!orgId) throw badRequest('the TR-Organization header is required to find a dataset by tracking id');
+    const dataset = await findDataset(services, ctx.params.tracking_id!, orgId);
+    await datasetAccess(ctx, services, Role.Owner, dataset.id);
+    await deleteDataset(dataset.id, ctx.state.log);
+    ctx.status = 204;
+  });
+
+  router.get('/api/dataset/usage/:dataset_id', async (ctx) => {
+    const id = pathUuid(ctx.params.dataset_id, 'dataset_id');
+    const { dataset } = await datasetAccess(ctx, services, Role.Read, id);
+    ctx.body = { id: dataset.id, dataset_id: dataset.id, chunk_count: await store.datasets.chunkCount(dataset.id) };
+  });
+
+  router.put('/api/dataset/clear/:dataset_id', async (ctx) => {
+    const id = pathUuid(ctx.params.dataset_id, 'dataset_id');
+    const { dataset } = await datasetAccess(ctx, services, Role.Owner, id);
+    await store.datasets.clear(dataset.id);
+    ctx.status = 204;
+  });
+
+  router.post('/api/dataset/get_all_tags', async (ctx) => {
+    const body = parseGetAllTags(ctx.state.body);
+    const { dataset } = await datasetAccess(ctx, services, Role.Read);
+    const { tags, total } = await store.datasets.tags(dataset.id, Math.max(1, body.page ?? 1), body.page_size ?? 20);
+    ctx.body = { tags: tags.map((t) => ({ tag: t.tag, count: t.count })), total };
+  });
+
+  router.get('/api/dataset/groups/:dataset_id/:page', async (ctx) => {
+    const id = pathUuid(ctx.params.dataset_id, 'dataset_id');
+    const page = pathPage(ctx.params.page);
+    const { dataset } = await datasetAccess(ctx, services, Role.Read, id);
+    const { groups, total } = await store.groups.list(dataset.id, page, GROUPS_PAGE_SIZE);
+    ctx.body = { groups: groups.map(groupWithFile), total_pages: Math.ceil(total / GROUPS_PAGE_SIZE) };
+  });
+
+  router.get('/api/dataset/:dataset_id', async (ctx) => {
+    const id = pathUuid(ctx.params.dataset_id, 'dataset_id');
+    // Admin, as in the reference implementation: the configuration is operator detail.
+    const { dataset } = await datasetAccess(ctx, services, Role.Admin, id);
+    ctx.body = present.dataset(dataset);
+  });
+
+  router.delete('/api/dataset/:dataset_id', async (ctx) => {
+    const id = pathUuid(ctx.params.dataset_id, 'dataset_id');
+    const { dataset } = await datasetAccess(ctx, services, Role.Owner, id);
+    await deleteDataset(dataset.id, ctx.state.log);
+    ctx.status = 204;
+  });
+
+}

@@ -1,0 +1,105 @@
+/** Organizations and their API keys. */
+import { badRequest, forbidden, notFound } from '../../core/domain/errors.js';
+import { hashApiKey, newApiKey } from '../../core/domain/ids.js';
+import { Role, roleName } from '../../core/domain/tenancy.js';
+import { organizationAccess, requireCaller } from '../access.js';
+import type { Services } from '../context.js';
+import * as present from '../present/tenancy.js';
+import { pathUuid } from '../schemas/common.js';
+import { parseCreateApiKey, parseCreateOrganization, parseUpdateOrganization } from '../schemas/tenancy.js';
+import type { QuarryRouter } from './router.js';
+
+/** Registers organization and API-key routes. */
+export function organizationRoutes(router: QuarryRouter, services: Services): void {
+  const { store } = services;
+
+  const flagDeleted = async (id: string, log: { warn: (o: object, m: string) => void }) => {
+    const org = await store.organizations.update(id, { deleted: true });
+    // The flag is durable; the purge job is also re-enqueued by the job workers' sweep, so a
+    // Redis outage delays the purge but never loses it.
+    await services.jobs.purgeOrganization(id).catch((err: unknown) => log.warn({ err }, 'purge enqueue failed'));
+    return org;
+  };
+
+  router.post('/api/organization', async (ctx) => {
+    const caller = requireCaller(ctx);
+    const { name } = parseCreateOrganization(ctx.state.body);
+    let ownerUserId: string | null = null;
+    if (caller.kind === 'key') {
+      if (!caller.user) throw badRequest('this API key is not bound to a user, so it cannot own a new organization; use ADMIN_API_KEY');
+      ownerUserId = caller.user.id;
+    }
+    ctx.body = present.organization(await store.organizations.create({ name, ownerUserId }));
+  });
+
+  router.put('/api/organization', async (ctx) => {
+    const body = parseUpdateOrganization(ctx.state.body);
+    const { organization } = await organizationAccess(ctx, services, Role.Owner, body.organization_id);
+    let updated = await store.organizations.update(organization.id, {
+      name: body.name,
+      partnerConfiguration: body.partner_configuration,
+    });
+    if (body.deleted === true) updated = await flagDeleted(organization.id, ctx.state.log);
+    ctx.body = present.organization(updated);
+  });
+
+  router.delete('/api/organization/:organization_id', async (ctx) => {
+    const id = pathUuid(ctx.params.organization_id, 'organization_id');
+    await organizationAccess(ctx, services, Role.Owner, id);
+    await flagDeleted(id, ctx.state.log);
+    ctx.status = 204;
+  });
+
+  router.post('/api/organization/api_key', async (ctx) => {
+    const body = parseCreateApiKey(ctx.state.body);
+    const access = await organizationAccess(ctx, services, Role.Admin);
+    if (body.role > access.role) {
+      throw forbidden(`cannot create a key with role ${roleName(body.role)} above the caller's role ${roleName(access.role)}`);
+    }
+    const datasetIds = body.dataset_ids ?? [];
+    for (const id of datasetIds) {
+      const ds = await store.datasets.get(id);
+      if (!ds || ds.organizationId !== access.organization.id) {
+        throw badRequest(`dataset_ids: dataset ${id} does not exist in organization ${access.organization.id}`);
+      }
+    }
+    if (body.expires_at != null && body.expires_at <= Date.now()) throw badRequest('expires_at must be in the future');
+    const key = newApiKey();
+    await store.apiKeys.create({
+      organizationId: access.organization.id,
+      userId: access.caller.kind === 'key' ? (access.caller.key.userId ?? null) : null,
+      name: body.name,
+      hash: hashApiKey(key),
+      role: body.role,
+      datasetIds,
+      scopes: body.scopes ?? [],
+      defaultParams: body.default_params && Object.keys(body.default_params).length > 0 ? body.default_params : null,
+      expiresAt: body.expires_at ?? null,
+    });
+    ctx.body = { api_key: key };
+  });
+
+  router.get('/api/organization/api_key', async (ctx) => {
+    const access = await organizationAccess(ctx, services, Role.Admin);
+    ctx.body = (await store.apiKeys.list(access.organization.id)).map(present.apiKey);
+  });
+
+  router.delete('/api/organization/api_key/:api_key_id', async (ctx) => {
+    const id = pathUuid(ctx.params.api_key_id, 'api_key_id');
+    const access = await organizationAccess(ctx, services, Role.Admin);
+    const target = (await store.apiKeys.list(access.organization.id)).find((k) => k.id === id);
+    if (!target) throw notFound(`API key ${id} does not exist in organization ${access.organization.id}`);
+    if (target.role > access.role) {
+      throw forbidden(`cannot delete a key with role ${roleName(target.role)} above the caller's role ${roleName(access.role)}`);
+    }
+    await store.apiKeys.delete(access.organization.id, id);
+    ctx.status = 204;
+  });
+
+  // Registered last: the literal routes above (api_key) must win over this parameter.
+  router.get('/api/organization/:organization_id', async (ctx) => {
+    const id = pathUuid(ctx.params.organization_id, 'organization_id');
+    const { organization } = await organizationAccess(ctx, services, Role.Read, id);
+    ctx.body = present.organization(organization);
+  });
+}

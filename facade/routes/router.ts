@@ -1,0 +1,9 @@
+/** The router type every route module registers on. */
+import Router from '@koa/router';
+import type { RequestState } from '../context.js';
+
+/** Router with quarry's request state. */
+export type QuarryRouter = Router<RequestState>;
+
+/** A new router. */
+export const newRouter = (): QuarryRouter => new Router<RequestState>();

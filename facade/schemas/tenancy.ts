@@ -1,0 +1,131 @@
+/** Bodies of organization, user, API-key, dataset and auth routes. */
+import { z } from 'zod';
+import { DATASET_CONFIG_DEFAULTS } from '../../core/domain/dataset-config.js';
+import { parseTimestamp } from '../../core/domain/time.js';
+import { isValidScope } from '../scopes.js';
+import { finite, jsonObject, parse, requireBody, trackingId, uuid } from './common.js';
+
+const role = z.union([z.literal(0), z.literal(1), z.literal(2)], { message: 'role must be 0 (read), 1 (admin) or 2 (owner)' });
+const scopes = z.array(
+  z.string().refine(isValidScope, { message: 'each scope must look like "METHOD /api/path", e.g. "POST /api/chunk/search"' }),
+);
+
+/** Validates the known keys of a server_configuration; unknown keys pass through. */
+const serverConfiguration = jsonObject.superRefine((config, ctx) => {
+  for (const [key, fallback] of Object.entries(DATASET_CONFIG_DEFAULTS)) {
+    const value = config[key];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== typeof fallback || (typeof value === 'number' && !Number.isFinite(value))) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `must be a ${typeof fallback}` });
+    }
+  }
+  const metric = config.DISTANCE_METRIC;
+  if (typeof metric === 'string' && !['cosine', 'dot', 'euclidean', 'euclid', 'manhattan'].includes(metric)) {
+    ctx.addIssue({ code: 'custom', path: ['DISTANCE_METRIC'], message: 'must be cosine, dot, euclidean or manhattan' });
+  }
+  const size = config.EMBEDDING_SIZE;
+  if (typeof size === 'number' && (!Number.isInteger(size) || size < 1 || size > 8192)) {
+    ctx.addIssue({ code: 'custom', path: ['EMBEDDING_SIZE'], message: 'must be an integer from 1 to 8192' });
+  }
+});
+
+/** POST /api/organization. */
+export const parseCreateOrganization = (body: unknown) =>
+  parse(z.object({ name: z.string().trim().min(1, 'name must not be empty').max(256) }), requireBody(body, '{"name": "..."}'));
+
+/** PUT /api/organization. */
+export const parseUpdateOrganization = (body: unknown) =>
+  parse(
+    z.object({
+      organization_id: uuid.optional(),
+      name: z.string().trim().min(1).max(256).optional(),
+      partner_configuration: jsonObject.optional(),
+      deleted: z.boolean().optional(),
+    }),
+    requireBody(body, 'a JSON object'),
+  );
+
+/** `expires_at` of a key: a timestamp (UTC) that is in the future. */
+const expiresAt = z.string().transform((s, ctx) => {
+  const ms = parseTimestamp(s);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: `Invalid timestamp format "${s}"` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** default_params of a key: the search parameters it forces. Shape-checked here, applied by search. */
+const defaultParams = z
+  .object({
+    filters: jsonObject.nullable().optional(),
+    highlight_options: jsonObject.nullable().optional(),
+    no_result_message: z.string().nullable().optional(),
+    page_size: z.number().int().min(0).nullable().optional(),
+    remove_stop_words: z.boolean().nullable().optional(),
+    score_threshold: finite.nullable().optional(),
+    search_type: z.enum(['fulltext', 'semantic', 'hybrid', 'bm25']).nullable().optional(),
+    slim_chunks: z.boolean().nullable().optional(),
+    typo_options: jsonObject.nullable().optional(),
+    use_quote_negated_terms: z.boolean().nullable().optional(),
+  })
+  .transform((p) => Object.fromEntries(Object.entries(p).filter(([, v]) => v !== null && v !== undefined)));
+
+/** POST /api/organization/api_key. */
+export const parseCreateApiKey = (body: unknown) =>
+  parse(
+    z.object({
+      name: z.string().trim().min(1, 'name must not be empty').max(256),
+      role,
+      dataset_ids: z.array(uuid).nullable().optional(),
+      scopes: scopes.nullable().optional(),
+      expires_at: expiresAt.nullable().optional(),
+      default_params: defaultParams.nullable().optional(),
+    }),
+    requireBody(body, '{"name": "...", "role": 0|1|2}'),
+  );
+
+/** PUT /api/user. */
+export const parseUpdateUser = (body: unknown) =>
+  parse(
+    z.object({ user_id: uuid.nullable().optional(), role: role.nullable().optional(), scopes: scopes.nullable().optional() }),
+    requireBody(body, 'a JSON object'),
+  );
+
+/** POST /api/auth/create_api_only_user. */
+export const parseCreateApiOnlyUser = (body: unknown) =>
+  parse(
+    z.object({ user_email: z.email('user_email must be an email address'), user_name: z.string().trim().min(1).max(256) }),
+    requireBody(body, '{"user_email": "...", "user_name": "..."}'),
+  );
+
+/** POST /api/dataset. */
+export const parseCreateDataset = (body: unknown) =>
+  parse(
+    z.object({
+      dataset_name: z.string().trim().min(1, 'dataset_name must not be empty').max(256),
+      tracking_id: trackingId.nullable().optional(),
+      server_configuration: serverConfiguration.nullable().optional(),
+    }),
+    requireBody(body, '{"dataset_name": "..."}'),
+  );
+
+/** PUT /api/dataset. */
+export const parseUpdateDataset = (body: unknown) =>
+  parse(
+    z.object({
+      dataset_id: uuid.nullable().optional(),
+      tracking_id: z.string().min(1).nullable().optional(),
+      dataset_name: z.string().trim().min(1).max(256).nullable().optional(),
+      server_configuration: serverConfiguration.nullable().optional(),
+      new_tracking_id: trackingId.nullable().optional(),
+    }),
+    requireBody(body, 'a JSON object with dataset_id or tracking_id'),
+  );
+
+/** POST /api/dataset/get_all_tags. */
+export const parseGetAllTags = (body: unknown) =>
+  parse(
+    z.object({ page: z.number().int().min(0).optional(), page_size: z.number().int().min(1).max(1000).optional() }),
+    body ?? {},
+  );

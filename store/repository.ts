@@ -1,0 +1,187 @@
+/**
+ * The store is the system of record; every index is derived from it. This interface is what the
+ * facade, the core and the job workers see. It is asynchronous so that a PostgreSQL implementation
+ * can satisfy it; the embedded SQLite implementation lives in `store/sqlite/`.
+ */
+import type { ChunkInput, ChunkPatch, ChunkRecord } from '../core/domain/chunk.js';
+import type { GroupInput, GroupRecord } from '../core/domain/group.js';
+import type {
+  ApiKeyRecord,
+  DatasetRecord,
+  DefaultParams,
+  MembershipRecord,
+  OrganizationRecord,
+  RoleValue,
+  UserRecord,
+} from '../core/domain/tenancy.js';
+
+/** Organizations and their lifecycle. */
+export interface OrganizationRepository {
+  /** Creates an organization; with `ownerUserId` that user becomes its owner in the same transaction. */
+  create(input: { name: string; ownerUserId?: string | null }): Promise<OrganizationRecord>;
+  /** The organization, or undefined when unknown or deleted (unless `includeDeleted`). */
+  get(id: string, includeDeleted?: boolean): Promise<OrganizationRecord | undefined>;
+  /** Updates the given fields; returns the new record. */
+  update(
+    id: string,
+    patch: { name?: string; partnerConfiguration?: Record<string, unknown>; deleted?: boolean },
+  ): Promise<OrganizationRecord>;
+  /** Ids of organizations flagged deleted and not yet purged. */
+  listDeleted(): Promise<string[]>;
+  /** Removes a flagged organization and everything it owns. */
+  purge(id: string): Promise<void>;
+}
+
+/** Users and memberships. */
+export interface UserRepository {
+  get(id: string): Promise<UserRecord | undefined>;
+  findByEmail(email: string): Promise<UserRecord | undefined>;
+  /**
+   * create_api_only_user: finds or creates the user, creates an organization owned by them and an
+   * owner key for it, all in one transaction.
+   */
+  createApiOnly(input: {
+    email: string;
+    name: string;
+    organizationName: string;
+    keyName: string;
+    keyHash: string;
+  }): Promise<{ user: UserRecord; organization: OrganizationRecord; key: ApiKeyRecord }>;
+  membership(userId: string, organizationId: string): Promise<MembershipRecord | undefined>;
+  memberships(userId: string): Promise<MembershipRecord[]>;
+  /** Organizations (not deleted) the user belongs to. */
+  organizations(userId: string): Promise<OrganizationRecord[]>;
+  updateMembership(
+    userId: string,
+    organizationId: string,
+    patch: { role?: RoleValue; scopes?: string[] | null },
+  ): Promise<MembershipRecord>;
+}
+
+/** Fields of a new API key. */
+export interface NewApiKey {
+  organizationId: string;
+  userId: string | null;
+  name: string;
+  hash: string;
+  role: RoleValue;
+  datasetIds: string[];
+  scopes: string[];
+  defaultParams: DefaultParams | null;
+  expiresAt: number | null;
+}
+
+/** API keys (by hash only). */
+export interface ApiKeyRepository {
+  create(input: NewApiKey): Promise<ApiKeyRecord>;
+  /** The key with this hash, expired or not (the caller decides what expiry means). */
+  findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  list(organizationId: string): Promise<ApiKeyRecord[]>;
+  /** Deletes a key of the organization; false when there is none with that id. */
+  delete(organizationId: string, id: string): Promise<boolean>;
+}
+
+/** A dataset with its chunk count. */
+export interface DatasetWithUsage {
+  dataset: DatasetRecord;
+  chunkCount: number;
+}
+
+/** Datasets. */
+export interface DatasetRepository {
+  create(input: {
+    organizationId: string;
+    name: string;
+    trackingId: string | null;
+    serverConfiguration: Record<string, unknown>;
+  }): Promise<DatasetRecord>;
+  get(id: string): Promise<DatasetRecord | undefined>;
+  getByTrackingId(organizationId: string, trackingId: string): Promise<DatasetRecord | undefined>;
+  update(
+    id: string,
+    patch: { name?: string; trackingId?: string | null; serverConfiguration?: Record<string, unknown> },
+  ): Promise<DatasetRecord>;
+  /** Flags the dataset deleted (it disappears at once); its rows are purged by a job. */
+  markDeleted(id: string): Promise<void>;
+  listDeleted(): Promise<string[]>;
+  purge(id: string): Promise<void>;
+  listByOrganization(organizationId: string, limit: number, offset: number): Promise<DatasetWithUsage[]>;
+  chunkCount(id: string): Promise<number>;
+  /** Deletes every chunk and group of the dataset, logging each chunk deletion. */
+  clear(id: string): Promise<void>;
+  /** Distinct tags with their counts, most used first. */
+  tags(id: string, page: number, pageSize: number): Promise<{ tags: { tag: string; count: number }[]; total: number }>;
+}
+
+/** Identifies a chunk by id or by tracking id. */
+export type ChunkSelector = { id: string } | { trackingId: string };
+
+/** Chunks. Every write is one transaction that also appends to the change log. */
+export interface ChunkRepository {
+  /**
+   * Creates all chunks or none: a tracking id repeated in the batch, or already stored (unless
+   * that input's `upsert` flag is set, which replaces the stored chunk), fails the whole call.
+   */
+  createMany(datasetId: string, inputs: readonly ChunkInput[], upsert?: readonly boolean[]): Promise<ChunkRecord[]>;
+  /** Applies a patch; absent fields keep their values. */
+  update(datasetId: string, selector: ChunkSelector, patch: ChunkPatch): Promise<ChunkRecord>;
+  get(datasetId: string, selector: ChunkSelector): Promise<ChunkRecord | undefined>;
+  /** Chunks with these ids, in the order asked, unknown ids dropped. */
+  getMany(datasetId: string, ids: readonly string[]): Promise<ChunkRecord[]>;
+  getManyByTrackingIds(datasetId: string, trackingIds: readonly string[]): Promise<ChunkRecord[]>;
+  /** Deletes one chunk; false when it does not exist. */
+  delete(datasetId: string, selector: ChunkSelector): Promise<boolean>;
+  /** Chunks ordered by id, starting after `afterId` (exclusive) or from the first. */
+  scrollIds(datasetId: string, afterId: string | null, limit: number): Promise<ChunkRecord[]>;
+}
+
+/** Chunk groups and membership. */
+export interface GroupRepository {
+  /** Creates groups (or with `upsert`, updates those whose tracking id exists); all or nothing. */
+  createMany(datasetId: string, inputs: readonly GroupInput[], upsert: boolean): Promise<GroupRecord[]>;
+  get(datasetId: string, id: string): Promise<GroupRecord | undefined>;
+  getByTrackingId(datasetId: string, trackingId: string): Promise<GroupRecord | undefined>;
+  update(datasetId: string, id: string, patch: GroupInput): Promise<GroupRecord>;
+  /** Deletes a group, and with `deleteChunks` its chunks; false when unknown. */
+  delete(datasetId: string, id: string, deleteChunks: boolean): Promise<boolean>;
+  /** Adds a chunk to a group (idempotent). */
+  addChunk(datasetId: string, groupId: string, chunkId: string): Promise<void>;
+  /** Removes a chunk from a group; false when it was not a member. */
+  removeChunk(datasetId: string, groupId: string, chunkId: string): Promise<boolean>;
+  /** One page (1-based) of a group's chunks, oldest membership first. */
+  chunks(groupId: string, page: number, pageSize: number): Promise<{ chunks: ChunkRecord[]; total: number }>;
+  /** One page (1-based) of a dataset's groups, newest first. */
+  list(datasetId: string, page: number, pageSize: number): Promise<{ groups: GroupRecord[]; total: number }>;
+  /** For each chunk id, the groups it belongs to. */
+  groupsOfChunks(datasetId: string, chunkIds: readonly string[]): Promise<Map<string, GroupRecord[]>>;
+}
+
+/** One entry of a dataset's change log. */
+export interface ChangeLogEntry {
+  readonly seq: number;
+  readonly datasetId: string;
+  readonly chunkId: string;
+  readonly op: 'upsert' | 'delete';
+}
+
+/** The per-dataset change log that shards replay. */
+export interface ChangeLogRepository {
+  /** Entries of a dataset with sequence greater than `afterSeq`, oldest first. */
+  since(datasetId: string, afterSeq: number, limit: number): Promise<ChangeLogEntry[]>;
+  /** Highest sequence written so far (0 when empty). */
+  head(): Promise<number>;
+}
+
+/** The whole store. */
+export interface Store {
+  readonly organizations: OrganizationRepository;
+  readonly users: UserRepository;
+  readonly apiKeys: ApiKeyRepository;
+  readonly datasets: DatasetRepository;
+  readonly chunks: ChunkRepository;
+  readonly groups: GroupRepository;
+  readonly changeLog: ChangeLogRepository;
+  /** Resolves when the store answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

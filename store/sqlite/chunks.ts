@@ -1,0 +1,253 @@
+/** SQLite chunk repository: all-or-nothing batch creates, patch updates, change-log entries. */
+import type { ChunkInput, ChunkPatch, ChunkRecord } from '../../core/domain/chunk.js';
+import { QuarryError, notFound } from '../../core/domain/errors.js';
+import { newId } from '../../core/domain/ids.js';
+import type { ChunkRepository, ChunkSelector } from '../repository.js';
+import { ChangeLogWriter } from './change-log.js';
+import type { Db } from './database.js';
+import { chunkFromRow, toJson } from './rows.js';
+
+const COLUMNS =
+  'id, dataset_id, tracking_id, chunk_html, link, metadata, tag_set, time_stamp, weight, image_urls, lat, lon, num_value, semantic_content, fulltext_content, convert_html_to_text, fulltext_boost, semantic_boost, created_at, updated_at';
+
+/** Row values of a record, in {@link COLUMNS} order. */
+function rowValues(c: ChunkRecord): unknown[] {
+  return [
+    c.id,
+    c.datasetId,
+    c.trackingId,
+    c.chunkHtml,
+    c.link,
+    toJson(c.metadata),
+    JSON.stringify(c.tagSet),
+    c.timeStamp,
+    c.weight,
+    toJson(c.imageUrls),
+    c.location?.lat ?? null,
+    c.location?.lon ?? null,
+    c.numValue,
+    c.semanticContent,
+    c.fulltextContent,
+    c.convertHtmlToText ? 1 : 0,
+    toJson(c.fulltextBoost),
+    toJson(c.semanticBoost),
+    c.createdAt,
+    c.updatedAt,
+  ];
+}
+
+/** Group membership helper shared with the group repository. */
+export class Membership {
+  private readonly groupById;
+  private readonly groupByTracking;
+  private readonly createGroup;
+  private readonly join;
+  private readonly leaveAll;
+
+  constructor(db: Db) {
+    this.groupById = db.prepare('SELECT id FROM chunk_groups WHERE dataset_id = ? AND id = ?');
+    this.groupByTracking = db.prepare('SELECT id FROM chunk_groups WHERE dataset_id = ? AND tracking_id = ?');
+    this.createGroup = db.prepare(
+      "INSERT INTO chunk_groups (id, dataset_id, name, description, tracking_id, metadata, tag_set, created_at, updated_at) VALUES (?, ?, ?, '', ?, NULL, '[]', ?, ?)",
+    );
+    this.join = db.prepare('INSERT OR IGNORE INTO chunk_group_members (group_id, chunk_id, created_at) VALUES (?, ?, ?)');
+    this.leaveAll = db.prepare('DELETE FROM chunk_group_members WHERE chunk_id = ?');
+  }
+
+  /**
+   * Resolves group ids (which must exist) and group tracking ids (created when missing) to ids.
+   * Runs inside the caller's transaction so a failure leaves nothing behind.
+   */
+  resolve(datasetId: string, groupIds: readonly string[] = [], trackingIds: readonly string[] = [], now: number): string[] {
+    const out = new Set<string>();
+    for (const id of groupIds) {
+      if (!this.groupById.get(datasetId, id)) throw notFound(`group with id ${id} does not exist in this dataset`);
+      out.add(id);
+    }
+    for (const tid of trackingIds) {
+      const found = this.groupByTracking.get(datasetId, tid) as { id: string } | undefined;
+      if (found) {
+        out.add(found.id);
+      } else {
+        const id = newId();
+        this.createGroup.run(id, datasetId, tid, tid, now, now);
+        out.add(id);
+      }
+    }
+    return [...out];
+  }
+
+  /** Adds a chunk to groups. */
+  add(chunkId: string, groupIds: readonly string[], now: number): void {
+    for (const g of groupIds) this.join.run(g, chunkId, now);
+  }
+
+  /** Replaces a chunk's groups. */
+  replace(chunkId: string, groupIds: readonly string[], now: number): void {
+    this.leaveAll.run(chunkId);
+    this.add(chunkId, groupIds, now);
+  }
+}
+
+/** Builds the SQLite chunk repository. */
+export function sqliteChunks(db: Db, log: ChangeLogWriter): ChunkRepository {
+  const membership = new Membership(db);
+  const insert = db.prepare(`INSERT INTO chunks (${COLUMNS}) VALUES (${COLUMNS.split(',').map(() => '?').join(', ')})`);
+  const byId = db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE dataset_id = ? AND id = ?`);
+  const byTracking = db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE dataset_id = ? AND tracking_id = ?`);
+  const updateRow = db.prepare(
+    `UPDATE chunks SET ${COLUMNS.split(', ')
+      .slice(2)
+      .map((c) => `${c} = ?`)
+      .join(', ')} WHERE id = ?`,
+  );
+  const remove = db.prepare('DELETE FROM chunks WHERE id = ?');
+  const scroll = db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE dataset_id = ? AND id > ? ORDER BY id LIMIT ?`);
+
+  const find = (datasetId: string, selector: ChunkSelector): ChunkRecord | undefined => {
+    const row = 'id' in selector ? byId.get(datasetId, selector.id) : byTracking.get(datasetId, selector.trackingId);
+    return row ? chunkFromRow(row as Record<string, unknown>) : undefined;
+  };
+
+  const createAll = db.transaction(
+    (datasetId: string, inputs: readonly ChunkInput[], upsert: readonly boolean[]): ChunkRecord[] => {
+      const seen = new Set<string>();
+      const existing = new Map<number, ChunkRecord>();
+      inputs.forEach((input, i) => {
+        const tid = input.trackingId;
+        if (tid === undefined || tid === null) return;
+        if (seen.has(tid)) {
+          throw new QuarryError(
+            'duplicate_tracking_id',
+            `Duplicate tracking_id "${tid}" appears more than once in this request; nothing was stored`,
+          );
+        }
+        seen.add(tid);
+        const stored = find(datasetId, { trackingId: tid });
+        if (stored && !upsert[i]) {
+          throw new QuarryError(
+            'duplicate_tracking_id',
+            `A chunk with tracking_id "${tid}" already exists in this dataset; nothing from this request was stored (set upsert_by_tracking_id to replace it)`,
+          );
+        }
+        if (stored) existing.set(i, stored);
+      });
+      const now = Date.now();
+      return inputs.map((input, i) => {
+        const stored = existing.get(i);
+        const record: ChunkRecord = {
+          id: stored?.id ?? newId(),
+          datasetId,
+          trackingId: input.trackingId ?? null,
+          chunkHtml: input.chunkHtml ?? null,
+          link: input.link ?? null,
+          metadata: input.metadata ?? null,
+          tagSet: input.tagSet ?? [],
+          timeStamp: input.timeStamp ?? null,
+          weight: input.weight ?? 0,
+          imageUrls: input.imageUrls ?? null,
+          location: input.location ?? null,
+          numValue: input.numValue ?? null,
+          semanticContent: input.semanticContent ?? null,
+          fulltextContent: input.fulltextContent ?? null,
+          convertHtmlToText: input.convertHtmlToText ?? true,
+          fulltextBoost: input.fulltextBoost ?? null,
+          semanticBoost: input.semanticBoost ?? null,
+          createdAt: stored?.createdAt ?? now,
+          updatedAt: stored ? Math.max(now, stored.updatedAt) : now,
+        };
+        const groups = membership.resolve(datasetId, input.groupIds, input.groupTrackingIds, now);
+        if (stored) {
+          updateRow.run(...rowValues(record).slice(2), record.id);
+          if (groups.length > 0) membership.add(record.id, groups, now);
+        } else {
+          insert.run(...rowValues(record));
+          membership.add(record.id, groups, now);
+        }
+        log.upsert(datasetId, record.id, now);
+        return record;
+      });
+    },
+  );
+
+  const updateOne = db.transaction((datasetId: string, selector: ChunkSelector, patch: ChunkPatch): ChunkRecord => {
+    const current = find(datasetId, selector);
+    if (!current) {
+      throw notFound(
+        'id' in selector
+          ? `chunk with id ${selector.id} does not exist in this dataset`
+          : `chunk with tracking_id "${selector.trackingId}" does not exist in this dataset`,
+      );
+    }
+    const newTid = patch.newTrackingId;
+    if (newTid !== undefined && newTid !== null && newTid !== current.trackingId) {
+      const other = byTracking.get(datasetId, newTid) as { id: string } | undefined;
+      if (other) {
+        throw new QuarryError(
+          'duplicate_tracking_id',
+          `Cannot change tracking_id to "${newTid}": another chunk in this dataset already has it`,
+        );
+      }
+    }
+    const now = Math.max(Date.now(), current.updatedAt);
+    const keep = <T>(next: T | undefined, old: T): T => (next === undefined ? old : next);
+    const next: ChunkRecord = {
+      ...current,
+      trackingId: keep(newTid, current.trackingId),
+      chunkHtml: keep(patch.chunkHtml, current.chunkHtml),
+      link: keep(patch.link, current.link),
+      metadata: keep(patch.metadata, current.metadata),
+      tagSet: keep(patch.tagSet, current.tagSet) ?? [],
+      timeStamp: keep(patch.timeStamp, current.timeStamp),
+      weight: keep(patch.weight, current.weight) ?? current.weight,
+      imageUrls: keep(patch.imageUrls, current.imageUrls),
+      location: keep(patch.location, current.location),
+      numValue: keep(patch.numValue, current.numValue),
+      semanticContent: keep(patch.semanticContent, current.semanticContent),
+      fulltextContent: keep(patch.fulltextContent, current.fulltextContent),
+      convertHtmlToText: keep(patch.convertHtmlToText, current.convertHtmlToText),
+      fulltextBoost: keep(patch.fulltextBoost, current.fulltextBoost),
+      semanticBoost: keep(patch.semanticBoost, current.semanticBoost),
+      updatedAt: now,
+    };
+    updateRow.run(...rowValues(next).slice(2), next.id);
+    if (patch.groupIds !== undefined || patch.groupTrackingIds !== undefined) {
+      membership.replace(next.id, membership.resolve(datasetId, patch.groupIds, patch.groupTrackingIds, now), now);
+    }
+    log.upsert(datasetId, next.id, now);
+    return next;
+  });
+
+  const deleteOne = db.transaction((datasetId: string, selector: ChunkSelector): boolean => {
+    const current = find(datasetId, selector);
+    if (!current) return false;
+    remove.run(current.id);
+    log.delete(datasetId, current.id, Date.now());
+    return true;
+  });
+
+  return {
+    async createMany(datasetId, inputs, upsert = []) {
+      return createAll.immediate(datasetId, inputs, upsert);
+    },
+    async update(datasetId, selector, patch) {
+      return updateOne.immediate(datasetId, selector, patch);
+    },
+    async get(datasetId, selector) {
+      return find(datasetId, selector);
+    },
+    async getMany(datasetId, ids) {
+      return ids.flatMap((id) => find(datasetId, { id }) ?? []);
+    },
+    async getManyByTrackingIds(datasetId, trackingIds) {
+      return trackingIds.flatMap((trackingId) => find(datasetId, { trackingId }) ?? []);
+    },
+    async delete(datasetId, selector) {
+      return deleteOne.immediate(datasetId, selector);
+    },
+    async scrollIds(datasetId, afterId, limit) {
+      return (scroll.all(datasetId, afterId ?? '', limit) as Record<string, unknown>[]).map(chunkFromRow);
+    },
+  };
+}
+

@@ -1,0 +1,36 @@
+/** Opens the SQLite file with the pragmas the store relies on and brings its schema up to date. */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { MIGRATIONS } from './migrations.js';
+
+/** A better-sqlite3 handle. */
+export type Db = Database.Database;
+
+/** Opens (creating if needed) `<dataDir>/quarry.sqlite` in WAL mode and migrates it. */
+export function openDatabase(dataDir: string): Db {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const db = new Database(path.join(dataDir, 'quarry.sqlite'));
+  // WAL lets the core and the job workers read while the facade writes; synchronous=FULL makes
+  // every acknowledged commit survive a power cut, not only a process crash.
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+/** Runs the migrations that have not run yet, each in its own transaction. */
+export function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(`store schema version ${current} is newer than this build knows (${MIGRATIONS.length})`);
+  }
+  for (let version = current; version < MIGRATIONS.length; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    }).immediate();
+  }
+}

@@ -1,0 +1,131 @@
+/** SQLite dataset repository. */
+import { QuarryError, notFound } from '../../core/domain/errors.js';
+import { newId } from '../../core/domain/ids.js';
+import type { DatasetRecord } from '../../core/domain/tenancy.js';
+import type { DatasetRepository } from '../repository.js';
+import type { ChangeLogWriter } from './change-log.js';
+import type { Db } from './database.js';
+import { datasetFromRow } from './rows.js';
+
+/** Builds the SQLite dataset repository. */
+export function sqliteDatasets(db: Db, log: ChangeLogWriter): DatasetRepository {
+  const insert = db.prepare(
+    'INSERT INTO datasets (id, organization_id, name, tracking_id, server_configuration, deleted, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)',
+  );
+  const byId = db.prepare('SELECT * FROM datasets WHERE id = ? AND deleted = 0');
+  const byTracking = db.prepare('SELECT * FROM datasets WHERE organization_id = ? AND tracking_id = ? AND deleted = 0');
+  const updateRow = db.prepare(
+    'UPDATE datasets SET name = ?, tracking_id = ?, server_configuration = ?, updated_at = ? WHERE id = ?',
+  );
+  const markDeleted = db.prepare('UPDATE datasets SET deleted = 1, updated_at = ? WHERE id = ?');
+  const listDeleted = db.prepare('SELECT id FROM datasets WHERE deleted = 1');
+  const purgeRow = db.prepare('DELETE FROM datasets WHERE id = ? AND deleted = 1');
+  const purgeLog = db.prepare('DELETE FROM change_log WHERE dataset_id = ?');
+  const listByOrg = db.prepare(
+    `SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.dataset_id = d.id) AS chunk_count
+     FROM datasets d WHERE d.organization_id = ? AND d.deleted = 0 ORDER BY d.created_at, d.id LIMIT ? OFFSET ?`,
+  );
+  const count = db.prepare('SELECT COUNT(*) AS n FROM chunks WHERE dataset_id = ?');
+  const chunkIds = db.prepare('SELECT id FROM chunks WHERE dataset_id = ?');
+  const clearChunks = db.prepare('DELETE FROM chunks WHERE dataset_id = ?');
+  const clearGroups = db.prepare('DELETE FROM chunk_groups WHERE dataset_id = ?');
+  const tags = db.prepare(
+    `SELECT t.value AS tag, COUNT(*) AS count FROM chunks c, json_each(c.tag_set) t
+     WHERE c.dataset_id = ? GROUP BY t.value ORDER BY count DESC, tag LIMIT ? OFFSET ?`,
+  );
+  const tagTotal = db.prepare(
+    'SELECT COUNT(DISTINCT t.value) AS n FROM chunks c, json_each(c.tag_set) t WHERE c.dataset_id = ?',
+  );
+
+  const get = (id: string): DatasetRecord | undefined => {
+    const row = byId.get(id) as Record<string, unknown> | undefined;
+    return row ? datasetFromRow(row) : undefined;
+  };
+  const takenTrackingId = (organizationId: string, trackingId: string): QuarryError =>
+    new QuarryError(
+      'duplicate_tracking_id',
+      `A dataset with tracking_id "${trackingId}" already exists in organization ${organizationId}`,
+    );
+
+  const create = db.transaction(
+    (organizationId: string, name: string, trackingId: string | null, config: Record<string, unknown>) => {
+      if (trackingId !== null && byTracking.get(organizationId, trackingId)) throw takenTrackingId(organizationId, trackingId);
+      const id = newId();
+      const now = Date.now();
+      insert.run(id, organizationId, name, trackingId, JSON.stringify(config), now, now);
+      return get(id)!;
+    },
+  );
+
+  const update = db.transaction(
+    (id: string, patch: { name?: string; trackingId?: string | null; serverConfiguration?: Record<string, unknown> }) => {
+      const current = get(id);
+      if (!current) throw notFound(`dataset ${id} does not exist`);
+      const trackingId = patch.trackingId === undefined ? current.trackingId : patch.trackingId;
+      if (trackingId !== null && trackingId !== current.trackingId && byTracking.get(current.organizationId, trackingId)) {
+        throw takenTrackingId(current.organizationId, trackingId);
+      }
+      updateRow.run(
+        patch.name ?? current.name,
+        trackingId,
+        JSON.stringify(patch.serverConfiguration ?? current.serverConfiguration),
+        Math.max(Date.now(), current.updatedAt),
+        id,
+      );
+      return get(id)!;
+    },
+  );
+
+  const clear = db.transaction((id: string) => {
+    const now = Date.now();
+    for (const row of chunkIds.iterate(id) as Iterable<{ id: string }>) log.delete(id, row.id, now);
+    clearChunks.run(id);
+    clearGroups.run(id);
+  });
+
+  const purge = db.transaction((id: string) => {
+    purgeLog.run(id);
+    purgeRow.run(id);
+  });
+
+  return {
+    async create({ organizationId, name, trackingId, serverConfiguration }) {
+      return create.immediate(organizationId, name, trackingId, serverConfiguration);
+    },
+    async get(id) {
+      return get(id);
+    },
+    async getByTrackingId(organizationId, trackingId) {
+      const row = byTracking.get(organizationId, trackingId) as Record<string, unknown> | undefined;
+      return row ? datasetFromRow(row) : undefined;
+    },
+    async update(id, patch) {
+      return update.immediate(id, patch);
+    },
+    async markDeleted(id) {
+      markDeleted.run(Date.now(), id);
+    },
+    async listDeleted() {
+      return (listDeleted.all() as { id: string }[]).map((r) => r.id);
+    },
+    async purge(id) {
+      purge.immediate(id);
+    },
+    async listByOrganization(organizationId, limit, offset) {
+      return (listByOrg.all(organizationId, limit, offset) as Record<string, unknown>[]).map((row) => ({
+        dataset: datasetFromRow(row),
+        chunkCount: row.chunk_count as number,
+      }));
+    },
+    async chunkCount(id) {
+      return (count.get(id) as { n: number }).n;
+    },
+    async clear(id) {
+      clear.immediate(id);
+    },
+    async tags(id, page, pageSize) {
+      const rows = tags.all(id, pageSize, (page - 1) * pageSize) as { tag: string; count: number }[];
+      return { tags: rows, total: (tagTotal.get(id) as { n: number }).n };
+    },
+  };
+}

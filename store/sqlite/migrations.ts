@@ -1,0 +1,117 @@
+/**
+ * Versioned schema. Each entry runs once, in order, inside a transaction; `PRAGMA user_version`
+ * records how many have run. Never edit an entry that has shipped: append a new one.
+ */
+
+/** The migrations, oldest first. */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE organizations (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    registerable INTEGER NOT NULL DEFAULT 1,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    partner_configuration TEXT NOT NULL DEFAULT '{}',
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE TABLE users (
+    id TEXT PRIMARY KEY,
+    email TEXT NOT NULL UNIQUE,
+    name TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE TABLE memberships (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    organization_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+    role INTEGER NOT NULL CHECK (role IN (0, 1, 2)),
+    scopes TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (user_id, organization_id)
+  );
+  CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+    user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    hash TEXT NOT NULL UNIQUE,
+    role INTEGER NOT NULL CHECK (role IN (0, 1, 2)),
+    dataset_ids TEXT NOT NULL DEFAULT '[]',
+    scopes TEXT NOT NULL DEFAULT '[]',
+    default_params TEXT,
+    expires_at INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX api_keys_org ON api_keys(organization_id);
+  CREATE TABLE datasets (
+    id TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    tracking_id TEXT,
+    server_configuration TEXT NOT NULL DEFAULT '{}',
+    deleted INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE UNIQUE INDEX datasets_tracking ON datasets(organization_id, tracking_id)
+    WHERE tracking_id IS NOT NULL AND deleted = 0;
+  CREATE INDEX datasets_org ON datasets(organization_id, created_at);
+  CREATE TABLE chunks (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+    tracking_id TEXT,
+    chunk_html TEXT,
+    link TEXT,
+    metadata TEXT,
+    tag_set TEXT NOT NULL DEFAULT '[]',
+    time_stamp INTEGER,
+    weight REAL NOT NULL DEFAULT 0,
+    image_urls TEXT,
+    lat REAL,
+    lon REAL,
+    num_value REAL,
+    semantic_content TEXT,
+    fulltext_content TEXT,
+    convert_html_to_text INTEGER NOT NULL DEFAULT 1,
+    fulltext_boost TEXT,
+    semantic_boost TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE UNIQUE INDEX chunks_tracking ON chunks(dataset_id, tracking_id) WHERE tracking_id IS NOT NULL;
+  CREATE INDEX chunks_dataset ON chunks(dataset_id, id);
+  CREATE TABLE chunk_groups (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+    name TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT '',
+    tracking_id TEXT,
+    metadata TEXT,
+    tag_set TEXT NOT NULL DEFAULT '[]',
+    file_id TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE UNIQUE INDEX groups_tracking ON chunk_groups(dataset_id, tracking_id) WHERE tracking_id IS NOT NULL;
+  CREATE INDEX groups_dataset ON chunk_groups(dataset_id, created_at);
+  CREATE TABLE chunk_group_members (
+    group_id TEXT NOT NULL REFERENCES chunk_groups(id) ON DELETE CASCADE,
+    chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (group_id, chunk_id)
+  );
+  CREATE INDEX group_members_chunk ON chunk_group_members(chunk_id);
+  CREATE TABLE change_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    dataset_id TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX change_log_dataset ON change_log(dataset_id, seq);
+  `,
+];

@@ -1,0 +1,71 @@
+/** SQLite organization repository. */
+import { notFound } from '../../core/domain/errors.js';
+import { newId } from '../../core/domain/ids.js';
+import { Role } from '../../core/domain/tenancy.js';
+import type { OrganizationRepository } from '../repository.js';
+import type { Db } from './database.js';
+import { organizationFromRow } from './rows.js';
+
+/** Builds the SQLite organization repository. */
+export function sqliteOrganizations(db: Db): OrganizationRepository {
+  const insert = db.prepare(
+    "INSERT INTO organizations (id, name, registerable, deleted, partner_configuration, created_at, updated_at) VALUES (?, ?, 1, 0, '{}', ?, ?)",
+  );
+  const insertMember = db.prepare(
+    'INSERT INTO memberships (id, user_id, organization_id, role, scopes, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, ?, ?)',
+  );
+  const byId = db.prepare('SELECT * FROM organizations WHERE id = ?');
+  const updateRow = db.prepare(
+    'UPDATE organizations SET name = ?, partner_configuration = ?, deleted = ?, updated_at = ? WHERE id = ?',
+  );
+  const deleted = db.prepare('SELECT id FROM organizations WHERE deleted = 1');
+  const purgeRows = db.prepare('DELETE FROM organizations WHERE id = ? AND deleted = 1');
+  const purgeLog = db.prepare(
+    'DELETE FROM change_log WHERE dataset_id IN (SELECT id FROM datasets WHERE organization_id = ?)',
+  );
+
+  const create = db.transaction((name: string, ownerUserId: string | null) => {
+    const id = newId();
+    const now = Date.now();
+    insert.run(id, name, now, now);
+    if (ownerUserId) insertMember.run(newId(), ownerUserId, id, Role.Owner, now, now);
+    return organizationFromRow(byId.get(id) as Record<string, unknown>);
+  });
+
+  const purge = db.transaction((id: string) => {
+    purgeLog.run(id);
+    purgeRows.run(id);
+  });
+
+  return {
+    async create({ name, ownerUserId }) {
+      return create.immediate(name, ownerUserId ?? null);
+    },
+    async get(id, includeDeleted = false) {
+      const row = byId.get(id) as Record<string, unknown> | undefined;
+      if (!row) return undefined;
+      const org = organizationFromRow(row);
+      return org.deleted && !includeDeleted ? undefined : org;
+    },
+    async update(id, patch) {
+      const row = byId.get(id) as Record<string, unknown> | undefined;
+      if (!row) throw notFound(`organization ${id} does not exist`);
+      const org = organizationFromRow(row);
+      const now = Math.max(Date.now(), org.updatedAt);
+      updateRow.run(
+        patch.name ?? org.name,
+        JSON.stringify(patch.partnerConfiguration ?? org.partnerConfiguration),
+        (patch.deleted ?? org.deleted) ? 1 : 0,
+        now,
+        id,
+      );
+      return organizationFromRow(byId.get(id) as Record<string, unknown>);
+    },
+    async listDeleted() {
+      return (deleted.all() as { id: string }[]).map((r) => r.id);
+    },
+    async purge(id) {
+      purge.immediate(id);
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/** The embedded store: every repository over one SQLite file. */
+import type { Store } from '../repository.js';
+import { sqliteApiKeys } from './api-keys.js';
+import { ChangeLogWriter, sqliteChangeLog } from './change-log.js';
+import { sqliteChunks } from './chunks.js';
+import { openDatabase } from './database.js';
+import { sqliteDatasets } from './datasets.js';
+import { sqliteGroups } from './groups.js';
+import { sqliteOrganizations } from './organizations.js';
+import { sqliteUsers } from './users.js';
+
+/** Opens the store in `dataDir` (creating and migrating it as needed). */
+export function openSqliteStore(dataDir: string): Store {
+  const db = openDatabase(dataDir);
+  const log = new ChangeLogWriter(db);
+  const ping = db.prepare('SELECT 1');
+  return {
+    organizations: sqliteOrganizations(db),
+    users: sqliteUsers(db),
+    apiKeys: sqliteApiKeys(db),
+    datasets: sqliteDatasets(db, log),
+    chunks: sqliteChunks(db, log),
+    groups: sqliteGroups(db, log),
+    changeLog: sqliteChangeLog(db),
+    async ping() {
+      ping.get();
+    },
+    async close() {
+      if (db.open) db.close();
+    },
+  };
+}

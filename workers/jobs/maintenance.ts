@@ -1,0 +1,34 @@
+/** Processor of the maintenance queue: purges of organizations and datasets flagged deleted. */
+import type { Job } from 'bullmq';
+import type { Logger } from 'pino';
+import { Jobs, type PurgeJob } from '../../core/domain/queues.js';
+import type { Store } from '../../store/repository.js';
+
+/** Builds the processor. Purges are idempotent: purging an absent resource does nothing. */
+export function maintenanceProcessor(store: Store, logger: Logger) {
+  return async (job: Job<PurgeJob>): Promise<void> => {
+    switch (job.name) {
+      case Jobs.purgeOrganization:
+        await store.organizations.purge(job.data.id);
+        break;
+      case Jobs.purgeDataset:
+        await store.datasets.purge(job.data.id);
+        break;
+      default:
+        throw new Error(`unknown maintenance job ${job.name}`);
+    }
+    logger.info({ job: job.name, id: job.data.id }, 'purged');
+  };
+}
+
+/** Purges everything flagged deleted (the sweep that makes lost jobs harmless). */
+export async function sweepDeleted(store: Store, logger: Logger): Promise<void> {
+  for (const id of await store.datasets.listDeleted()) {
+    await store.datasets.purge(id);
+    logger.info({ dataset: id }, 'swept deleted dataset');
+  }
+  for (const id of await store.organizations.listDeleted()) {
+    await store.organizations.purge(id);
+    logger.info({ organization: id }, 'swept deleted organization');
+  }
+}
