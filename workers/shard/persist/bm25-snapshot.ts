@@ -1,0 +1,255 @@
+/**
+ * Versioned binary snapshot of a {@link Bm25Index}: magic bytes, format version (u32 LE), then
+ * tagged sections (tag u32, byte length u32, payload), then an end marker. Typed arrays are stored
+ * little-endian as they sit in memory, so loading is a few copies, not a parse.
+ */
+import { endianness } from 'node:os';
+import { Bm25Index, type Bm25Options, type Bm25State } from '../sparse/bm25-index.js';
+
+/** First 8 bytes of every BM25 snapshot. */
+export const BM25_SNAPSHOT_MAGIC = Buffer.from('QRYBM25\0', 'latin1');
+/** The format version this code writes and the only one it reads. */
+export const BM25_SNAPSHOT_VERSION = 1;
+
+/** Thrown when a buffer is not a snapshot this code can load. */
+export class SnapshotFormatError extends Error {
+  /** Why the snapshot was rejected. */
+  constructor(message: string) {
+    super(message);
+    this.name = 'SnapshotFormatError';
+  }
+}
+
+// Section tags, in file order; End is 'END!' so a truncated file is easy to spot.
+const Tag = { Head: 1, Ids: 2, Docs: 3, Terms: 4, Postings: 5, Forward: 6, End: 0x454e4421 } as const;
+type Tag = (typeof Tag)[keyof typeof Tag];
+
+const NO_STRING = 0xffffffff;
+
+/** Little-endian section builder; chunks are concatenated once at the end. */
+class Writer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  u32(v: number): void {
+    const b = Buffer.allocUnsafe(4);
+    b.writeUInt32LE(v >>> 0);
+    this.push(b);
+  }
+  f64(v: number): void {
+    const b = Buffer.allocUnsafe(8);
+    b.writeDoubleLE(v);
+    this.push(b);
+  }
+  array(a: Uint32Array | Uint16Array): void {
+    this.u32(a.length);
+    this.push(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+    // Pad to 4 bytes so the next field is easy to inspect in a hex dump.
+    if (a.byteLength % 4 !== 0) this.push(Buffer.alloc(4 - (a.byteLength % 4)));
+  }
+  string(s: string | undefined): void {
+    if (s === undefined) return this.u32(NO_STRING);
+    const b = Buffer.from(s, 'utf8');
+    this.u32(b.length);
+    this.push(b);
+  }
+  push(b: Buffer): void {
+    this.chunks.push(b);
+    this.size += b.length;
+  }
+  section(tag: Tag, body: Writer): void {
+    this.u32(tag);
+    this.u32(body.size);
+    for (const c of body.chunks) this.push(c);
+  }
+  toBuffer(): Buffer {
+    return Buffer.concat(this.chunks, this.size);
+  }
+}
+
+/** Bounds-checked little-endian reader over one buffer. */
+class Reader {
+  constructor(
+    private readonly buf: Buffer,
+    private pos: number,
+    private readonly end: number,
+  ) {}
+  private need(n: number): void {
+    if (this.pos + n > this.end) throw new SnapshotFormatError('BM25 snapshot is truncated or corrupt');
+  }
+  u32(): number {
+    this.need(4);
+    const v = this.buf.readUInt32LE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+  f64(): number {
+    this.need(8);
+    const v = this.buf.readDoubleLE(this.pos);
+    this.pos += 8;
+    return v;
+  }
+  u32s(): Uint32Array {
+    const n = this.u32();
+    return new Uint32Array(this.bytes(n * 4, 4));
+  }
+  u16s(): Uint16Array {
+    const n = this.u32();
+    return new Uint16Array(this.bytes(n * 2, 4));
+  }
+  string(): string | undefined {
+    const n = this.u32();
+    if (n === NO_STRING) return undefined;
+    this.need(n);
+    const s = this.buf.toString('utf8', this.pos, this.pos + n);
+    this.pos += n;
+    return s;
+  }
+  /** Copies n bytes (then skips padding to `align`) into a fresh, aligned ArrayBuffer. */
+  private bytes(n: number, align: number): ArrayBuffer {
+    this.need(n);
+    const out = new ArrayBuffer(n);
+    new Uint8Array(out).set(this.buf.subarray(this.pos, this.pos + n));
+    this.pos += n;
+    const pad = (align - (n % align)) % align;
+    this.need(pad);
+    this.pos += pad;
+    return out;
+  }
+  /** Reads a section header, checks its tag, returns a reader over its body and skips past it. */
+  section(tag: Tag): Reader {
+    const got = this.u32();
+    if (got !== tag) throw new SnapshotFormatError(`BM25 snapshot: expected section ${tag}, found ${got}`);
+    const len = this.u32();
+    this.need(len);
+    const r = new Reader(this.buf, this.pos, this.pos + len);
+    this.pos += len;
+    return r;
+  }
+}
+
+function assertLittleEndian(): void {
+  if (endianness() !== 'LE') throw new SnapshotFormatError('BM25 snapshots are little-endian only');
+}
+
+/** Serialises an index (compacting it first, which does not change its results). */
+export function saveBm25Snapshot(index: Bm25Index): Buffer {
+  assertLittleEndian();
+  const s = index.exportState();
+  const out = new Writer();
+  out.push(BM25_SNAPSHOT_MAGIC);
+  out.u32(BM25_SNAPSHOT_VERSION);
+
+  const head = new Writer();
+  head.f64(s.k1);
+  head.f64(s.b);
+  head.f64(s.totalLength);
+  head.u32(s.analyzer.removeStopWords ? 1 : 0);
+  head.u32(s.analyzer.stem ? 1 : 0);
+  head.u32(s.analyzer.maxTokenLength);
+  head.u32(s.analyzer.stemCacheSize);
+  out.section(Tag.Head, head);
+
+  const ids = new Writer();
+  ids.u32(s.chunkIds.length);
+  for (const c of s.chunkIds) ids.string(c);
+  ids.array(s.freeIds);
+  out.section(Tag.Ids, ids);
+
+  const docs = new Writer();
+  docs.array(s.docLen);
+  out.section(Tag.Docs, docs);
+
+  const terms = new Writer();
+  terms.u32(s.terms.length);
+  for (const t of s.terms) terms.string(t);
+  terms.array(s.df);
+  terms.array(s.maxTf);
+  terms.array(s.minDl);
+  out.section(Tag.Terms, terms);
+
+  const postings = new Writer();
+  postings.array(s.postingOffsets);
+  postings.array(s.postingDocs);
+  postings.array(s.postingTfs);
+  out.section(Tag.Postings, postings);
+
+  const fwd = new Writer();
+  fwd.array(s.fwdOffsets);
+  fwd.array(s.fwdTerms);
+  out.section(Tag.Forward, fwd);
+
+  out.section(Tag.End, new Writer());
+  return out.toBuffer();
+}
+
+/** Decodes a snapshot buffer into plain index state, validating shape as it goes. */
+export function decodeBm25Snapshot(buf: Buffer): Bm25State {
+  assertLittleEndian();
+  if (buf.length < 12 || !buf.subarray(0, 8).equals(BM25_SNAPSHOT_MAGIC)) {
+    throw new SnapshotFormatError('not a BM25 snapshot (bad magic bytes)');
+  }
+  const version = buf.readUInt32LE(8);
+  if (version !== BM25_SNAPSHOT_VERSION) {
+    throw new SnapshotFormatError(
+      `unsupported BM25 snapshot format version ${version} (this build reads version ${BM25_SNAPSHOT_VERSION}); rebuild the index from the store`,
+    );
+  }
+  const r = new Reader(buf, 12, buf.length);
+
+  const head = r.section(Tag.Head);
+  const k1 = head.f64();
+  const b = head.f64();
+  const totalLength = head.f64();
+  const analyzer = {
+    removeStopWords: head.u32() === 1,
+    stem: head.u32() === 1,
+    maxTokenLength: head.u32(),
+    stemCacheSize: head.u32(),
+  };
+
+  const ids = r.section(Tag.Ids);
+  const cap = ids.u32();
+  const chunkIds: (string | undefined)[] = [];
+  for (let i = 0; i < cap; i++) chunkIds.push(ids.string());
+  const freeIds = ids.u32s();
+
+  const docLen = r.section(Tag.Docs).u32s();
+
+  const termsSec = r.section(Tag.Terms);
+  const termCount = termsSec.u32();
+  const terms: string[] = [];
+  for (let i = 0; i < termCount; i++) {
+    const t = termsSec.string();
+    if (t === undefined) throw new SnapshotFormatError('BM25 snapshot: missing term string');
+    terms.push(t);
+  }
+  const df = termsSec.u32s();
+  const maxTf = termsSec.u16s();
+  const minDl = termsSec.u32s();
+
+  const post = r.section(Tag.Postings);
+  const postingOffsets = post.u32s();
+  const postingDocs = post.u32s();
+  const postingTfs = post.u16s();
+
+  const fwd = r.section(Tag.Forward);
+  const fwdOffsets = fwd.u32s();
+  const fwdTerms = fwd.u32s();
+  r.section(Tag.End);
+
+  const T = terms.length;
+  const consistent =
+    docLen.length === cap && df.length === T && maxTf.length === T && minDl.length === T &&
+    postingOffsets.length === T + 1 && postingOffsets[T] === postingDocs.length &&
+    postingTfs.length === postingDocs.length && fwdOffsets.length === cap + 1 && fwdOffsets[cap] === fwdTerms.length;
+  if (!consistent) throw new SnapshotFormatError('BM25 snapshot: section sizes disagree');
+  return {
+    k1, b, analyzer, chunkIds, freeIds, docLen, terms, df, maxTf, minDl,
+    postingOffsets, postingDocs, postingTfs, fwdOffsets, fwdTerms, totalLength,
+  };
+}
+
+/** Loads an index from a snapshot; throws {@link SnapshotFormatError} on unknown versions or corruption. */
+export function loadBm25Snapshot(buf: Buffer, options: Partial<Bm25Options> = {}): Bm25Index {
+  return Bm25Index.fromState(decodeBm25Snapshot(buf), options);
+}

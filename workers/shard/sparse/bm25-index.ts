@@ -1,0 +1,374 @@
+/**
+ * Per-shard BM25 (Okapi) index over typed-array postings. Scores use corpus statistics passed in
+ * by the caller, so a coordinator that sums `stats()` and `termDocFreqs()` over all shards gets
+ * scores that do not depend on the shard count.
+ */
+import { createAnalyzer, type Analyzer, type AnalyzerOptions } from './analyzer.js';
+import type { Bitset } from './bitset.js';
+import { DocIdMap } from './doc-id-map.js';
+import { grown } from './grow.js';
+import { MaxScoreScratch, maxScoreTopK, type ScoringList } from './max-score.js';
+import { MAX_TF, PostingsStore } from './postings-store.js';
+import { TopKHeap } from './top-k-heap.js';
+
+/** BM25 index options; defaults in {@link DEFAULT_BM25_OPTIONS}. */
+export interface Bm25Options {
+  /**
+   * Term-frequency saturation.
+   * @defaultValue 0.9 (the Anserini/Pyserini BEIR setting; no k1/b tried on SciFact train beat it by more than noise)
+   */
+  readonly k1: number;
+  /**
+   * Document-length normalisation strength, 0 (none) to 1 (full).
+   * @defaultValue 0.4
+   */
+  readonly b: number;
+  /**
+   * Tombstoned documents are purged from postings once they exceed this fraction of live documents.
+   * @defaultValue 0.25
+   */
+  readonly compactDeadRatio: number;
+  /**
+   * ...and also number at least this many (small shards do not churn their postings for one delete).
+   * @defaultValue 1024
+   */
+  readonly compactMinDead: number;
+  /** Options of the analyzer used by {@link Bm25Index.upsert} (queries must use the same). */
+  readonly analyzer: Partial<AnalyzerOptions>;
+}
+
+/** Defaults for {@link Bm25Options}. */
+export const DEFAULT_BM25_OPTIONS: Readonly<Bm25Options> = Object.freeze({
+  k1: 0.9,
+  b: 0.4,
+  compactDeadRatio: 0.25,
+  compactMinDead: 1024,
+  analyzer: {},
+});
+
+/** Corpus statistics of one shard, summed across shards by the coordinator. */
+export interface CorpusStats {
+  /** Live documents (empty documents included). */
+  docCount: number;
+  /** Sum of live document lengths in tokens. */
+  totalLength: number;
+}
+
+/** Global statistics for one query: corpus totals plus doc frequencies aligned with the query terms. */
+export interface GlobalStats extends CorpusStats {
+  /** `docFreqs[i]` is the number of live documents, over all shards, containing `terms[i]`. */
+  docFreqs: ArrayLike<number>;
+}
+
+/** Top-k result of one shard, best first (score desc, then chunk id asc). */
+export interface Bm25Hits {
+  /** Internal ids. */
+  ids: Uint32Array;
+  /** BM25 scores aligned with `ids`. */
+  scores: Float64Array;
+  /** Chunk ids aligned with `ids`. */
+  chunkIds: string[];
+}
+
+/** Plain data form of an index, used by the snapshot codec; postings are concatenated per term. */
+export interface Bm25State {
+  k1: number;
+  b: number;
+  analyzer: AnalyzerOptions;
+  /** `chunkIds[id]`; undefined marks a free id. */
+  chunkIds: (string | undefined)[];
+  freeIds: Uint32Array;
+  docLen: Uint32Array;
+  terms: string[];
+  df: Uint32Array;
+  maxTf: Uint16Array;
+  minDl: Uint32Array;
+  /** Term t's postings are entries `postingOffsets[t] .. postingOffsets[t + 1]`. */
+  postingOffsets: Uint32Array;
+  postingDocs: Uint32Array;
+  postingTfs: Uint16Array;
+  /** Doc d's distinct term ids are `fwdTerms[fwdOffsets[d] .. fwdOffsets[d + 1]]`. */
+  fwdOffsets: Uint32Array;
+  fwdTerms: Uint32Array;
+  totalLength: number;
+}
+
+/** Idf as Lucene computes it; always positive, which MaxScore relies on. */
+export const bm25Idf = (docCount: number, df: number): number => Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
+
+/**
+ * Okapi BM25 over per-term postings. Deletes tombstone the internal id (the forward index keeps
+ * doc frequencies exact at once) and postings are purged lazily by {@link Bm25Index.compact}.
+ * Repeated query terms count once per occurrence (weight = query term frequency), as Lucene's
+ * bag-of-words queries in Anserini/Pyserini do.
+ */
+export class Bm25Index {
+  /** Resolved options. */
+  readonly options: Readonly<Bm25Options>;
+  /** The analyzer used for documents; analyze queries with it too. */
+  readonly analyzer: Analyzer;
+  private ids = new DocIdMap();
+  private readonly post: PostingsStore;
+  private docLen = new Uint32Array(64);
+  private alive = new Uint8Array(64);
+  /** Forward index: doc d's distinct term ids are `fwdPool[fwdStart[d] .. + fwdCount[d]]`. */
+  private fwdStart = new Uint32Array(64);
+  private fwdCount = new Uint32Array(64);
+  private fwdPool = new Uint32Array(1024);
+  private fwdUsed = 0;
+  private fwdGarbage = 0;
+  private liveCount = 0;
+  private totalLength = 0;
+  /** Tombstoned ids whose postings are not purged yet. */
+  private dead: number[] = [];
+  private readonly tf = new Map<number, number>();
+  private readonly heap: TopKHeap;
+  private readonly scratch = new MaxScoreScratch();
+
+  /** An empty index. */
+  constructor(options: Partial<Bm25Options> = {}) {
+    this.options = Object.freeze({ ...DEFAULT_BM25_OPTIONS, ...options });
+    if (!(this.options.k1 >= 0) || !(this.options.b >= 0 && this.options.b <= 1)) {
+      throw new RangeError(`invalid BM25 parameters k1=${this.options.k1} b=${this.options.b}`);
+    }
+    this.analyzer = createAnalyzer(this.options.analyzer);
+    this.post = new PostingsStore(this.options.k1, this.options.b);
+    this.heap = new TopKHeap((a, b) => {
+      const x = this.ids.chunkIdOf(a)!;
+      const y = this.ids.chunkIdOf(b)!;
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
+  }
+
+  /** Upper bound (exclusive) of internal ids: the capacity an `allow` bitset needs. */
+  get capacity(): number {
+    return this.ids.capacity;
+  }
+
+  /** Internal id of a live chunk, or undefined. */
+  internalId(chunkId: string): number | undefined {
+    return this.ids.idOf(chunkId);
+  }
+
+  /** Chunk id of a live internal id, or undefined. */
+  chunkId(id: number): string | undefined {
+    return this.ids.chunkIdOf(id);
+  }
+
+  /** Indexes `text` under `chunkId`, replacing any previous version; returns the internal id. */
+  upsert(chunkId: string, text: string): number {
+    return this.upsertTokens(chunkId, this.analyzer.analyze(text));
+  }
+
+  /** Like {@link upsert} with already analyzed tokens (same analyzer options, please). */
+  upsertTokens(chunkId: string, tokens: readonly string[]): number {
+    if (this.ids.idOf(chunkId) !== undefined) this.remove(chunkId);
+    const id = this.ids.allocate(chunkId);
+    this.ensureDocCapacity(id + 1);
+    const tf = this.tf;
+    tf.clear();
+    for (const token of tokens) {
+      const t = this.post.intern(token);
+      tf.set(t, (tf.get(t) ?? 0) + 1);
+    }
+    const len = tokens.length;
+    this.fwdPool = grown(this.fwdPool, this.fwdUsed + tf.size);
+    this.fwdStart[id] = this.fwdUsed;
+    this.fwdCount[id] = tf.size;
+    for (const [t, count] of tf) {
+      this.fwdPool[this.fwdUsed++] = t;
+      this.post.append(t, id, Math.min(count, MAX_TF), len);
+    }
+    this.docLen[id] = len;
+    this.alive[id] = 1;
+    this.liveCount++;
+    this.totalLength += len;
+    return id;
+  }
+
+  /** Removes a chunk; returns whether it was present. Its postings stop counting at once. */
+  remove(chunkId: string): boolean {
+    const id = this.ids.release(chunkId);
+    if (id === undefined) return false;
+    this.alive[id] = 0;
+    const start = this.fwdStart[id]!;
+    const end = start + this.fwdCount[id]!;
+    for (let i = start; i < end; i++) this.post.df[this.fwdPool[i]!]!--;
+    this.liveCount--;
+    this.totalLength -= this.docLen[id]!;
+    this.dead.push(id);
+    const o = this.options;
+    if (this.dead.length >= o.compactMinDead && this.dead.length > o.compactDeadRatio * this.liveCount) this.compact();
+    return true;
+  }
+
+  /** This shard's corpus statistics. */
+  stats(): CorpusStats {
+    return { docCount: this.liveCount, totalLength: this.totalLength };
+  }
+
+  /** Live document frequency of each term (0 when unknown), aligned with `terms`. */
+  termDocFreqs(terms: readonly string[]): Uint32Array {
+    const out = new Uint32Array(terms.length);
+    for (let i = 0; i < terms.length; i++) {
+      const t = this.post.termIds.get(terms[i]!);
+      out[i] = t === undefined ? 0 : this.post.df[t]!;
+    }
+    return out;
+  }
+
+  /**
+   * Top-k live documents for `queryTerms` scored with `global` statistics, restricted to `allow`
+   * when given. Exact: equal to exhaustive BM25 scoring, MaxScore only skips hopeless documents.
+   */
+  search(queryTerms: readonly string[], k: number, global: GlobalStats, allow: Bitset | null = null): Bm25Hits {
+    const empty: Bm25Hits = { ids: new Uint32Array(0), scores: new Float64Array(0), chunkIds: [] };
+    if (k <= 0 || global.docCount <= 0 || global.totalLength <= 0) return empty;
+    const { k1, b } = this.options;
+    const post = this.post;
+    // Merge repeated terms into one list with a weight that counts each occurrence.
+    const byTerm = new Map<number, ScoringList>();
+    for (let i = 0; i < queryTerms.length; i++) {
+      const t = post.termIds.get(queryTerms[i]!);
+      if (t === undefined || post.len[t] === 0) continue;
+      const idf = bm25Idf(global.docCount, global.docFreqs[i] ?? 0);
+      const w = idf * (k1 + 1);
+      const seen = byTerm.get(t);
+      if (seen !== undefined) {
+        seen.weight += w;
+        continue;
+      }
+      post.ensureSorted(t);
+      byTerm.set(t, { docs: post.docs[t]!, tfs: post.tfs[t]!, length: post.len[t]!, weight: w, upperBound: 0, rank: byTerm.size });
+    }
+    if (byTerm.size === 0) return empty;
+    const avgdl = global.totalLength / global.docCount;
+    const lists: ScoringList[] = [];
+    for (const [t, l] of byTerm) {
+      l.upperBound = l.weight * post.saturationBound(t, avgdl, this.docLen);
+      lists.push(l);
+    }
+    this.heap.reset(k);
+    maxScoreTopK(lists, { docLen: this.docLen, alive: this.alive, allow, k1, b, avgdl }, this.heap, this.scratch);
+    const { ids, scores } = this.heap.drain();
+    const chunkIds = new Array<string>(ids.length);
+    for (let i = 0; i < ids.length; i++) chunkIds[i] = this.ids.chunkIdOf(ids[i]!)!;
+    return { ids, scores, chunkIds };
+  }
+
+  /** Purges tombstoned documents from postings and makes their ids reusable. */
+  compact(): void {
+    if (this.dead.length === 0) return;
+    const touched = new Set<number>();
+    for (const id of this.dead) {
+      const start = this.fwdStart[id]!;
+      const end = start + this.fwdCount[id]!;
+      for (let i = start; i < end; i++) touched.add(this.fwdPool[i]!);
+      this.fwdGarbage += this.fwdCount[id]!;
+      this.fwdCount[id] = 0;
+      this.docLen[id] = 0;
+    }
+    for (const t of touched) this.post.purge(t, this.alive, this.docLen);
+    this.ids.recycle(this.dead);
+    this.dead = [];
+    if (this.fwdGarbage > this.fwdUsed / 2) this.compactForward();
+  }
+
+  /** Exports a compacted plain-data copy of the index (for snapshots). */
+  exportState(): Bm25State {
+    this.compact();
+    this.compactForward();
+    const cap = this.ids.capacity;
+    const post = this.post;
+    const T = post.size;
+    const postingOffsets = new Uint32Array(T + 1);
+    for (let t = 0; t < T; t++) {
+      post.ensureSorted(t);
+      postingOffsets[t + 1] = postingOffsets[t]! + post.len[t]!;
+    }
+    const postingDocs = new Uint32Array(postingOffsets[T]!);
+    const postingTfs = new Uint16Array(postingOffsets[T]!);
+    for (let t = 0; t < T; t++) {
+      postingDocs.set(post.docs[t]!.subarray(0, post.len[t]!), postingOffsets[t]!);
+      postingTfs.set(post.tfs[t]!.subarray(0, post.len[t]!), postingOffsets[t]!);
+    }
+    const fwdOffsets = new Uint32Array(cap + 1);
+    for (let d = 0; d < cap; d++) fwdOffsets[d + 1] = fwdOffsets[d]! + this.fwdCount[d]!;
+    const chunkIds: (string | undefined)[] = [];
+    for (let d = 0; d < cap; d++) chunkIds.push(this.ids.chunkIdOf(d));
+    return {
+      k1: this.options.k1,
+      b: this.options.b,
+      analyzer: { ...this.analyzer.options },
+      chunkIds,
+      freeIds: this.ids.freeIds(),
+      docLen: this.docLen.slice(0, cap),
+      terms: post.terms.slice(),
+      df: post.df.slice(0, T),
+      maxTf: post.maxTf.slice(0, T),
+      minDl: post.minDl.slice(0, T),
+      postingOffsets,
+      postingDocs,
+      postingTfs,
+      fwdOffsets,
+      fwdTerms: this.fwdPool.slice(0, this.fwdUsed),
+      totalLength: this.totalLength,
+    };
+  }
+
+  /** Rebuilds an index from {@link exportState} output; `options` may override compaction settings. */
+  static fromState(state: Bm25State, options: Partial<Bm25Options> = {}): Bm25Index {
+    const index = new Bm25Index({ ...options, k1: state.k1, b: state.b, analyzer: state.analyzer });
+    const cap = state.chunkIds.length;
+    const T = state.terms.length;
+    index.ids = DocIdMap.restore(state.chunkIds, state.freeIds);
+    index.ensureDocCapacity(cap);
+    index.docLen.set(state.docLen);
+    for (let d = 0; d < cap; d++) {
+      if (state.chunkIds[d] !== undefined) {
+        index.alive[d] = 1;
+        index.liveCount++;
+      }
+      index.fwdStart[d] = state.fwdOffsets[d]!;
+      index.fwdCount[d] = state.fwdOffsets[d + 1]! - state.fwdOffsets[d]!;
+    }
+    index.fwdPool = grown(new Uint32Array(0), Math.max(state.fwdTerms.length, 1024));
+    index.fwdPool.set(state.fwdTerms);
+    index.fwdUsed = state.fwdTerms.length;
+    for (let t = 0; t < T; t++) {
+      if (index.post.intern(state.terms[t]!) !== t) throw new Error(`duplicate term in state: ${state.terms[t]}`);
+      const from = state.postingOffsets[t]!;
+      const to = state.postingOffsets[t + 1]!;
+      // Copies keep each list independently growable (a subarray would share one buffer).
+      index.post.load(t, state.postingDocs.slice(from, to), state.postingTfs.slice(from, to), state.df[t]!, state.maxTf[t]!, state.minDl[t]!);
+    }
+    index.totalLength = state.totalLength;
+    return index;
+  }
+
+  /** Rewrites the forward pool without the ranges of purged documents. */
+  private compactForward(): void {
+    const cap = this.ids.capacity;
+    let total = 0;
+    for (let d = 0; d < cap; d++) total += this.fwdCount[d]!;
+    const pool = new Uint32Array(Math.max(total * 2, 1024));
+    let w = 0;
+    for (let d = 0; d < cap; d++) {
+      const start = this.fwdStart[d]!;
+      const n = this.fwdCount[d]!;
+      pool.set(this.fwdPool.subarray(start, start + n), w);
+      this.fwdStart[d] = w;
+      w += n;
+    }
+    this.fwdPool = pool;
+    this.fwdUsed = w;
+    this.fwdGarbage = 0;
+  }
+
+  private ensureDocCapacity(need: number): void {
+    this.docLen = grown(this.docLen, need);
+    this.alive = grown(this.alive, need);
+    this.fwdStart = grown(this.fwdStart, need);
+    this.fwdCount = grown(this.fwdCount, need);
+  }
+}
