@@ -2,6 +2,7 @@
  * The only module that reads `process.env`. Every variable is parsed once, validated and frozen;
  * README's configuration table lists the same names, defaults and meanings.
  */
+import os from 'node:os';
 import path from 'node:path';
 
 /** Validated, frozen configuration of every quarry process. */
@@ -38,6 +39,12 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Deadline of one facade-to-core call, in milliseconds. @defaultValue `5000` */
   readonly coreDeadlineMs: number;
+  /** Shard worker threads of the core. @defaultValue the number of cores */
+  readonly shardThreads: number;
+  /** Shards per dataset (placed on threads round-robin). @defaultValue shardThreads */
+  readonly shardsPerDataset: number;
+  /** Searches the core runs at once before answering 503 + Retry-After. @defaultValue `256` */
+  readonly maxConcurrentSearches: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -62,6 +69,7 @@ function dateVar(env: Env, name: string, fallback: string): number {
 /** Parses configuration from an environment (defaults to `process.env`) and freezes it. */
 export function loadConfig(env: Env = process.env): Config {
   const grpcHost = env.QUARRY_GRPC_HOST || '127.0.0.1';
+  const shardThreads = intVar(env, 'QUARRY_SHARD_THREADS', os.availableParallelism(), 1, 256);
   const grpcPort = intVar(env, 'QUARRY_GRPC_PORT', 50051, 0, 65535);
   return Object.freeze({
     httpHost: env.QUARRY_HTTP_HOST || '127.0.0.1',
@@ -80,5 +88,8 @@ export function loadConfig(env: Env = process.env): Config {
     v2VersioningDateMs: dateVar(env, 'QUARRY_V2_VERSIONING_DATE', '2024-07-14'),
     shutdownGraceMs: intVar(env, 'QUARRY_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     coreDeadlineMs: intVar(env, 'QUARRY_CORE_DEADLINE_MS', 5_000, 10, 600_000),
+    shardThreads,
+    shardsPerDataset: intVar(env, 'QUARRY_SHARDS_PER_DATASET', shardThreads, 1, 1024),
+    maxConcurrentSearches: intVar(env, 'QUARRY_MAX_CONCURRENT_SEARCHES', 256, 1, 1_000_000),
   });
 }

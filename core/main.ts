@@ -1,11 +1,25 @@
 /** Entry point of the search core process. */
+import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
+import { ShardPool } from './pool/shard-pool.js';
+import { Engine } from './router/engine.js';
 import { startCoreServer } from './server.js';
 import { onShutdown } from './shutdown.js';
 import { VERSION } from './version.js';
 
 const config = loadConfig();
 const logger = createLogger(config, 'core');
-const server = await startCoreServer(config, logger, VERSION);
-onShutdown(logger, () => server.close(config.shutdownGraceMs));
+const store = openSqliteStore(config.dataDir);
+const pool = new ShardPool(config.shardThreads);
+const engine = new Engine(config, store, pool, logger);
+const server = await startCoreServer(config, logger, VERSION, engine);
+// Warm in the background: the core answers at once, and a query for a dataset still loading waits for it.
+void engine.warmup().catch((err: unknown) => logger.error({ err }, 'warmup failed'));
+
+onShutdown(logger, async () => {
+  await server.close(config.shutdownGraceMs);
+  await engine.snapshotAll();
+  await pool.close();
+  await store.close();
+});

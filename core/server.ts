@@ -2,9 +2,11 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { coreHandlers, deadlineSignal } from './rpc/handlers.js';
 import { health } from './rpc/health.js';
 import { loadCoreService } from './rpc/proto.js';
 import { toServiceError } from './rpc/status.js';
+import type { Engine } from './router/engine.js';
 
 /** A running core server. */
 export interface CoreServer {
@@ -14,23 +16,37 @@ export interface CoreServer {
   close(graceMs: number): Promise<void>;
 }
 
-/** Wraps a unary handler so that a thrown error is answered once, with its mapped status. */
-function unary<Req, Res>(fn: (req: Req) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> {
+/**
+ * Wraps a unary handler so that a thrown error is answered once, with its mapped status, and
+ * the call's deadline reaches the engine as an AbortSignal.
+ */
+function unary<Req, Res>(logger: Logger, fn: (req: Req, signal?: AbortSignal) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     Promise.resolve()
-      .then(() => fn(call.request))
+      .then(() => fn(call.request, deadlineSignal(call as grpc.ServerUnaryCall<unknown, unknown>)))
       .then(
         (reply) => callback(null, reply),
-        (err: unknown) => callback(toServiceError(err)),
+        (err: unknown) => {
+          const mapped = toServiceError(err);
+          if (mapped.code === grpc.status.INTERNAL) logger.error({ err }, 'internal error in core call');
+          callback(mapped);
+        },
       );
   };
 }
 
-/** Starts the core's gRPC server. */
-export async function startCoreServer(config: Config, logger: Logger, version: string): Promise<CoreServer> {
+/** Starts the core's gRPC server over an engine. */
+export async function startCoreServer(config: Config, logger: Logger, version: string, engine: Engine): Promise<CoreServer> {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 256 * 1024 * 1024 });
+  const handlers = coreHandlers(engine);
   server.addService(loadCoreService().service, {
-    Health: unary(() => health(version)),
+    Health: unary(logger, () => health(version, config.shardThreads)),
+    Apply: unary(logger, handlers.Apply),
+    Search: unary(logger, handlers.Search),
+    Count: unary(logger, handlers.Count),
+    Scroll: unary(logger, handlers.Scroll),
+    Stats: unary(logger, handlers.Stats),
+    Drop: unary(logger, handlers.Drop),
   });
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${config.grpcHost}:${config.grpcPort}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>

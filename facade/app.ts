@@ -11,6 +11,7 @@ import { datasetRoutes } from './routes/dataset.js';
 import { healthRoutes } from './routes/health.js';
 import { organizationRoutes } from './routes/organization.js';
 import { newRouter } from './routes/router.js';
+import { searchRoutes } from './routes/search.js';
 import { userRoutes } from './routes/user.js';
 
 /** Builds the HTTP API over the given services. */
@@ -24,6 +25,8 @@ export function createApp(services: Services): Koa<RequestState> {
   userRoutes(router, services);
   organizationRoutes(router, services);
   datasetRoutes(router, services);
+  // Search routes first: /api/chunk/search must not be taken for /api/chunk/:chunk_id.
+  searchRoutes(router, services);
   chunkRoutes(router, services);
   chunkGroupRoutes(router, services);
 

@@ -96,6 +96,8 @@ export interface DatasetRepository {
     serverConfiguration: Record<string, unknown>;
   }): Promise<DatasetRecord>;
   get(id: string): Promise<DatasetRecord | undefined>;
+  /** Ids of every live dataset (for warming the search core). */
+  listIds(): Promise<string[]>;
   getByTrackingId(organizationId: string, trackingId: string): Promise<DatasetRecord | undefined>;
   update(
     id: string,

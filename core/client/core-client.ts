@@ -1,13 +1,49 @@
 /** Typed gRPC client of the core, used by the facade, the job workers and benchmarks. */
 import * as grpc from '@grpc/grpc-js';
 import { QuarryError, codeFromGrpc } from '../domain/errors.js';
+import type { Filter } from '../domain/filter.js';
 import type { HealthReply } from '../rpc/health.js';
 import { loadCoreService } from '../rpc/proto.js';
+
+/** A ranked hit. */
+export interface ScoredChunk {
+  chunk_id: string;
+  score: number;
+}
+
+/** Search arguments (see proto/search/v1/core.proto). */
+export interface SearchArgs {
+  dataset_id: string;
+  search_type: string;
+  query: string;
+  filter?: Filter | null;
+  offset: number;
+  limit: number;
+  score_threshold?: { value: number } | null;
+  count_total?: boolean;
+}
+
+/** Scroll arguments. */
+export interface ScrollArgs {
+  dataset_id: string;
+  filter?: Filter | null;
+  offset_chunk_id?: string;
+  limit: number;
+  sort_field?: string;
+  sort_direction?: 'asc' | 'desc';
+}
 
 /** The core's operations as promises. */
 export interface CoreClient {
   /** Health of the core; rejects with `unavailable` when it does not answer within the deadline. */
   health(deadlineMs?: number): Promise<HealthReply>;
+  /** Makes every change recorded for the dataset searchable. */
+  apply(datasetId: string, minSeq?: number): Promise<number>;
+  search(args: SearchArgs): Promise<{ chunks: ScoredChunk[]; total: number }>;
+  count(args: Omit<SearchArgs, 'offset' | 'limit' | 'count_total'> & { limit?: number }): Promise<number>;
+  scroll(args: ScrollArgs): Promise<string[]>;
+  stats(datasetId: string): Promise<{ chunk_count: number; shards: number; applied_seq: number }>;
+  drop(datasetId: string): Promise<void>;
   close(): void;
 }
 
@@ -16,22 +52,38 @@ type Callback<T> = (err: grpc.ServiceError | null, reply: T) => void;
 /** Connects to the core at `address` (`host:port`); calls carry `deadlineMs` unless overridden. */
 export function connectCore(address: string, deadlineMs: number): CoreClient {
   const Client = loadCoreService();
-  const client = new Client(address, grpc.credentials.createInsecure()) as grpc.Client &
-    Record<string, (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: Callback<unknown>) => void>;
+  const client = new Client(address, grpc.credentials.createInsecure(), {
+    'grpc.max_receive_message_length': 256 * 1024 * 1024,
+  }) as grpc.Client & Record<string, (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: Callback<unknown>) => void>;
 
-  const call = <Req, Res>(method: string, request: Req, ms = deadlineMs): Promise<Res> =>
+  const call = <Res>(method: string, request: unknown, ms = deadlineMs): Promise<Res> =>
     new Promise<Res>((resolve, reject) => {
       client[method]!(request, new grpc.Metadata(), { deadline: Date.now() + ms }, (err, reply) => {
         if (!err) return resolve(reply as Res);
-        if (err.code === grpc.status.UNAVAILABLE || err.code === grpc.status.DEADLINE_EXCEEDED) {
+        if (err.code === grpc.status.UNAVAILABLE) {
           return reject(new QuarryError('unavailable', `the search core at ${address} is not answering (${err.details})`, { cause: err, retryAfterSeconds: 1 }));
         }
-        reject(new QuarryError(codeFromGrpc(err.code), err.details || err.message, { cause: err }));
+        if (err.code === grpc.status.DEADLINE_EXCEEDED) {
+          return reject(new QuarryError('timeout', `the search core did not answer within ${ms} ms`, { cause: err }));
+        }
+        const retryAfterSeconds = err.code === grpc.status.RESOURCE_EXHAUSTED ? 1 : undefined;
+        reject(new QuarryError(codeFromGrpc(err.code), err.details || err.message, { cause: err, retryAfterSeconds }));
       });
     });
 
   return {
-    health: (ms) => call<Record<string, never>, HealthReply>('Health', {}, ms),
+    health: (ms) => call<HealthReply>('Health', {}, ms),
+    apply: async (datasetId, minSeq = 0) => Number((await call<{ applied_seq: number }>('Apply', { dataset_id: datasetId, min_seq: minSeq })).applied_seq),
+    search: async (args) => {
+      const r = await call<{ chunks: ScoredChunk[]; total: number }>('Search', args);
+      return { chunks: r.chunks, total: Number(r.total) };
+    },
+    count: async (args) => Number((await call<{ count: number }>('Count', args)).count),
+    scroll: async (args) => (await call<{ chunk_ids: string[] }>('Scroll', args)).chunk_ids,
+    stats: (datasetId) => call('Stats', { dataset_id: datasetId }),
+    drop: async (datasetId) => {
+      await call('Drop', { dataset_id: datasetId });
+    },
     close: () => client.close(),
   };
 }

@@ -32,3 +32,22 @@ export function chunkV1(c: ChunkRecord): Record<string, unknown> {
 export function chunkFor(version: ApiVersion, c: ChunkRecord): Record<string, unknown> {
   return version === 'V1' ? chunkV1(c) : chunkV2(c);
 }
+
+/** Slim chunk (no chunk_html), tag_set shaped by version. */
+export function slimChunkFor(version: ApiVersion, c: ChunkRecord): Record<string, unknown> {
+  const { chunk_html: _omit, ...rest } = chunkFor(version, c);
+  return rest;
+}
+
+/** ContentChunkMetadata: just what is needed to show the result. */
+export function contentOnlyChunk(c: ChunkRecord): Record<string, unknown> {
+  return {
+    id: c.id,
+    chunk_html: c.chunkHtml,
+    tracking_id: c.trackingId,
+    time_stamp: formatOptionalTimestamp(c.timeStamp),
+    weight: c.weight,
+    image_urls: c.imageUrls,
+    num_value: c.numValue,
+  };
+}

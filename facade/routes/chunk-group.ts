@@ -4,6 +4,7 @@ import { notFound } from '../../core/domain/errors.js';
 import type { GroupRecord } from '../../core/domain/group.js';
 import { Role } from '../../core/domain/tenancy.js';
 import { datasetAccess, type DatasetAccess } from '../access.js';
+import { indexNow } from '../indexing.js';
 import type { RequestState, Services } from '../context.js';
 import { chunkFor } from '../present/chunk.js';
 import { group as presentGroup, groupWithFile } from '../present/group.js';
@@ -83,6 +84,7 @@ export function chunkGroupRoutes(router: QuarryRouter, services: Services): void
     const ref = parseChunkRef(ctx.state.body);
     await byId(dataset.id, groupId);
     await store.groups.addChunk(dataset.id, groupId, await chunkId(dataset.id, ref));
+    await indexNow(services, dataset.id, ctx.state.log);
     ctx.status = 204;
   });
 
@@ -93,6 +95,7 @@ export function chunkGroupRoutes(router: QuarryRouter, services: Services): void
     const ref = parseChunkRef(body);
     await byId(dataset.id, groupId);
     await store.groups.removeChunk(dataset.id, groupId, await chunkId(dataset.id, ref));
+    await indexNow(services, dataset.id, ctx.state.log);
     ctx.status = 204;
   });
 
@@ -112,6 +115,7 @@ export function chunkGroupRoutes(router: QuarryRouter, services: Services): void
     const ref = parseChunkRef(ctx.state.body);
     const g = await byTracking(dataset.id, ctx.params.tracking_id!);
     await store.groups.addChunk(dataset.id, g.id, await chunkId(dataset.id, ref));
+    await indexNow(services, dataset.id, ctx.state.log);
     ctx.status = 204;
   });
 
@@ -128,6 +132,7 @@ export function chunkGroupRoutes(router: QuarryRouter, services: Services): void
     const deleteChunks = deleteChunksFlag(ctx.query.delete_chunks);
     const g = await byTracking(dataset.id, ctx.params.tracking_id!);
     await store.groups.delete(dataset.id, g.id, deleteChunks);
+    await indexNow(services, dataset.id, ctx.state.log);
     ctx.status = 204;
   });
 
@@ -150,6 +155,7 @@ export function chunkGroupRoutes(router: QuarryRouter, services: Services): void
     if (!(await store.groups.delete(dataset.id, groupId, deleteChunks))) {
       throw notFound(`group with id ${groupId} does not exist in this dataset`);
     }
+    await indexNow(services, dataset.id, ctx.state.log);
     ctx.status = 204;
   });
 }

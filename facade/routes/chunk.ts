@@ -2,6 +2,7 @@
 import { notFound } from '../../core/domain/errors.js';
 import { Role } from '../../core/domain/tenancy.js';
 import { datasetAccess } from '../access.js';
+import { indexNow } from '../indexing.js';
 import type { Services } from '../context.js';
 import { chunkFor, chunkV2 } from '../present/chunk.js';
 import { htmlToText } from '../../core/domain/html-text.js';
@@ -23,6 +24,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     const { dataset } = await datasetAccess(ctx, services, Role.Admin);
     const request = parseCreateChunks(ctx.state.body, config.batchChunkLimit);
     const created = await store.chunks.createMany(dataset.id, request.inputs, request.upsert);
+    await indexNow(services, dataset.id, ctx.state.log);
     // Stored synchronously (not queued), so the metadata returned is the record as stored.
     const shaped = created.map((c) => ({ ...chunkV2(c), content: htmlToText(c.chunkHtml ?? '') }));
     ctx.body = { chunk_metadata: request.isBatch ? shaped : shaped[0], pos_in_queue: 0 };
@@ -32,6 +34,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     const { dataset } = await datasetAccess(ctx, services, Role.Admin);
     const { selector, patch } = parseUpdateChunk(ctx.state.body);
     await store.chunks.update(dataset.id, selector, patch);
+    await indexNow(services, dataset.id, ctx.state.log);
     ctx.status = 204;
   });
 
@@ -39,6 +42,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     const { dataset } = await datasetAccess(ctx, services, Role.Admin);
     const { selector, patch } = parseUpdateChunkByTrackingId(ctx.state.body);
     await store.chunks.update(dataset.id, selector, patch);
+    await indexNow(services, dataset.id, ctx.state.log);
     ctx.status = 204;
   });
 
@@ -72,6 +76,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     if (!(await store.chunks.delete(dataset.id, { trackingId }))) {
       throw notFound(`chunk with tracking_id "${trackingId}" does not exist in this dataset`);
     }
+    await indexNow(services, dataset.id, ctx.state.log);
     ctx.status = 204;
   });
 
@@ -87,6 +92,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     const id = pathUuid(ctx.params.chunk_id, 'chunk_id');
     const { dataset } = await datasetAccess(ctx, services, Role.Admin);
     if (!(await store.chunks.delete(dataset.id, { id }))) throw notFound(`chunk with id ${id} does not exist in this dataset`);
+    await indexNow(services, dataset.id, ctx.state.log);
     ctx.status = 204;
   });
 }

@@ -1,8 +1,10 @@
 /** Datasets: create, update, read, list, usage, tags, clear and delete. */
+import type { Logger } from 'pino';
 import { badRequest } from '../../core/domain/errors.js';
 import { Role } from '../../core/domain/tenancy.js';
 import { datasetAccess, findDataset, organizationAccess, organizationHeader } from '../access.js';
 import type { Services } from '../context.js';
+import { dropIndex, indexNow } from '../indexing.js';
 import { groupWithFile } from '../present/group.js';
 import * as present from '../present/tenancy.js';
 import { pathPage, pathUuid } from '../schemas/common.js';
@@ -23,8 +25,9 @@ function queryInt(value: unknown, name: string, fallback: number, max: number): 
 export function datasetRoutes(router: QuarryRouter, services: Services): void {
   const { store } = services;
 
-  const deleteDataset = async (id: string, log: { warn: (o: object, m: string) => void }) => {
+  const deleteDataset = async (id: string, log: Logger) => {
     await store.datasets.markDeleted(id);
+    await dropIndex(services, id, log);
     await services.jobs.purgeDataset(id).catch((err: unknown) => log.warn({ err }, 'purge enqueue failed'));
   };
 
@@ -99,6 +102,7 @@ export function datasetRoutes(router: QuarryRouter, services: Services): void {
     const id = pathUuid(ctx.params.dataset_id, 'dataset_id');
     const { dataset } = await datasetAccess(ctx, services, Role.Owner, id);
     await store.datasets.clear(dataset.id);
+    await indexNow(services, dataset.id, ctx.state.log);
     ctx.status = 204;
   });
 

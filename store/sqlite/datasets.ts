@@ -19,6 +19,7 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter): DatasetRepository 
   );
   const markDeleted = db.prepare('UPDATE datasets SET deleted = 1, updated_at = ? WHERE id = ?');
   const listDeleted = db.prepare('SELECT id FROM datasets WHERE deleted = 1');
+  const listIds = db.prepare('SELECT id FROM datasets WHERE deleted = 0 ORDER BY created_at, id');
   const purgeRow = db.prepare('DELETE FROM datasets WHERE id = ? AND deleted = 1');
   const purgeLog = db.prepare('DELETE FROM change_log WHERE dataset_id = ?');
   const listByOrg = db.prepare(
@@ -78,7 +79,9 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter): DatasetRepository 
 
   const clear = db.transaction((id: string) => {
     const now = Date.now();
-    for (const row of chunkIds.iterate(id) as Iterable<{ id: string }>) log.delete(id, row.id, now);
+    // all(), not iterate(): better-sqlite3 refuses other statements on the connection while an
+    // iterator is open, and each log entry is an INSERT.
+    for (const row of chunkIds.all(id) as { id: string }[]) log.delete(id, row.id, now);
     clearChunks.run(id);
     clearGroups.run(id);
   });
@@ -94,6 +97,9 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter): DatasetRepository 
     },
     async get(id) {
       return get(id);
+    },
+    async listIds() {
+      return (listIds.all() as { id: string }[]).map((r) => r.id);
     },
     async getByTrackingId(organizationId, trackingId) {
       const row = byTracking.get(organizationId, trackingId) as Record<string, unknown> | undefined;

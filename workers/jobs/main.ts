@@ -17,10 +17,10 @@ const store = openSqliteStore(config.dataDir);
 const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
 connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
 
-const maintenance = new Worker(Queues.maintenance, maintenanceProcessor(store, logger), { connection, concurrency: 1 });
+const maintenance = new Worker(Queues.maintenance, maintenanceProcessor(store, config.dataDir, logger), { connection, concurrency: 1 });
 maintenance.on('failed', (job, err) => logger.error({ job: job?.name, id: job?.data.id, err }, 'job failed'));
 
-const sweep = () => sweepDeleted(store, logger).catch((err: unknown) => logger.error({ err }, 'sweep failed'));
+const sweep = () => sweepDeleted(store, config.dataDir, logger).catch((err: unknown) => logger.error({ err }, 'sweep failed'));
 await sweep();
 const timer = setInterval(sweep, SWEEP_INTERVAL_MS);
 logger.info('jobs started');

@@ -1,0 +1,234 @@
+/**
+ * The shards of one dataset: loading them (snapshot, then the change-log tail), applying new
+ * changes in order, scatter/gather of queries, and snapshots.
+ */
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Filter } from '../domain/filter.js';
+import type { Store } from '../../store/repository.js';
+import type {
+  Bm25Params,
+  LoadReply,
+  ScrollShardReply,
+  SearchShardReply,
+  ShardDoc,
+  ShardStatsReply,
+  TermStatsReply,
+} from '../../workers/shard/protocol.js';
+import type { ShardPool } from '../pool/shard-pool.js';
+import { shardOf } from './placement.js';
+import { toShardDoc } from './to-shard-doc.js';
+
+/** Change-log entries read per batch while applying. */
+const APPLY_BATCH = 2000;
+/** Snapshot after this many applied changes... */
+const SNAPSHOT_EVERY_CHANGES = 20_000;
+/** ...or this long after the first unsnapshotted change. */
+const SNAPSHOT_EVERY_MS = 60_000;
+
+/** A search over one dataset, already validated. */
+export interface DatasetSearch {
+  readonly text: string;
+  readonly filter: Filter | null;
+  readonly offset: number;
+  readonly limit: number;
+  readonly minScore: number | null;
+  readonly countTotal: boolean;
+}
+
+/** Ranked results of a search. */
+export interface DatasetHits {
+  readonly chunkIds: string[];
+  readonly scores: number[];
+  readonly total: number;
+}
+
+/** Orders hits by score descending, then chunk id ascending (the same tie-break as each shard). */
+const byScoreThenId = (a: { id: string; score: number }, b: { id: string; score: number }): number =>
+  b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** The shards of one dataset. */
+export class DatasetIndex {
+  appliedSeq = 0;
+  private ready: Promise<void> | undefined;
+  private applying: Promise<unknown> = Promise.resolve();
+  private unsnapshotted = 0;
+  private firstUnsnapshottedAt = 0;
+  private snapshotting: Promise<void> | undefined;
+  private readonly dir: string;
+
+  constructor(
+    readonly datasetId: string,
+    readonly shards: number,
+    private readonly params: Bm25Params,
+    private readonly pool: ShardPool,
+    private readonly store: Store,
+    dataDir: string,
+    private readonly logger: Logger,
+  ) {
+    this.dir = path.join(dataDir, 'index', datasetId, String(shards));
+  }
+
+  /** Loads snapshots and replays the change log once; later calls wait for the same load. */
+  ensureReady(): Promise<void> {
+    this.ready ??= this.load().catch((err: unknown) => {
+      this.ready = undefined;
+      throw err;
+    });
+    return this.ready;
+  }
+
+  private async load(): Promise<void> {
+    const started = Date.now();
+    const replies = await Promise.all(
+      this.shardNumbers().map((shard) =>
+        this.pool.run<LoadReply>({ op: 'load', datasetId: this.datasetId, shard, dir: this.dir, bm25: this.params }),
+      ),
+    );
+    // Replaying from the oldest snapshot is safe: applying the current state of a chunk twice is idempotent.
+    this.appliedSeq = Math.min(...replies.map((r) => r.appliedSeq));
+    const replayed = await this.applyPending(Number.POSITIVE_INFINITY);
+    this.logger.info(
+      { dataset: this.datasetId, shards: this.shards, snapshots: replies.filter((r) => r.loaded).length, replayed, ms: Date.now() - started },
+      'dataset loaded',
+    );
+  }
+
+  private shardNumbers(): number[] {
+    return Array.from({ length: this.shards }, (_, i) => i);
+  }
+
+  /** Applies the change log at least through `minSeq` (everything recorded when it is 0). */
+  async apply(minSeq: number): Promise<number> {
+    await this.ensureReady();
+    if (minSeq > 0 && this.appliedSeq >= minSeq) return this.appliedSeq;
+    // One apply at a time per dataset, in log order.
+    const run = this.applying.then(() => this.applyPending(Number.POSITIVE_INFINITY));
+    this.applying = run.catch(() => undefined);
+    await run;
+    return this.appliedSeq;
+  }
+
+  /** Applies entries after `appliedSeq`; returns how many entries it read. */
+  private async applyPending(limit: number): Promise<number> {
+    let read = 0;
+    for (;;) {
+      const entries = await this.store.changeLog.since(this.datasetId, this.appliedSeq, APPLY_BATCH);
+      if (entries.length === 0) break;
+      read += entries.length;
+      const last = new Map<string, 'upsert' | 'delete'>();
+      for (const e of entries) last.set(e.chunkId, e.op);
+      const upsertIds = [...last].filter(([, op]) => op === 'upsert').map(([id]) => id);
+      const chunks = await this.store.chunks.getMany(this.datasetId, upsertIds);
+      const groups = await this.store.groups.groupsOfChunks(this.datasetId, chunks.map((c) => c.id));
+      const present = new Set(chunks.map((c) => c.id));
+      const upserts: ShardDoc[][] = this.shardNumbers().map(() => []);
+      const deletes: string[][] = this.shardNumbers().map(() => []);
+      for (const c of chunks) upserts[shardOf(c.id, this.shards)]!.push(toShardDoc(c, (groups.get(c.id) ?? []).map((g) => g.id)));
+      // An upsert whose chunk is gone was deleted later in the log than this batch saw: drop it.
+      for (const [id, op] of last) if (op === 'delete' || !present.has(id)) deletes[shardOf(id, this.shards)]!.push(id);
+      const seq = entries[entries.length - 1]!.seq;
+      await Promise.all(
+        this.shardNumbers().map((shard) =>
+          this.pool.run({ op: 'apply', datasetId: this.datasetId, shard, upserts: upserts[shard]!, deletes: deletes[shard]!, seq, bm25: this.params }),
+        ),
+      );
+      this.appliedSeq = seq;
+      this.noteChanges(entries.length);
+      if (read >= limit) break;
+    }
+    return read;
+  }
+
+  private noteChanges(n: number): void {
+    if (this.unsnapshotted === 0) this.firstUnsnapshottedAt = Date.now();
+    this.unsnapshotted += n;
+    if (this.unsnapshotted >= SNAPSHOT_EVERY_CHANGES || Date.now() - this.firstUnsnapshottedAt >= SNAPSHOT_EVERY_MS) {
+      void this.snapshot().catch((err: unknown) => this.logger.error({ err, dataset: this.datasetId }, 'snapshot failed'));
+    }
+  }
+
+  /** Writes every shard's snapshot (one at a time per dataset). */
+  snapshot(): Promise<void> {
+    if (this.snapshotting) return this.snapshotting;
+    if (!this.ready) return Promise.resolve();
+    this.unsnapshotted = 0;
+    this.snapshotting = Promise.all(
+      this.shardNumbers().map((shard) => this.pool.run({ op: 'snapshot', datasetId: this.datasetId, shard, dir: this.dir })),
+    )
+      .then(() => undefined)
+      .finally(() => {
+        this.snapshotting = undefined;
+      });
+    return this.snapshotting;
+  }
+
+  /** Ranked search with statistics summed over all shards. */
+  async search(q: DatasetSearch, signal?: AbortSignal): Promise<DatasetHits> {
+    await this.ensureReady();
+    const k = q.offset + q.limit;
+    let global: TermStatsReply | null = null;
+    if (this.shards > 1) {
+      const parts = await Promise.all(
+        this.shardNumbers().map((shard) => this.pool.run<TermStatsReply>({ op: 'termStats', datasetId: this.datasetId, shard, text: q.text }, signal)),
+      );
+      const first = parts[0]!;
+      global = {
+        terms: first.terms,
+        docCount: parts.reduce((s, p) => s + p.docCount, 0),
+        totalLength: parts.reduce((s, p) => s + p.totalLength, 0),
+        docFreqs: first.terms.map((_, i) => parts.reduce((s, p) => s + (p.docFreqs[i] ?? 0), 0)),
+      };
+    }
+    const replies = await Promise.all(
+      this.shardNumbers().map((shard) =>
+        this.pool.run<SearchShardReply>(
+          { op: 'search', datasetId: this.datasetId, shard, text: q.text, stats: global, k, filter: q.filter, minScore: q.minScore, countTotal: q.countTotal },
+          signal,
+        ),
+      ),
+    );
+    const merged: { id: string; score: number }[] = [];
+    for (const r of replies) for (let i = 0; i < r.chunkIds.length; i++) merged.push({ id: r.chunkIds[i]!, score: r.scores[i]! });
+    merged.sort(byScoreThenId);
+    const page = merged.slice(q.offset, k);
+    return { chunkIds: page.map((h) => h.id), scores: page.map((h) => h.score), total: replies.reduce((s, r) => s + r.total, 0) };
+  }
+
+  /** Filtered listing by id ascending (after `afterId`) or by a field. */
+  async scroll(filter: Filter | null, afterId: string | null, limit: number, sortField: string | null, descending: boolean): Promise<string[]> {
+    await this.ensureReady();
+    const replies = await Promise.all(
+      this.shardNumbers().map((shard) =>
+        this.pool.run<ScrollShardReply>({ op: 'scroll', datasetId: this.datasetId, shard, filter, afterId, limit, sortField, descending }),
+      ),
+    );
+    const all: { id: string; key: number }[] = [];
+    for (const r of replies) for (let i = 0; i < r.chunkIds.length; i++) all.push({ id: r.chunkIds[i]!, key: r.keys[i]! });
+    const dir = descending ? -1 : 1;
+    all.sort((a, b) => {
+      if (sortField !== null) {
+        const an = Number.isNaN(a.key);
+        const bn = Number.isNaN(b.key);
+        if (an !== bn) return an ? 1 : -1;
+        if (!an && a.key !== b.key) return (a.key - b.key) * dir;
+      }
+      return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+    });
+    return all.slice(0, limit).map((x) => x.id);
+  }
+
+  /** Chunk count and applied sequence over all shards. */
+  async stats(): Promise<{ chunkCount: number; appliedSeq: number }> {
+    await this.ensureReady();
+    const replies = await Promise.all(
+      this.shardNumbers().map((shard) => this.pool.run<ShardStatsReply>({ op: 'stats', datasetId: this.datasetId, shard })),
+    );
+    return { chunkCount: replies.reduce((s, r) => s + r.chunkCount, 0), appliedSeq: this.appliedSeq };
+  }
+
+  /** Forgets every shard of this dataset in memory. */
+  async drop(): Promise<void> {
+    await Promise.all(this.shardNumbers().map((shard) => this.pool.run({ op: 'drop', datasetId: this.datasetId, shard })));
+  }
+}

@@ -1,0 +1,139 @@
+/** Bodies of POST /api/chunk/search, /api/chunk/count and /api/chunks/scroll. */
+import { z } from 'zod';
+import { badRequest } from '../../core/domain/errors.js';
+import type { Filter } from '../../core/domain/filter.js';
+import { finite, jsonObject, parse, requireBody, uuid } from './common.js';
+import { chunkFilter } from './filter.js';
+
+/** Search types of the wire, with the reference implementation's aliases. */
+const searchType = z
+  .enum(['semantic', 'fulltext', 'full_text', 'hybrid', 'bm25', 'BM25'], {
+    message: 'search_type must be one of semantic, fulltext, hybrid, bm25',
+  })
+  .transform((t) => (t === 'full_text' ? 'fulltext' : t === 'BM25' ? 'bm25' : t));
+
+const multiQuery = z.array(z.object({ query: z.string(), weight: finite }));
+
+const sortOptions = z
+  .object({
+    use_weights: z.boolean().nullable().optional(),
+    sort_by: jsonObject.nullable().optional(),
+    location_bias: jsonObject.nullable().optional(),
+    recency_bias: finite.nullable().optional(),
+    tag_weights: z.record(z.string(), finite).nullable().optional(),
+    mmr: jsonObject.nullable().optional(),
+  })
+  .nullable()
+  .optional();
+
+const searchBody = z.object({
+  search_type: searchType,
+  query: z.union([z.string(), multiQuery, jsonObject], { message: 'query must be a string (or an array of {query, weight} for semantic search)' }),
+  page: z.number().int().min(0).nullable().optional(),
+  page_size: z.number().int().min(0).max(10_000).nullable().optional(),
+  get_total_pages: z.boolean().nullable().optional(),
+  filters: chunkFilter,
+  score_threshold: finite.nullable().optional(),
+  slim_chunks: z.boolean().nullable().optional(),
+  content_only: z.boolean().nullable().optional(),
+  use_weights: z.boolean().nullable().optional(),
+  sort_options: sortOptions,
+  highlight_options: jsonObject.nullable().optional(),
+  scoring_options: jsonObject.nullable().optional(),
+  typo_options: jsonObject.nullable().optional(),
+  remove_stop_words: z.boolean().nullable().optional(),
+  use_quote_negated_terms: z.boolean().nullable().optional(),
+  user_id: z.string().nullable().optional(),
+  metadata: z.unknown().optional(),
+});
+
+/** A validated search. */
+export interface SearchRequest {
+  readonly searchType: string;
+  readonly query: string;
+  readonly page: number;
+  readonly pageSize: number;
+  readonly getTotalPages: boolean;
+  readonly filter: Filter | null;
+  readonly scoreThreshold: number | null;
+  readonly slimChunks: boolean;
+  readonly contentOnly: boolean;
+  /** Multiply scores by chunk weights (flat `use_weights`, or `sort_options` present with it unset). */
+  readonly useWeights: boolean;
+}
+
+/** Validates a search body. */
+export function parseSearch(body: unknown): SearchRequest {
+  requireBody(body, 'a JSON object with "query" and "search_type"');
+  const b = parse(searchBody, body);
+  if (typeof b.query !== 'string') {
+    if (Array.isArray(b.query)) {
+      if (b.search_type !== 'semantic') throw badRequest('multi-query (an array of {query, weight}) works only with search_type "semantic"');
+      throw badRequest('search_type "semantic" is not enabled on this server yet; use "bm25"');
+    }
+    throw badRequest('image and audio queries are not supported; query must be a string');
+  }
+  if (b.query.trim() === '') throw badRequest('Query cannot be empty');
+  const sortUseWeights = b.sort_options ? (b.sort_options.use_weights ?? true) : false;
+  return {
+    searchType: b.search_type,
+    query: b.query,
+    page: Math.max(1, b.page ?? 1),
+    pageSize: b.page_size ?? 10,
+    getTotalPages: b.get_total_pages ?? false,
+    filter: b.filters,
+    scoreThreshold: b.score_threshold ?? null,
+    slimChunks: b.slim_chunks ?? false,
+    contentOnly: b.content_only ?? false,
+    useWeights: b.use_weights ?? sortUseWeights,
+  };
+}
+
+const countBody = z.object({
+  search_type: searchType.refine((t) => t !== 'hybrid', { message: 'hybrid search cannot be counted; use semantic, fulltext or bm25' }),
+  query: z.string(),
+  filters: chunkFilter,
+  score_threshold: finite.nullable().optional(),
+  limit: z.number().int().min(0).nullable().optional(),
+  use_quote_negated_terms: z.boolean().nullable().optional(),
+});
+
+/** Validates a count body; `maxLimit` is the dataset's MAX_LIMIT. */
+export function parseCount(body: unknown, maxLimit: number) {
+  requireBody(body, 'a JSON object with "query" and "search_type"');
+  const b = parse(countBody, body);
+  if (b.query.trim() === '') throw badRequest('Query cannot be empty');
+  if (b.limit != null && b.limit > maxLimit) throw badRequest(`limit ${b.limit} is above the dataset's MAX_LIMIT of ${maxLimit}`);
+  return { searchType: b.search_type, query: b.query, filter: b.filters, scoreThreshold: b.score_threshold ?? null, limit: b.limit ?? maxLimit };
+}
+
+const scrollBody = z.object({
+  page_size: z.number().int().min(0).max(10_000).nullable().optional(),
+  offset_chunk_id: uuid.nullable().optional(),
+  filters: chunkFilter,
+  sort_by: z
+    .object({
+      field: z.string().refine((f) => f === 'num_value' || f === 'time_stamp' || (f.startsWith('metadata.') && f.length > 9), {
+        message: 'sort_by.field must be num_value, time_stamp or metadata.<key>',
+      }),
+      direction: z.enum(['asc', 'desc']).nullable().optional(),
+      prefetch_amount: z.number().int().min(1).max(100_000).nullable().optional(),
+    })
+    .nullable()
+    .optional(),
+});
+
+/** Validates a scroll body. */
+export function parseScroll(body: unknown) {
+  const b = parse(scrollBody, body ?? {});
+  if (b.sort_by && b.offset_chunk_id) {
+    throw badRequest('sort_by and offset_chunk_id cannot be used together; to page with a sort, exclude seen ids with a must_not filter');
+  }
+  return {
+    pageSize: b.page_size ?? 10,
+    offsetChunkId: b.offset_chunk_id ?? null,
+    filter: b.filters,
+    sortField: b.sort_by?.field ?? null,
+    descending: (b.sort_by?.direction ?? 'desc') === 'desc',
+  };
+}

@@ -1,0 +1,210 @@
+/**
+ * Evaluates a filter AST into a bitset over a shard's internal ids. Index-backed fields (tags,
+ * groups, links, tracking ids, ids) union posting sets; columns (numbers, time, location) and
+ * metadata are scanned. The core has validated the AST's meaning; this code only asserts.
+ */
+import { CLAUSES, inRange, plainValue, type Condition, type FieldCondition, type Filter, type Value } from '../../../core/domain/filter.js';
+import { parseTimestamp } from '../../../core/domain/time.js';
+import { Bitset } from '../sparse/bitset.js';
+import type { FieldStore } from './field-store.js';
+import { haversineMeters, inBox, inRing } from './geo.js';
+
+/** Resolves a chunk id to this shard's internal id. */
+export type IdLookup = (chunkId: string) => number | undefined;
+
+/** Ids of every live document. */
+export function liveSet(fields: FieldStore, capacity: number): Bitset {
+  const out = new Bitset(capacity);
+  const alive = fields.alive;
+  for (let id = 0; id < Math.min(capacity, fields.capacity); id++) if (alive[id] === 1) out.set(id);
+  return out;
+}
+
+/** The set of live ids that pass `filter`; null when the filter has no condition (everything passes). */
+export function evaluateFilter(filter: Filter | null, fields: FieldStore, capacity: number, lookup: IdLookup): Bitset | null {
+  if (!filter) return null;
+  const has = CLAUSES.some((c) => (filter[c]?.length ?? 0) > 0);
+  if (!has) return null;
+  const result = liveSet(fields, capacity);
+  for (const cond of filter.must ?? []) result.and(evaluateCondition(cond, fields, capacity, lookup));
+  for (const cond of filter.must_not ?? []) result.andNot(evaluateCondition(cond, fields, capacity, lookup));
+  if ((filter.should?.length ?? 0) > 0) {
+    const any = new Bitset(capacity);
+    for (const cond of filter.should!) any.or(evaluateCondition(cond, fields, capacity, lookup));
+    result.and(any);
+  }
+  return result;
+}
+
+function evaluateCondition(cond: Condition, fields: FieldStore, capacity: number, lookup: IdLookup): Bitset {
+  const out = new Bitset(capacity);
+  const hasId = cond.kind === 'has_id' || (cond.kind === undefined && cond.has_id) ? cond.has_id : null;
+  if (hasId) {
+    for (const cid of hasId.ids ?? []) {
+      const id = lookup(cid);
+      if (id !== undefined && id < capacity) out.set(id);
+    }
+    for (const tid of hasId.tracking_ids ?? []) {
+      const id = fields.trackingIndex.get(tid);
+      if (id !== undefined && id < capacity) out.set(id);
+    }
+    return out;
+  }
+  const field = cond.field;
+  if (!field) throw new Error('condition without field or has_id');
+  fieldCondition(field, fields, capacity, out);
+  return out;
+}
+
+/** Sets in `out` every id in posting sets whose key passes `pick` (union). */
+function unionPostings(index: Map<string, Set<number>>, keys: Iterable<string>, out: Bitset, capacity: number): void {
+  for (const key of keys) {
+    const set = index.get(key);
+    if (set) for (const id of set) if (id < capacity) out.set(id);
+  }
+}
+
+/** Calls `fn` for every live id below capacity. */
+function scan(fields: FieldStore, capacity: number, fn: (id: number) => boolean, out: Bitset): void {
+  const n = Math.min(capacity, fields.capacity);
+  const alive = fields.alive;
+  for (let id = 0; id < n; id++) if (alive[id] === 1 && fn(id)) out.set(id);
+}
+
+const texts = (values: readonly Value[]): string[] => values.map((v) => String(plainValue(v)));
+
+/** Values of a (possibly nested, possibly array) metadata path. */
+function metadataValues(meta: unknown, path: readonly string[]): unknown[] {
+  let current: unknown[] = [meta];
+  for (const key of path) {
+    const next: unknown[] = [];
+    for (const c of current) {
+      if (c !== null && typeof c === 'object' && !Array.isArray(c) && key in (c as object)) {
+        next.push((c as Record<string, unknown>)[key]);
+      }
+    }
+    current = next;
+  }
+  return current.flatMap((v) => (Array.isArray(v) ? v : [v]));
+}
+
+/** Whether a scalar equals a match value (numbers compare numerically, text exactly). */
+function equals(actual: unknown, v: Value): boolean {
+  const want = plainValue(v);
+  if (typeof want === 'number') return typeof actual === 'number' ? actual === want : typeof actual === 'string' && actual.trim() !== '' && Number(actual) === want;
+  if (typeof want === 'boolean') return actual === want;
+  return typeof actual === 'string' ? actual === want : typeof actual === 'number' || typeof actual === 'boolean' ? String(actual) === want : false;
+}
+
+/** Whether a scalar contains a match value as a substring (text) or equals it (numbers). */
+function contains(actual: unknown, v: Value): boolean {
+  const want = plainValue(v);
+  if (typeof want !== 'string') return equals(actual, v);
+  if (typeof actual === 'string') return actual.includes(want);
+  return typeof actual === 'number' || typeof actual === 'boolean' ? String(actual).includes(want) : false;
+}
+
+/** Evaluates a match/match_any/match_all predicate over a multi-valued field. */
+function matchValues(values: readonly unknown[], cond: FieldCondition): boolean {
+  if (cond.match_any && cond.match_any.length > 0) return cond.match_any.some((v) => values.some((a) => equals(a, v)));
+  if (cond.match_all && cond.match_all.length > 0) return cond.match_all.every((v) => values.some((a) => equals(a, v)));
+  if (cond.match && cond.match.length > 0) return cond.match.some((v) => values.some((a) => contains(a, v)));
+  return false;
+}
+
+function fieldCondition(cond: FieldCondition, fields: FieldStore, capacity: number, out: Bitset): void {
+  const name = cond.field;
+  if (cond.geo_radius || cond.geo_bounding_box || cond.geo_polygon) {
+    const { lat, lon } = fields;
+    if (cond.geo_radius) {
+      const { center, radius } = cond.geo_radius;
+      scan(fields, capacity, (id) => !Number.isNaN(lat[id]!) && haversineMeters(center.lat, center.lon, lat[id]!, lon[id]!) <= radius, out);
+    } else if (cond.geo_bounding_box) {
+      const { top_left: tl, bottom_right: br } = cond.geo_bounding_box;
+      scan(fields, capacity, (id) => !Number.isNaN(lat[id]!) && inBox(lat[id]!, lon[id]!, tl.lat, tl.lon, br.lat, br.lon), out);
+    } else {
+      const poly = cond.geo_polygon!;
+      scan(
+        fields,
+        capacity,
+        (id) =>
+          !Number.isNaN(lat[id]!) &&
+          inRing(lat[id]!, lon[id]!, poly.exterior.points) &&
+          !(poly.interiors ?? []).some((ring) => inRing(lat[id]!, lon[id]!, ring.points)),
+        out,
+      );
+    }
+    return;
+  }
+  if (name.startsWith('metadata.')) {
+    const path = name.slice('metadata.'.length).split('.');
+    const meta = fields.metadata;
+    if (cond.range) {
+      const r = cond.range;
+      scan(fields, capacity, (id) => metadataValues(meta[id], path).some((v) => typeof v === 'number' && inRange(v, r)), out);
+    } else if (cond.date_range) {
+      const r = cond.date_range;
+      const at = (v: unknown): number | undefined => (typeof v === 'string' ? parseTimestamp(v) : undefined);
+      scan(fields, capacity, (id) => metadataValues(meta[id], path).some((v) => { const t = at(v); return t !== undefined && inRange(t, r); }), out);
+    } else if (cond.boolean) {
+      const want = cond.boolean;
+      scan(fields, capacity, (id) => metadataValues(meta[id], path).some((v) => equals(v, want)), out);
+    } else {
+      scan(fields, capacity, (id) => matchValues(metadataValues(meta[id], path), cond), out);
+    }
+    return;
+  }
+  switch (name) {
+    case 'tag_set':
+    case 'group_ids': {
+      const index = name === 'tag_set' ? fields.tagIndex : fields.groupIndex;
+      if (cond.match_any && cond.match_any.length > 0) {
+        unionPostings(index, texts(cond.match_any), out, capacity);
+      } else if (cond.match_all && cond.match_all.length > 0) {
+        const wanted = texts(cond.match_all);
+        const first = index.get(wanted[0]!);
+        if (first) for (const id of first) if (id < capacity && wanted.every((w) => index.get(w)?.has(id))) out.set(id);
+      } else {
+        const wanted = texts(cond.match ?? []);
+        unionPostings(index, [...index.keys()].filter((k) => wanted.some((w) => k.includes(w))), out, capacity);
+      }
+      return;
+    }
+    case 'link':
+      if (cond.match_any || cond.match_all) {
+        const exact = cond.match_any && cond.match_any.length > 0;
+        if (exact || (cond.match_all?.length ?? 0) > 0) {
+          const wanted = texts(exact ? cond.match_any! : cond.match_all!);
+          // A chunk has one link, so match_all holds only when every value is that link.
+          if (exact || new Set(wanted).size === 1) unionPostings(fields.linkIndex, exact ? wanted : wanted.slice(0, 1), out, capacity);
+          return;
+        }
+      }
+      scan(fields, capacity, (id) => matchValues(fields.link[id] == null ? [] : [fields.link[id]], cond), out);
+      return;
+    case 'tracking_id':
+      scan(fields, capacity, (id) => matchValues(fields.trackingId[id] == null ? [] : [fields.trackingId[id]], cond), out);
+      return;
+    case 'num_value': {
+      const col = fields.numValue;
+      if (cond.range) {
+        const r = cond.range;
+        scan(fields, capacity, (id) => !Number.isNaN(col[id]!) && inRange(col[id]!, r), out);
+      } else {
+        scan(fields, capacity, (id) => !Number.isNaN(col[id]!) && matchValues([col[id]], cond), out);
+      }
+      return;
+    }
+    case 'time_stamp': {
+      const col = fields.timeStamp;
+      const r = cond.date_range ?? cond.range;
+      if (!r) throw new Error('time_stamp needs date_range or range');
+      // date_range bounds are epoch ms; a plain range on time_stamp is in unix seconds, as in the reference.
+      const scale = cond.date_range ? 1 : 1000;
+      scan(fields, capacity, (id) => !Number.isNaN(col[id]!) && inRange(col[id]! / scale, r), out);
+      return;
+    }
+    default:
+      throw new Error(`unsupported filter field ${name}`);
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * A shard's snapshot: a versioned binary file holding the applied change-log sequence, the BM25
+ * index (its own codec) and the filterable fields. Written to a temporary file, synced and
+ * renamed, so a crash leaves either the old snapshot or the new one, never half of one.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Bm25Params, ShardDoc } from '../protocol.js';
+import { Shard } from '../shard.js';
+import { loadBm25Snapshot, saveBm25Snapshot, SnapshotFormatError } from './bm25-snapshot.js';
+
+/** Magic bytes of a shard snapshot. */
+export const SHARD_SNAPSHOT_MAGIC = Buffer.from('QSHARD\0\0', 'latin1');
+/** Current format version; older versions are rejected (the store rebuilds the shard). */
+export const SHARD_SNAPSHOT_VERSION = 1;
+
+/** Encodes a shard. Layout: magic, u32 version, f64 seq, u32 bm25 length, bm25, u32 fields length, fields JSON. */
+export function encodeShard(shard: Shard): Buffer {
+  const bm25 = saveBm25Snapshot(shard.index);
+  const docs: Omit<ShardDoc, 'text'>[] = [];
+  for (let id = 0; id < shard.fields.capacity; id++) {
+    const doc = shard.fields.doc(id);
+    if (doc) docs.push(doc);
+  }
+  const fields = Buffer.from(JSON.stringify(docs), 'utf8');
+  const head = Buffer.alloc(SHARD_SNAPSHOT_MAGIC.length + 4 + 8 + 4);
+  SHARD_SNAPSHOT_MAGIC.copy(head, 0);
+  let o = SHARD_SNAPSHOT_MAGIC.length;
+  head.writeUInt32LE(SHARD_SNAPSHOT_VERSION, o);
+  head.writeDoubleLE(shard.appliedSeq, (o += 4));
+  head.writeUInt32LE(bm25.length, (o += 8));
+  const mid = Buffer.alloc(4);
+  mid.writeUInt32LE(fields.length, 0);
+  return Buffer.concat([head, bm25, mid, fields]);
+}
+
+/** Decodes a shard snapshot; throws {@link SnapshotFormatError} on anything unexpected. */
+export function decodeShard(buf: Buffer, params: Bm25Params): Shard {
+  const m = SHARD_SNAPSHOT_MAGIC.length;
+  if (buf.length < m + 16 || !buf.subarray(0, m).equals(SHARD_SNAPSHOT_MAGIC)) throw new SnapshotFormatError('not a quarry shard snapshot');
+  const version = buf.readUInt32LE(m);
+  if (version !== SHARD_SNAPSHOT_VERSION) {
+    throw new SnapshotFormatError(`shard snapshot version ${version} is not supported (this build reads ${SHARD_SNAPSHOT_VERSION})`);
+  }
+  const seq = buf.readDoubleLE(m + 4);
+  const bm25Len = buf.readUInt32LE(m + 12);
+  const bm25Start = m + 16;
+  if (bm25Start + bm25Len + 4 > buf.length) throw new SnapshotFormatError('shard snapshot is truncated');
+  const index = loadBm25Snapshot(buf.subarray(bm25Start, bm25Start + bm25Len), { k1: params.k1, b: params.b });
+  const fieldsLen = buf.readUInt32LE(bm25Start + bm25Len);
+  const fieldsStart = bm25Start + bm25Len + 4;
+  if (fieldsStart + fieldsLen !== buf.length) throw new SnapshotFormatError('shard snapshot is truncated');
+  const docs = JSON.parse(buf.subarray(fieldsStart).toString('utf8')) as Omit<ShardDoc, 'text'>[];
+  const shard = new Shard(params, index);
+  for (const doc of docs) {
+    const id = index.internalId(doc.chunkId);
+    if (id === undefined) throw new SnapshotFormatError(`shard snapshot fields name chunk ${doc.chunkId} missing from its index`);
+    shard.fields.set(id, { ...doc, text: '' });
+  }
+  shard.appliedSeq = seq;
+  return shard;
+}
+
+/** File of shard `shard` under `dir`. */
+export const shardFile = (dir: string, shard: number): string => path.join(dir, `shard-${shard}.bin`);
+
+/** Writes a snapshot atomically (temp file, fsync, rename, fsync of the directory). */
+export function writeShardSnapshot(dir: string, shardNo: number, shard: Shard): void {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = shardFile(dir, shardNo);
+  const tmp = `${file}.tmp-${process.pid}`;
+  const fd = fs.openSync(tmp, 'w');
+  try {
+    fs.writeSync(fd, encodeShard(shard));
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+  const dfd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(dfd);
+  } finally {
+    fs.closeSync(dfd);
+  }
+}
+
+/** Reads a snapshot, or returns undefined when there is none or it cannot be used. */
+export function readShardSnapshot(dir: string, shardNo: number, params: Bm25Params): Shard | undefined {
+  const file = shardFile(dir, shardNo);
+  if (!fs.existsSync(file)) return undefined;
+  try {
+    return decodeShard(fs.readFileSync(file), params);
+  } catch (err) {
+    if (err instanceof SnapshotFormatError || err instanceof SyntaxError) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Messages between the core and a shard thread. Plain data only (structured clone); the core
+ * imports these as types.
+ */
+import type { Filter } from '../../core/domain/filter.js';
+
+/** What a shard indexes of one chunk. */
+export interface ShardDoc {
+  readonly chunkId: string;
+  /** Text for BM25 (fulltext_content, else chunk_html as text). */
+  readonly text: string;
+  readonly trackingId: string | null;
+  readonly link: string | null;
+  readonly tagSet: readonly string[];
+  readonly numValue: number | null;
+  /** Epoch milliseconds. */
+  readonly timeStamp: number | null;
+  readonly lat: number | null;
+  readonly lon: number | null;
+  readonly groupIds: readonly string[];
+  readonly metadata: unknown;
+}
+
+/** Identifies one shard of a dataset. */
+export interface ShardKey {
+  readonly datasetId: string;
+  /** Index of this shard among the dataset's shards. */
+  readonly shard: number;
+}
+
+/** BM25 parameters of a dataset. */
+export interface Bm25Params {
+  readonly k1: number;
+  readonly b: number;
+}
+
+/** Tasks a shard thread runs. */
+export type ShardTask =
+  | ({ readonly op: 'apply'; readonly upserts: readonly ShardDoc[]; readonly deletes: readonly string[]; readonly seq: number; readonly bm25: Bm25Params } & ShardKey)
+  | ({ readonly op: 'termStats'; readonly text: string } & ShardKey)
+  | ({
+      readonly op: 'search';
+      /** The query text; analyzed here when `stats` is null. */
+      readonly text: string;
+      /** Corpus statistics summed over all shards, with `terms`; null: this is the only shard. */
+      readonly stats: TermStatsReply | null;
+      readonly k: number;
+      readonly filter: Filter | null;
+      readonly minScore: number | null;
+      readonly countTotal: boolean;
+    } & ShardKey)
+  | ({ readonly op: 'scroll'; readonly filter: Filter | null; readonly afterId: string | null; readonly limit: number; readonly sortField: string | null; readonly descending: boolean } & ShardKey)
+  | ({ readonly op: 'stats' } & ShardKey)
+  | ({ readonly op: 'analyze'; readonly text: string } & ShardKey)
+  | ({ readonly op: 'snapshot'; readonly dir: string } & ShardKey)
+  | ({ readonly op: 'load'; readonly dir: string; readonly bm25: Bm25Params } & ShardKey)
+  | ({ readonly op: 'drop' } & ShardKey);
+
+/** Reply of `termStats`: the analyzed query and this shard's statistics for it. */
+export interface TermStatsReply {
+  readonly terms: string[];
+  readonly docCount: number;
+  readonly totalLength: number;
+  readonly docFreqs: number[];
+}
+
+/** Reply of `search`: best first. */
+export interface SearchShardReply {
+  readonly chunkIds: string[];
+  readonly scores: number[];
+  /** Matches above minScore (only when countTotal). */
+  readonly total: number;
+}
+
+/** Reply of `scroll`: ids in the requested order with the sort key (NaN when none). */
+export interface ScrollShardReply {
+  readonly chunkIds: string[];
+  readonly keys: number[];
+}
+
+/** Reply of `stats`. */
+export interface ShardStatsReply {
+  readonly chunkCount: number;
+  readonly appliedSeq: number;
+}
+
+/** Reply of `load`: the sequence the snapshot covers (0 when there was none). */
+export interface LoadReply {
+  readonly appliedSeq: number;
+  readonly loaded: boolean;
+}

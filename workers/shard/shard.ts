@@ -1,0 +1,136 @@
+/**
+ * One shard of one dataset, living in exactly one thread: the BM25 index, the filterable fields
+ * (keyed by the index's internal ids) and the change-log sequence it has applied.
+ */
+import type { Filter } from '../../core/domain/filter.js';
+import { evaluateFilter, liveSet } from './filter/evaluate.js';
+import { FieldStore } from './filter/field-store.js';
+import type { Bm25Params, ScrollShardReply, SearchShardReply, ShardDoc, ShardStatsReply, TermStatsReply } from './protocol.js';
+import { Bm25Index } from './sparse/bm25-index.js';
+
+/** Sort key of a document for scroll-by-field; NaN when the document has none. */
+function sortKey(fields: FieldStore, id: number, field: string): number {
+  if (field === 'num_value') return fields.numValue[id]!;
+  if (field === 'time_stamp') return fields.timeStamp[id]!;
+  if (field.startsWith('metadata.')) {
+    let v: unknown = fields.metadata[id];
+    for (const k of field.slice(9).split('.')) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+    return typeof v === 'number' ? v : Number.NaN;
+  }
+  return Number.NaN;
+}
+
+/** A shard's state and operations. */
+export class Shard {
+  index: Bm25Index;
+  fields = new FieldStore();
+  appliedSeq = 0;
+
+  constructor(readonly params: Bm25Params, index?: Bm25Index) {
+    this.index = index ?? new Bm25Index({ k1: params.k1, b: params.b });
+  }
+
+  /** Applies upserts and deletes recorded through `seq` (idempotent: replays are harmless). */
+  apply(upserts: readonly ShardDoc[], deletes: readonly string[], seq: number): void {
+    for (const chunkId of deletes) {
+      const id = this.index.internalId(chunkId);
+      if (id !== undefined) this.fields.clear(id);
+      this.index.remove(chunkId);
+    }
+    for (const doc of upserts) this.upsert(doc);
+    this.appliedSeq = Math.max(this.appliedSeq, seq);
+  }
+
+  /** Indexes one document, replacing any previous version. */
+  upsert(doc: ShardDoc): void {
+    const old = this.index.internalId(doc.chunkId);
+    if (old !== undefined) this.fields.clear(old);
+    const id = this.index.upsert(doc.chunkId, doc.text);
+    this.fields.set(id, doc);
+  }
+
+  /** The analyzed query with this shard's corpus statistics and document frequencies for it. */
+  termStats(text: string): TermStatsReply {
+    const terms = this.index.analyzer.analyze(text);
+    const s = this.index.stats();
+    return { terms, docCount: s.docCount, totalLength: s.totalLength, docFreqs: Array.from(this.index.termDocFreqs(terms)) };
+  }
+
+  /**
+   * Top `k` by BM25, restricted by the filter and `minScore`. `global` carries statistics summed
+   * over every shard of the dataset (so scores do not depend on the shard count); null means
+   * this shard is the only one and its own statistics are global.
+   */
+  search(
+    text: string,
+    global: TermStatsReply | null,
+    k: number,
+    filter: Filter | null,
+    minScore: number | null,
+    countTotal: boolean,
+  ): SearchShardReply {
+    const stats = global ?? this.termStats(text);
+    const terms = stats.terms;
+    const allow = this.allow(filter);
+    const live = this.fields.size;
+    const want = countTotal ? live : k;
+    const hits = this.index.search(terms, want, stats, allow);
+    const chunkIds: string[] = [];
+    const scores: number[] = [];
+    let total = 0;
+    for (let i = 0; i < hits.scores.length; i++) {
+      const s = hits.scores[i]!;
+      if (minScore !== null && s < minScore) break;
+      total++;
+      if (chunkIds.length < k) {
+        chunkIds.push(hits.chunkIds[i]!);
+        scores.push(s);
+      }
+    }
+    return { chunkIds, scores, total: countTotal ? total : 0 };
+  }
+
+  /** The filter's bitset over this shard's ids (null: no restriction). */
+  allow(filter: Filter | null) {
+    return evaluateFilter(filter, this.fields, Math.max(this.index.capacity, this.fields.capacity), (cid) => this.fields.chunkIndex.get(cid));
+  }
+
+  /**
+   * Up to `limit` ids passing the filter: by chunk id ascending after `afterId`, or by a field
+   * (documents without the field last).
+   */
+  scroll(filter: Filter | null, afterId: string | null, limit: number, sortField: string | null, descending: boolean): ScrollShardReply {
+    const capacity = Math.max(this.index.capacity, this.fields.capacity);
+    const allow = this.allow(filter) ?? liveSet(this.fields, capacity);
+    const picked: { id: string; key: number }[] = [];
+    allow.forEach((internal) => {
+      const chunkId = this.fields.chunkId[internal];
+      if (chunkId == null) return;
+      if (sortField === null) {
+        if (afterId === null || chunkId > afterId) picked.push({ id: chunkId, key: Number.NaN });
+      } else {
+        picked.push({ id: chunkId, key: sortKey(this.fields, internal, sortField) });
+      }
+    });
+    if (sortField === null) {
+      picked.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    } else {
+      const dir = descending ? -1 : 1;
+      picked.sort((a, b) => {
+        const an = Number.isNaN(a.key);
+        const bn = Number.isNaN(b.key);
+        if (an !== bn) return an ? 1 : -1;
+        if (!an && a.key !== b.key) return (a.key - b.key) * dir;
+        return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+      });
+    }
+    const page = picked.slice(0, limit);
+    return { chunkIds: page.map((p) => p.id), keys: page.map((p) => p.key) };
+  }
+
+  /** Size figures. */
+  stats(): ShardStatsReply {
+    const s = this.index.stats();
+    return { chunkCount: s.docCount, appliedSeq: this.appliedSeq };
+  }
+}
