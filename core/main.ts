@@ -16,8 +16,16 @@ const engine = new Engine(config, store, pool, logger);
 const server = await startCoreServer(config, logger, VERSION, engine);
 // Warm in the background: the core answers at once, and a query for a dataset still loading waits for it.
 void engine.warmup().catch((err: unknown) => logger.error({ err }, 'warmup failed'));
+const CATCH_UP_MS = 1000;
+let catching = false;
+const catchUp = setInterval(() => {
+  if (catching) return;
+  catching = true;
+  engine.catchUp().catch((err: unknown) => logger.warn({ err }, 'catch-up failed')).finally(() => (catching = false));
+}, CATCH_UP_MS);
 
 onShutdown(logger, async () => {
+  clearInterval(catchUp);
   await server.close(config.shutdownGraceMs);
   await engine.snapshotAll();
   await pool.close();

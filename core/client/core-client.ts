@@ -54,11 +54,16 @@ export function connectCore(address: string, deadlineMs: number): CoreClient {
   const Client = loadCoreService();
   const client = new Client(address, grpc.credentials.createInsecure(), {
     'grpc.max_receive_message_length': 256 * 1024 * 1024,
+    // A restarted core must be found within a second, not after grpc's default backoff of minutes.
+    'grpc.initial_reconnect_backoff_ms': 100,
+    'grpc.max_reconnect_backoff_ms': 1000,
   }) as grpc.Client & Record<string, (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: Callback<unknown>) => void>;
 
-  const call = <Res>(method: string, request: unknown, ms = deadlineMs): Promise<Res> =>
+  // Queries wait (within their deadline) for a core that is reconnecting; health and writes'
+  // Apply fail fast, since a write is already durable and health must report at once.
+  const call = <Res>(method: string, request: unknown, ms = deadlineMs, waitForReady = true): Promise<Res> =>
     new Promise<Res>((resolve, reject) => {
-      client[method]!(request, new grpc.Metadata(), { deadline: Date.now() + ms }, (err, reply) => {
+      client[method]!(request, new grpc.Metadata({ waitForReady }), { deadline: Date.now() + ms }, (err, reply) => {
         if (!err) return resolve(reply as Res);
         if (err.code === grpc.status.UNAVAILABLE) {
           return reject(new QuarryError('unavailable', `the search core at ${address} is not answering (${err.details})`, { cause: err, retryAfterSeconds: 1 }));
@@ -72,8 +77,9 @@ export function connectCore(address: string, deadlineMs: number): CoreClient {
     });
 
   return {
-    health: (ms) => call<HealthReply>('Health', {}, ms),
-    apply: async (datasetId, minSeq = 0) => Number((await call<{ applied_seq: number }>('Apply', { dataset_id: datasetId, min_seq: minSeq })).applied_seq),
+    health: (ms) => call<HealthReply>('Health', {}, ms, false),
+    apply: async (datasetId, minSeq = 0) =>
+      Number((await call<{ applied_seq: number }>('Apply', { dataset_id: datasetId, min_seq: minSeq }, deadlineMs, false)).applied_seq),
     search: async (args) => {
       const r = await call<{ chunks: ScoredChunk[]; total: number }>('Search', args);
       return { chunks: r.chunks, total: Number(r.total) };

@@ -44,6 +44,7 @@ const num = (v: unknown, fallback: number): number => (typeof v === 'number' && 
 export class Engine {
   private readonly datasets = new Map<string, DatasetIndex>();
   private readonly admission: Admission;
+  private seenHead = 0;
 
   constructor(
     private readonly config: Config,
@@ -134,6 +135,19 @@ export class Engine {
     const existing = this.datasets.get(datasetId);
     this.datasets.delete(datasetId);
     if (existing) await existing.drop();
+  }
+
+  /**
+   * Applies changes that no writer announced (a writer whose Apply call failed, or another
+   * process writing to the store): a cheap check of the log head, then the datasets behind it.
+   */
+  async catchUp(): Promise<void> {
+    const head = await this.store.changeLog.head();
+    if (head <= this.seenHead) return;
+    for (const index of this.datasets.values()) {
+      if (index.appliedSeq < head) await index.apply(0).catch((err: unknown) => this.logger.warn({ err, dataset: index.datasetId }, 'catch-up failed'));
+    }
+    this.seenHead = head;
   }
 
   /** Snapshots every loaded dataset. */

@@ -34,6 +34,8 @@ export class FieldStore {
   /** Upper bound (exclusive) of ids ever set. */
   capacity = 0;
   alive = new Uint8Array(64);
+  /** The same liveness as a bitset's words, kept current so filters need not rebuild it per query. */
+  aliveWords = new Uint32Array(2);
   numValue = new Float64Array(64).fill(Number.NaN);
   /** Epoch milliseconds. */
   timeStamp = new Float64Array(64).fill(Number.NaN);
@@ -66,6 +68,12 @@ export class FieldStore {
     this.lat = growF64(this.lat, id);
     this.lon = growF64(this.lon, id);
     this.capacity = Math.max(this.capacity, id + 1);
+    if (id >>> 5 >= this.aliveWords.length) {
+      const words = new Uint32Array(Math.max((id >>> 5) + 1, this.aliveWords.length * 2));
+      words.set(this.aliveWords);
+      this.aliveWords = words;
+    }
+    this.aliveWords[id >>> 5]! |= 1 << (id & 31);
     this.alive[id] = 1;
     this.size++;
     this.numValue[id] = doc.numValue ?? Number.NaN;
@@ -89,6 +97,7 @@ export class FieldStore {
   clear(id: number): void {
     if (id >= this.capacity || this.alive[id] !== 1) return;
     this.alive[id] = 0;
+    this.aliveWords[id >>> 5]! &= ~(1 << (id & 31));
     this.size--;
     for (const t of this.tags[id] ?? []) unpost(this.tagIndex, t, id);
     for (const g of this.groups[id] ?? []) unpost(this.groupIndex, g, id);

@@ -1,0 +1,91 @@
+/**
+ * Starts a private quarry stack for a benchmark: its own redis-server on a free loopback port and
+ * the core, facade and job workers from dist/, each with a temporary data directory.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { repoRoot } from './scifact.js';
+
+/** A running benchmark stack. */
+export interface BenchStack {
+  readonly baseUrl: string;
+  readonly grpcAddress: string;
+  readonly adminKey: string;
+  readonly dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** A free loopback port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not come up within ${timeoutMs} ms`);
+}
+
+/** Starts the stack; extra env goes to every quarry process. */
+export async function startBenchStack(env: Record<string, string> = {}): Promise<BenchStack> {
+  if (!fs.existsSync(path.join(repoRoot, 'dist/facade/main.js'))) throw new Error('run `npm run build` first');
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-'));
+  const [redisPort, httpPort, grpcPort] = [await freePort(), await freePort(), await freePort()];
+  const adminKey = `tr-${randomBytes(24).toString('base64url').replace(/[^A-Za-z0-9]/g, 'a').slice(0, 32)}`;
+  const children: ChildProcess[] = [];
+  const redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir', dataDir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  children.push(redis);
+  const fullEnv = {
+    ...process.env,
+    QUARRY_DATA_DIR: dataDir,
+    QUARRY_REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    QUARRY_HTTP_PORT: String(httpPort),
+    QUARRY_GRPC_PORT: String(grpcPort),
+    ADMIN_API_KEY: adminKey,
+    QUARRY_LOG_LEVEL: 'warn',
+    ...env,
+  };
+  for (const entry of ['dist/core/main.js', 'dist/facade/main.js', 'dist/workers/jobs/main.js']) {
+    children.push(spawn(process.execPath, [path.join(repoRoot, entry)], { env: fullEnv, stdio: ['ignore', 'ignore', 'inherit'] }));
+  }
+  const baseUrl = `http://127.0.0.1:${httpPort}`;
+  await waitFor(async () => (await fetch(`${baseUrl}/api/health`)).status === 200, 'quarry');
+  return {
+    baseUrl,
+    grpcAddress: `127.0.0.1:${grpcPort}`,
+    adminKey,
+    dataDir,
+    async stop() {
+      for (const c of children.reverse()) c.kill('SIGTERM');
+      await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** POSTs JSON with a key and headers; throws on a non-2xx answer. */
+export async function post(baseUrl: string, p: string, body: unknown, headers: Record<string, string>): Promise<any> {
+  const res = await fetch(baseUrl + p, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${p}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** Machine description for benchmark reports. */
+export function machine(): string {
+  return `${os.cpus()[0]?.model ?? 'unknown cpu'}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, ${os.platform()} ${os.arch()}`;
+}
