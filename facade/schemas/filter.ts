@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import type { Condition, Filter, Range, Value } from '../../core/domain/filter.js';
-import { finite, geoPoint, timestamp } from './common.js';
+import { parseTimestamp } from '../../core/domain/time.js';
+import { finite, geoPoint } from './common.js';
 
 const value = z.union([z.string(), finite, z.boolean()]);
 const values = z.array(value).nullable().optional();
@@ -21,7 +22,19 @@ const range = z.object({
 });
 
 /** A date_range: timestamps (or epoch numbers, read as seconds like the reference stores them). */
-const dateBound = z.union([timestamp, finite.transform((n) => n * 1000)]).nullable().optional();
+const dateBound = z
+  .unknown()
+  .transform((v, ctx): number | null => {
+    if (v === null || v === undefined) return null;
+    if (typeof v === 'number' && Number.isFinite(v)) return v * 1000;
+    const ms = typeof v === 'string' ? parseTimestamp(v) : undefined;
+    if (ms === undefined) {
+      ctx.addIssue({ code: 'custom', message: `Invalid timestamp format ${JSON.stringify(v)} (use ISO 8601, e.g. 2024-01-31 12:00:00)` });
+      return z.NEVER;
+    }
+    return ms;
+  })
+  .optional();
 const dateRange = z.object({ gt: dateBound, gte: dateBound, lt: dateBound, lte: dateBound });
 
 const toRange = (r: { gt?: number | null; gte?: number | null; lt?: number | null; lte?: number | null }): Range => {
