@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# ./deploy/test.sh [vitest args...] — install/build, then run the test suite against a throwaway
+# Redis on a free loopback port. Exits with vitest's exit code; Redis and its temp dir are always
+# removed.
+set -euo pipefail
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+
+./deploy/install.sh
+
+TMP=$(mktemp -d -t quarry-test.XXXXXX)
+# shellcheck disable=SC2317  # called from the EXIT trap
+cleanup() {
+  ./deploy/redis.sh stop "$TMP" || true
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+# Turn signals into a normal exit so the EXIT trap runs (vitest gets Ctrl-C itself, same group).
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# free-port releases the port before redis binds it, so another process can take it in between;
+# a couple of retries make that race harmless.
+started=0
+for _ in 1 2 3; do
+  PORT=$(./deploy/redis.sh free-port)
+  if ./deploy/redis.sh start "$PORT" "$TMP"; then started=1; break; fi
+  ./deploy/redis.sh stop "$TMP" || true
+done
+[ "$started" = 1 ] || { echo "test.sh: could not start a test Redis" >&2; exit 1; }
+export QUARRY_TEST_REDIS_URL="redis://127.0.0.1:$PORT"
+
+# --no: never download vitest; it must come from node_modules (npm ci above).
+set +e
+npx --no vitest run "$@"
+code=$?
+set -e
+exit "$code"
