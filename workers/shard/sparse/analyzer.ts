@@ -52,6 +52,10 @@ export interface Analyzer {
   readonly options: Readonly<AnalyzerOptions>;
   /** Tokens of `text` in order (duplicates kept). */
   analyze(text: string): string[];
+  /** Like {@link analyze} but not stemmed yet: `analyze(t)` is `unstemmed(t).map(stem)`. */
+  unstemmed(text: string): string[];
+  /** The stem of one unstemmed token (identity when stemming is off). */
+  stem(token: string): string;
 }
 
 // Marks (\p{M}) are kept inside words because Indic and other abugida scripts write vowels as
@@ -92,7 +96,7 @@ export function createAnalyzer(options: Partial<AnalyzerOptions> = {}): Analyzer
     return out;
   };
 
-  const analyze = (text: string): string[] => {
+  const unstemmed = (text: string): string[] => {
     const out: string[] = [];
     const normalized = text.normalize('NFKC').toLowerCase();
     WORD.lastIndex = 0;
@@ -101,10 +105,16 @@ export function createAnalyzer(options: Partial<AnalyzerOptions> = {}): Analyzer
       // Cheap length test first; code points only matter near the limit.
       if (token.length > opts.maxTokenLength && codePointLength(token) > opts.maxTokenLength) continue;
       if (opts.removeStopWords && ENGLISH_STOP_WORDS.has(token)) continue;
-      out.push(opts.stem ? stem(token) : token);
+      out.push(token);
     }
     return out;
   };
 
-  return { options: opts, analyze };
+  const analyze = (text: string): string[] => {
+    const out = unstemmed(text);
+    if (opts.stem) for (let i = 0; i < out.length; i++) out[i] = stem(out[i]!);
+    return out;
+  };
+
+  return { options: opts, analyze, unstemmed, stem: opts.stem ? stem : (token: string) => token };
 }

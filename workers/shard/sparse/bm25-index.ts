@@ -7,7 +7,7 @@ import { createAnalyzer, type Analyzer, type AnalyzerOptions } from './analyzer.
 import type { Bitset } from './bitset.js';
 import { DocIdMap } from './doc-id-map.js';
 import { grown } from './grow.js';
-import { MaxScoreScratch, maxScoreTopK, type ScoringList } from './max-score.js';
+import { MaxScoreScratch, maxScoreTopK } from './max-score.js';
 import { MAX_TF, PostingsStore } from './postings-store.js';
 import { TopKHeap } from './top-k-heap.js';
 
@@ -93,6 +93,11 @@ export interface Bm25State {
   totalLength: number;
 }
 
+/** Entries of the unstemmed-token cache before it is cleared (a few MiB at most). */
+const RAW_TERM_CACHE = 1 << 18;
+
+const emptyHits = (): Bm25Hits => ({ ids: new Uint32Array(0), scores: new Float64Array(0), chunkIds: [] });
+
 /** Idf as Lucene computes it; always positive, which MaxScore relies on. */
 export const bm25Idf = (docCount: number, df: number): number => Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
 
@@ -121,7 +126,11 @@ export class Bm25Index {
   private totalLength = 0;
   /** Tombstoned ids whose postings are not purged yet. */
   private dead: number[] = [];
-  private readonly tf = new Map<number, number>();
+  /** Upsert scratch: per-term counts (zero between upserts) and the distinct terms of the doc. */
+  private tfCount = new Uint32Array(1024);
+  private docTerms = new Uint32Array(256);
+  /** Unstemmed token -> term id (see {@link termOfRaw}); term ids never change, so entries stay valid. */
+  private readonly rawTerms = new Map<string, number>();
   private readonly heap: TopKHeap;
   private readonly scratch = new MaxScoreScratch();
 
@@ -157,27 +166,54 @@ export class Bm25Index {
 
   /** Indexes `text` under `chunkId`, replacing any previous version; returns the internal id. */
   upsert(chunkId: string, text: string): number {
-    return this.upsertTokens(chunkId, this.analyzer.analyze(text));
+    return this.index(chunkId, this.analyzer.unstemmed(text), true);
   }
 
   /** Like {@link upsert} with already analyzed tokens (same analyzer options, please). */
   upsertTokens(chunkId: string, tokens: readonly string[]): number {
+    return this.index(chunkId, tokens, false);
+  }
+
+  /**
+   * Term id of an unstemmed token. One Map lookup per token instead of two (stem cache, then
+   * dictionary); bounded like the stem cache, and cleared wholesale when full (cheap, rare).
+   */
+  private termOfRaw(raw: string): number {
+    const known = this.rawTerms.get(raw);
+    if (known !== undefined) return known;
+    const t = this.post.intern(this.analyzer.stem(raw));
+    if (this.rawTerms.size >= RAW_TERM_CACHE) this.rawTerms.clear();
+    this.rawTerms.set(raw, t);
+    return t;
+  }
+
+  private index(chunkId: string, tokens: readonly string[], raw: boolean): number {
     if (this.ids.idOf(chunkId) !== undefined) this.remove(chunkId);
     const id = this.ids.allocate(chunkId);
     this.ensureDocCapacity(id + 1);
-    const tf = this.tf;
-    tf.clear();
-    for (const token of tokens) {
-      const t = this.post.intern(token);
-      tf.set(t, (tf.get(t) ?? 0) + 1);
+    // Count with a dense array indexed by term id instead of a Map per doc: no hashing, no boxing.
+    const post = this.post;
+    let distinct = 0;
+    for (let i = 0; i < tokens.length; i++) {
+      const t = raw ? this.termOfRaw(tokens[i]!) : post.intern(tokens[i]!);
+      if (t >= this.tfCount.length) this.tfCount = grown(this.tfCount, t + 1);
+      if (this.tfCount[t]!++ === 0) {
+        if (distinct === this.docTerms.length) this.docTerms = grown(this.docTerms, distinct + 1);
+        this.docTerms[distinct++] = t;
+      }
     }
     const len = tokens.length;
-    this.fwdPool = grown(this.fwdPool, this.fwdUsed + tf.size);
+    this.fwdPool = grown(this.fwdPool, this.fwdUsed + distinct);
     this.fwdStart[id] = this.fwdUsed;
-    this.fwdCount[id] = tf.size;
-    for (const [t, count] of tf) {
+    this.fwdCount[id] = distinct;
+    const tfCount = this.tfCount;
+    const docTerms = this.docTerms;
+    for (let j = 0; j < distinct; j++) {
+      const t = docTerms[j]!;
+      const count = tfCount[t]!;
+      tfCount[t] = 0;
       this.fwdPool[this.fwdUsed++] = t;
-      this.post.append(t, id, Math.min(count, MAX_TF), len);
+      post.append(t, id, count < MAX_TF ? count : MAX_TF, len);
     }
     this.docLen[id] = len;
     this.alive[id] = 1;
@@ -193,13 +229,18 @@ export class Bm25Index {
     this.alive[id] = 0;
     const start = this.fwdStart[id]!;
     const end = start + this.fwdCount[id]!;
-    for (let i = start; i < end; i++) this.post.df[this.fwdPool[i]!]!--;
+    for (let i = start; i < end; i++) this.post.release(this.fwdPool[i]!);
     this.liveCount--;
     this.totalLength -= this.docLen[id]!;
     this.dead.push(id);
     const o = this.options;
     if (this.dead.length >= o.compactMinDead && this.dead.length > o.compactDeadRatio * this.liveCount) this.compact();
     return true;
+  }
+
+  /** Number of distinct terms that occur in at least one live document (terms whose documents were all deleted do not count). */
+  get termCount(): number {
+    return this.post.liveTerms;
   }
 
   /** This shard's corpus statistics. */
@@ -222,34 +263,31 @@ export class Bm25Index {
    * when given. Exact: equal to exhaustive BM25 scoring, MaxScore only skips hopeless documents.
    */
   search(queryTerms: readonly string[], k: number, global: GlobalStats, allow: Bitset | null = null): Bm25Hits {
-    const empty: Bm25Hits = { ids: new Uint32Array(0), scores: new Float64Array(0), chunkIds: [] };
-    if (k <= 0 || global.docCount <= 0 || global.totalLength <= 0) return empty;
+    if (k <= 0 || global.docCount <= 0 || global.totalLength <= 0) return emptyHits();
     const { k1, b } = this.options;
     const post = this.post;
-    // Merge repeated terms into one list with a weight that counts each occurrence.
-    const byTerm = new Map<number, ScoringList>();
+    const lists = this.scratch;
+    lists.reset();
+    // Merge repeated terms into one list whose weight counts each occurrence (in query order,
+    // so the sum is the same float on every shard).
     for (let i = 0; i < queryTerms.length; i++) {
       const t = post.termIds.get(queryTerms[i]!);
       if (t === undefined || post.len[t] === 0) continue;
-      const idf = bm25Idf(global.docCount, global.docFreqs[i] ?? 0);
-      const w = idf * (k1 + 1);
-      const seen = byTerm.get(t);
-      if (seen !== undefined) {
-        seen.weight += w;
-        continue;
-      }
-      post.ensureSorted(t);
-      byTerm.set(t, { docs: post.docs[t]!, tfs: post.tfs[t]!, length: post.len[t]!, weight: w, upperBound: 0, rank: byTerm.size });
+      const w = bm25Idf(global.docCount, global.docFreqs[i] ?? 0) * (k1 + 1);
+      const j = lists.indexOf(t);
+      if (j >= 0) lists.weight[j] = lists.weight[j]! + w;
+      else lists.add(t, w);
     }
-    if (byTerm.size === 0) return empty;
+    if (lists.m === 0) return emptyHits();
     const avgdl = global.totalLength / global.docCount;
-    const lists: ScoringList[] = [];
-    for (const [t, l] of byTerm) {
-      l.upperBound = l.weight * post.saturationBound(t, avgdl, this.docLen);
-      lists.push(l);
+    for (let j = 0; j < lists.m; j++) {
+      const t = lists.term[j]!;
+      post.ensureSorted(t);
+      const sat = post.ensureBounds(t, avgdl, this.docLen);
+      lists.setPostings(j, post.docs[t]!, post.tfs[t]!, post.len[t]!, post.blockLast[t]!, post.blockMax[t]!, sat);
     }
     this.heap.reset(k);
-    maxScoreTopK(lists, { docLen: this.docLen, alive: this.alive, allow, k1, b, avgdl }, this.heap, this.scratch);
+    maxScoreTopK(lists, { docLen: this.docLen, alive: this.alive, allow, k1, b, avgdl }, this.heap);
     const { ids, scores } = this.heap.drain();
     const chunkIds = new Array<string>(ids.length);
     for (let i = 0; i < ids.length; i++) chunkIds[i] = this.ids.chunkIdOf(ids[i]!)!;

@@ -1,31 +1,28 @@
 /**
- * MaxScore dynamic pruning (Turtle & Flood 1995, document-at-a-time form) for BM25 top-k.
- * Returns exactly what exhaustive scoring would: pruning only skips documents whose upper bound
- * is strictly below the current k-th score, so ties at the threshold are still scored.
+ * Block-max MaxScore top-k for BM25 (Turtle & Flood 1995; windowed as in Lucene's
+ * MaxScoreBulkScorer). The doc id space is cut into windows (2048-8192 doc ids, ending at a
+ * block boundary of an essential list when that allows); the pruning threshold starts from a
+ * seeded floor (seed-floor.ts) instead of -Infinity; in each window every list gets a bound from its block maxima, lists whose
+ * bounds together cannot reach the k-th score are non-essential there, the essential lists are
+ * scored term-at-a-time into a window accumulator, and each candidate then probes the
+ * non-essential lists until its bound drops below the threshold. Exact: a document is only
+ * skipped when an upper bound of its score is strictly below the current k-th score.
  */
 import type { Bitset } from './bitset.js';
+import { BOUND_SLACK, MaxScoreScratch, MIN_WINDOW, THETA_SLACK, WINDOW } from './max-score-scratch.js';
+import { BLOCK_SHIFT } from './postings-store.js';
+import { seedFloor } from './seed-floor.js';
 import type { TopKHeap } from './top-k-heap.js';
 
-/** One query term's postings, as prepared by the index for a search. */
-export interface ScoringList {
-  /** Doc ids ascending; only the first `length` entries are valid. */
-  docs: Uint32Array;
-  /** Term frequencies aligned with `docs`. */
-  tfs: Uint16Array;
-  /** Number of valid entries. */
-  length: number;
-  /** qtf * idf * (k1 + 1): the factor in front of the tf saturation. */
-  weight: number;
-  /** Upper bound of this term's contribution to any document's score. */
-  upperBound: number;
-  /**
-   * Canonical position (first occurrence in the query, 0..m-1). Final scores are summed in this
-   * order so that a document scores bit-identically whatever the shard's own list order is.
-   */
-  rank: number;
-}
+export { MaxScoreScratch };
 
-/** Document-level inputs shared by all lists of one search. */
+/** Cursor value of an exhausted list (larger than every doc id). */
+const END = 0xffffffff;
+
+/** Past this many blocks a list's window bound is its list-wide bound (cheaper than the scan). */
+const MAX_BLOCK_SCAN = 8;
+
+/** Document-level inputs of one search. */
 export interface ScoringContext {
   /** Token count per internal id. */
   docLen: Uint32Array;
@@ -37,99 +34,6 @@ export interface ScoringContext {
   b: number;
   /** Global average document length. */
   avgdl: number;
-}
-
-// Upper bounds are inflated by this relative margin so that rounding in a sum of bounds can never
-// make a tied or better document look prunable (exactness over a negligible loss of pruning).
-const BOUND_SLACK = 1 + 1e-9;
-
-const END = 0xffffffff;
-
-/** Scores `lists` into `heap` (already reset to k); lists may be reordered. Scratch is reused by the caller. */
-export function maxScoreTopK(lists: ScoringList[], ctx: ScoringContext, heap: TopKHeap, scratch: MaxScoreScratch): void {
-  const m = lists.length;
-  if (m === 0) return;
-  // Cheapest bounds first: the non-essential prefix is then as long as possible.
-  lists.sort((x, y) => x.upperBound - y.upperBound);
-  scratch.ensure(m);
-  const pos = scratch.pos;
-  const cur = scratch.cur;
-  const prefix = scratch.prefix;
-  const contrib = scratch.contrib;
-  let acc = 0;
-  for (let i = 0; i < m; i++) {
-    const l = lists[i]!;
-    pos[i] = 0;
-    cur[i] = l.length > 0 ? l.docs[0]! : END;
-    acc += l.upperBound * BOUND_SLACK;
-    prefix[i] = acc;
-  }
-  const { docLen, alive, allow, k1, b } = ctx;
-  const lenScale = (k1 * b) / ctx.avgdl;
-  const lenBase = k1 * (1 - b);
-
-  let theta = heap.threshold;
-  // Lists [0, pivot) are non-essential: together they cannot lift a document to theta.
-  let pivot = 0;
-  while (pivot < m && prefix[pivot]! < theta) pivot++;
-
-  while (pivot < m) {
-    let doc = END;
-    for (let i = pivot; i < m; i++) if (cur[i]! < doc) doc = cur[i]!;
-    if (doc === END) break;
-
-    const usable = alive[doc] === 1 && (allow === null || allow.has(doc));
-    const norm = lenBase + lenScale * docLen[doc]!;
-    let score = 0;
-    if (usable) contrib.fill(0, 0, m);
-    for (let i = pivot; i < m; i++) {
-      if (cur[i] !== doc) continue;
-      const l = lists[i]!;
-      const p = pos[i]!;
-      if (usable) {
-        const tf = l.tfs[p]!;
-        const c = (l.weight * tf) / (tf + norm);
-        contrib[l.rank] = c;
-        score += c;
-      }
-      const np = p + 1;
-      pos[i] = np;
-      cur[i] = np < l.length ? l.docs[np]! : END;
-    }
-    if (!usable) continue;
-
-    // Non-essential lists, biggest bound first; stop as soon as the rest cannot reach theta.
-    let hopeless = false;
-    for (let i = pivot - 1; i >= 0; i--) {
-      if (score + prefix[i]! < theta) {
-        hopeless = true;
-        break;
-      }
-      if (cur[i]! < doc) {
-        const l = lists[i]!;
-        const np = advance(l.docs, l.length, pos[i]!, doc);
-        pos[i] = np;
-        cur[i] = np < l.length ? l.docs[np]! : END;
-      }
-      if (cur[i] === doc) {
-        const l = lists[i]!;
-        const tf = l.tfs[pos[i]!]!;
-        const c = (l.weight * tf) / (tf + norm);
-        contrib[l.rank] = c;
-        score += c;
-      }
-    }
-    if (hopeless) continue;
-    let exact = 0;
-    for (let r = 0; r < m; r++) exact += contrib[r]!;
-    if (heap.push(doc, exact)) {
-      const t = heap.threshold;
-      if (t !== theta) {
-        theta = t;
-        while (pivot < m && prefix[pivot]! < theta) pivot++;
-      }
-    }
-  }
 }
 
 /** First index >= from whose doc is >= target (galloping, then binary search). */
@@ -151,19 +55,264 @@ function advance(docs: Uint32Array, length: number, from: number, target: number
   return lo;
 }
 
-/** Reusable per-search buffers (one per index, so one per shard thread). */
-export class MaxScoreScratch {
-  pos = new Uint32Array(16);
-  cur = new Float64Array(16);
-  prefix = new Float64Array(16);
-  contrib = new Float64Array(16);
+/** Sorts `order[0..m)` by `key` ascending (insertion sort: m is a query's term count). */
+function sortBy(order: Uint32Array, key: Float64Array, m: number): void {
+  for (let a = 1; a < m; a++) {
+    const x = order[a]!;
+    const kx = key[x]!;
+    let j = a - 1;
+    while (j >= 0 && key[order[j]!]! > kx) {
+      order[j + 1] = order[j]!;
+      j--;
+    }
+    order[j + 1] = x;
+  }
+}
 
-  /** Grows the buffers to hold `m` lists. */
-  ensure(m: number): void {
-    if (m <= this.pos.length) return;
-    this.pos = new Uint32Array(m);
-    this.cur = new Float64Array(m);
-    this.prefix = new Float64Array(m);
-    this.contrib = new Float64Array(m);
+/**
+ * Adds the contributions of the non-essential lists `order[0 .. pivot)` of `doc` to `score`,
+ * largest window bound first, leaving their cursors at or past `doc`; returns -1 as soon as what
+ * is left cannot lift the document to `thetaLo`.
+ */
+function probe(s: MaxScoreScratch, doc: number, score: number, norm: number, pivot: number, thetaLo: number): number {
+  const { order, prefix, cur, pos, docs, len, tfs, weight } = s;
+  for (let q = pivot - 1; q >= 0; q--) {
+    if (score + prefix[q]! < thetaLo) return -1;
+    const i = order[q]!;
+    let c = cur[i]!;
+    if (c < doc) {
+      const d = docs[i]!;
+      const n = len[i]!;
+      const p = advance(d, n, pos[i]!, doc);
+      pos[i] = p;
+      c = cur[i] = p < n ? d[p]! : END;
+    }
+    if (c === doc) {
+      const tf = tfs[i]![pos[i]!]!;
+      score += (weight[i]! * tf) / (tf + norm);
+    }
+  }
+  return score < thetaLo ? -1 : score;
+}
+
+/**
+ * The exact score of a candidate: contributions summed in query-term order (the partial sums
+ * used for pruning are in bound order, which differs between shards). Non-essential cursors sit
+ * at or past `doc` after a full probe; essential lists were consumed term-at-a-time, so their
+ * window postings are searched again from a forward-only `rescan` cursor (candidates ascend).
+ */
+function exactScore(s: MaxScoreScratch, doc: number, norm: number): number {
+  const { m, essential, rescan, cur, pos, docs, tfs, weight } = s;
+  let exact = 0;
+  for (let i = 0; i < m; i++) {
+    let p: number;
+    if (essential[i] === 1) {
+      const d = docs[i]!;
+      const end = pos[i]!;
+      p = rescan[i]!;
+      if (p < end && d[p]! < doc) p = advance(d, end, p, doc);
+      rescan[i] = p;
+      if (p >= end || d[p] !== doc) continue;
+    } else {
+      if (cur[i] !== doc) continue;
+      p = pos[i]!;
+    }
+    const tf = tfs[i]![p]!;
+    exact += (weight[i]! * tf) / (tf + norm);
+  }
+  return exact;
+}
+
+/** Scores the lists in `s` into `heap` (already reset to k). */
+export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopKHeap): void {
+  const m = s.m;
+  if (m === 0) return;
+  const { docs, tfs, blockLast, blockMax, len, weight, bound, pos, cur, windowBound, order, prefix, globalOrder, globalPrefix } = s;
+  const { docLen, alive, allow } = ctx;
+  const allowWords = allow === null ? null : allow.words;
+  const allowCap = allow === null ? 0 : allow.capacity;
+  const lenScale = (ctx.k1 * ctx.b) / ctx.avgdl;
+  const lenBase = ctx.k1 * (1 - ctx.b);
+  const acc = s.acc;
+  const seen = s.seen;
+  const essential = s.essential;
+  const rescan = s.rescan;
+
+  for (let i = 0; i < m; i++) {
+    pos[i] = 0;
+    cur[i] = len[i]! > 0 ? docs[i]![0]! : END;
+    globalOrder[i] = i;
+  }
+  // Lists sorted by list-wide bound: a prefix that cannot reach theta on its own never starts a window.
+  sortBy(globalOrder, bound, m);
+  let sum = 0;
+  for (let q = 0; q < m; q++) globalPrefix[q] = sum += bound[globalOrder[q]!]!;
+
+  // theta is the score to beat: the heap's k-th score, or the seeded floor while that is lower.
+  let theta = Math.max(heap.threshold, seedFloor(s, heap.limit, docLen, alive, allow, lenBase, lenScale));
+  let thetaLo = theta * THETA_SLACK;
+  let globalPivot = 0;
+  while (globalPivot < m && globalPrefix[globalPivot]! < thetaLo) globalPivot++;
+
+  for (;;) {
+    // Window start: the next doc of a list that could reach theta together with all others.
+    let wmin = END;
+    for (let q = globalPivot; q < m; q++) {
+      const c = cur[globalOrder[q]!]!;
+      if (c < wmin) wmin = c;
+    }
+    if (wmin === END) break;
+    // Window end: the nearest block end of those lists (so their window bounds are block maxima), within [MIN_WINDOW, WINDOW].
+    let wmax = wmin + WINDOW - 1;
+    for (let q = globalPivot; q < m; q++) {
+      const i = globalOrder[q]!;
+      if (cur[i] === END) continue;
+      const last = blockLast[i]![pos[i]! >>> BLOCK_SHIFT]!;
+      if (last < wmax) wmax = last;
+    }
+    if (wmax < wmin + MIN_WINDOW - 1) wmax = wmin + MIN_WINDOW - 1;
+
+    // Each list's bound inside [wmin, wmax]: the max over the blocks that overlap it.
+    for (let i = 0; i < m; i++) {
+      let c = cur[i]!;
+      const d = docs[i]!;
+      const n = len[i]!;
+      if (c < wmin) {
+        const p = advance(d, n, pos[i]!, wmin);
+        pos[i] = p;
+        c = cur[i] = p < n ? d[p]! : END;
+      }
+      if (c > wmax) {
+        windowBound[i] = 0;
+        continue;
+      }
+      const last = blockLast[i]!;
+      const bmax = blockMax[i]!;
+      const blocks = (n + (1 << BLOCK_SHIFT) - 1) >>> BLOCK_SHIFT;
+      let j = pos[i]! >>> BLOCK_SHIFT;
+      let mx = bmax[j]!;
+      let wb = 0;
+      for (let scanned = 0; last[j]! < wmax && j + 1 < blocks && d[(j + 1) << BLOCK_SHIFT]! <= wmax; scanned++) {
+        if (scanned === MAX_BLOCK_SCAN) {
+          wb = bound[i]!;
+          break;
+        }
+        j++;
+        if (bmax[j]! > mx) mx = bmax[j]!;
+      }
+      windowBound[i] = wb > 0 ? wb : weight[i]! * mx * BOUND_SLACK;
+    }
+    for (let i = 0; i < m; i++) order[i] = i;
+    sortBy(order, windowBound, m);
+    sum = 0;
+    for (let q = 0; q < m; q++) prefix[q] = sum += windowBound[order[q]!]!;
+
+    if (prefix[m - 1]! >= thetaLo) {
+      // Lists order[0 .. pivot) are non-essential here: together they cannot lift a document to theta.
+      let pivot = 0;
+      while (prefix[pivot]! < thetaLo) pivot++;
+      const restBound = pivot > 0 ? prefix[pivot - 1]! : 0;
+
+      if (pivot === m - 1) {
+        // One essential list: document-at-a-time over its postings in the window.
+        const e = order[pivot]!;
+        const ed = docs[e]!;
+        const et = tfs[e]!;
+        const en = len[e]!;
+        const ew = weight[e]!;
+        essential.fill(0, 0, m);
+        let p = pos[e]!;
+        for (; p < en; p++) {
+          const doc = ed[p]!;
+          if (doc > wmax) break;
+          if (alive[doc] !== 1) continue;
+          if (allowWords !== null && (doc >= allowCap || (allowWords[doc >>> 5]! & (1 << (doc & 31))) === 0)) continue;
+          const tf = et[p]!;
+          const norm = lenBase + lenScale * docLen[doc]!;
+          const score = (ew * tf) / (tf + norm);
+          if (score + restBound < thetaLo) continue;
+          if (pivot > 0 && probe(s, doc, score, norm, pivot, thetaLo) < 0) continue;
+          // The essential list's cursor is this posting, so exactScore reads it like the others'.
+          pos[e] = p;
+          cur[e] = doc;
+          const exact = exactScore(s, doc, norm);
+          if (exact >= thetaLo && heap.push(doc, exact) && heap.threshold > theta) {
+            theta = heap.threshold;
+            thetaLo = theta * THETA_SLACK;
+            while (globalPivot < m && globalPrefix[globalPivot]! < thetaLo) globalPivot++;
+          }
+        }
+        pos[e] = p;
+        cur[e] = p < en ? ed[p]! : END;
+      } else {
+        // Several essential lists: term-at-a-time into the window accumulator, then candidates in doc order.
+        essential.fill(0, 0, m);
+        for (let q = pivot; q < m; q++) {
+          const i = order[q]!;
+          const d = docs[i]!;
+          const tl = tfs[i]!;
+          const n = len[i]!;
+          const w = weight[i]!;
+          let p = pos[i]!;
+          essential[i] = 1;
+          rescan[i] = p;
+          for (; p < n; p++) {
+            const doc = d[p]!;
+            if (doc > wmax) break;
+            const slot = doc - wmin;
+            const tf = tl[p]!;
+            // Same operation order as everywhere else (norm first), so scores are bit-identical across paths.
+            const norm = lenBase + lenScale * docLen[doc]!;
+            const c = (w * tf) / (tf + norm);
+            const word = slot >>> 5;
+            const bit = 1 << (slot & 31);
+            if ((seen[word]! & bit) === 0) {
+              seen[word] = seen[word]! | bit;
+              acc[slot] = c;
+            } else {
+              acc[slot] = acc[slot]! + c;
+            }
+          }
+          pos[i] = p;
+          cur[i] = p < n ? d[p]! : END;
+        }
+        const words = ((wmax - wmin) >>> 5) + 1;
+        for (let word = 0; word < words; word++) {
+          let v = seen[word]!;
+          if (v === 0) continue;
+          seen[word] = 0;
+          while (v !== 0) {
+            const low = v & -v;
+            v ^= low;
+            const slot = (word << 5) + 31 - Math.clz32(low);
+            const doc = wmin + slot;
+            const score = acc[slot]!;
+            if (score + restBound < thetaLo) continue;
+            if (alive[doc] !== 1) continue;
+            if (allowWords !== null && (doc >= allowCap || (allowWords[doc >>> 5]! & (1 << (doc & 31))) === 0)) continue;
+            const norm = lenBase + lenScale * docLen[doc]!;
+            if (pivot > 0 && probe(s, doc, score, norm, pivot, thetaLo) < 0) continue;
+            const exact = exactScore(s, doc, norm);
+            if (exact >= thetaLo && heap.push(doc, exact) && heap.threshold > theta) {
+              theta = heap.threshold;
+              thetaLo = theta * THETA_SLACK;
+              while (globalPivot < m && globalPrefix[globalPivot]! < thetaLo) globalPivot++;
+            }
+          }
+        }
+      }
+    }
+
+    // Everything up to wmax is scored or provably hopeless: move the window-starting lists past it.
+    for (let q = globalPivot; q < m; q++) {
+      const i = globalOrder[q]!;
+      if (cur[i]! <= wmax) {
+        const d = docs[i]!;
+        const n = len[i]!;
+        const p = advance(d, n, pos[i]!, wmax + 1);
+        pos[i] = p;
+        cur[i] = p < n ? d[p]! : END;
+      }
+    }
   }
 }

@@ -7,6 +7,12 @@ import { grown } from './grow.js';
 /** Largest stored term frequency; a chunk repeating one term more often is clamped (saturated anyway). */
 export const MAX_TF = 0xffff;
 
+/** log2 of the postings per block of the block-max bounds (128: Lucene's and PISA's choice). */
+export const BLOCK_SHIFT = 7;
+
+const NO_BLOCKS_U32 = new Uint32Array(0);
+const NO_BLOCKS_F64 = new Float64Array(0);
+
 /** Postings of one shard; the index owns document state, this owns everything per term. */
 export class PostingsStore {
   /** Term string -> term id. */
@@ -21,7 +27,7 @@ export class PostingsStore {
   len = new Uint32Array(64);
   /** Per term: live documents containing it (kept exact on delete through the forward index). */
   df = new Uint32Array(64);
-  /** Per term: max tf over its entries (an upper bound between purges; kept for diagnostics and block-max work). */
+  /** Per term: max tf over its entries (an upper bound between purges; kept in snapshots for diagnostics). */
   maxTf = new Uint16Array(64);
   /** Per term: min length of a doc in its entries (a lower bound between purges). */
   minDl = new Uint32Array(64);
@@ -33,8 +39,19 @@ export class PostingsStore {
    * A >= the query's avgdl stays valid; 10% headroom keeps a growing corpus from recomputing.
    */
   private satAvgdl = new Float64Array(64);
-  /** Per term: max saturation over its entries at `satAvgdl` (an upper bound between purges). */
+  /** Per term: max saturation over its entries at `satAvgdl` (valid once `covered[t] === len[t]`). */
   private satMax = new Float64Array(64);
+  /**
+   * Block-max bounds, computed lazily at query time and only for queried terms: block j holds
+   * entries `j * 128 .. j * 128 + 127`; `blockLast[t][j]` is its last doc id and `blockMax[t][j]`
+   * its max saturation at `satAvgdl[t]`. Entries before `covered[t]` have valid blocks; appends
+   * only extend the tail, so a search recomputes at most the last partial block plus new ones.
+   */
+  blockLast: Uint32Array[] = [];
+  /** See {@link blockLast}. */
+  blockMax: Float64Array[] = [];
+  private covered = new Uint32Array(64);
+  private live = 0;
 
   /** A store for BM25 parameters k1 and b (needed for the cached per-term bounds). */
   constructor(
@@ -47,6 +64,11 @@ export class PostingsStore {
     return this.terms.length;
   }
 
+  /** Number of terms with df > 0 (in at least one live document). */
+  get liveTerms(): number {
+    return this.live;
+  }
+
   /** Id of `term`, creating an empty entry when new. */
   intern(term: string): number {
     const known = this.termIds.get(term);
@@ -56,20 +78,16 @@ export class PostingsStore {
     this.termIds.set(term, t);
     this.docs.push(new Uint32Array(4));
     this.tfs.push(new Uint16Array(4));
+    this.blockLast.push(NO_BLOCKS_U32);
+    this.blockMax.push(NO_BLOCKS_F64);
     const need = t + 1;
     this.len = grown(this.len, need);
     this.df = grown(this.df, need);
     this.maxTf = grown(this.maxTf, need);
     this.unsorted = grown(this.unsorted, need);
-    if (need > this.satAvgdl.length) {
-      const bigger = Math.max(need, this.satAvgdl.length * 2);
-      const a = new Float64Array(bigger);
-      a.set(this.satAvgdl);
-      this.satAvgdl = a;
-      const m = new Float64Array(bigger);
-      m.set(this.satMax);
-      this.satMax = m;
-    }
+    this.covered = grown(this.covered, need);
+    this.satAvgdl = grown(this.satAvgdl, need);
+    this.satMax = grown(this.satMax, need);
     if (need > this.minDl.length) {
       const old = this.minDl.length;
       this.minDl = grown(this.minDl, need);
@@ -90,39 +108,60 @@ export class PostingsStore {
     docs[n] = doc;
     this.tfs[t]![n] = tf;
     this.len[t] = n + 1;
-    this.df[t]!++;
+    if (this.df[t]!++ === 0) this.live++;
     // Bounds only ever loosen between purges, so they stay valid bounds after deletes.
     if (tf > this.maxTf[t]!) this.maxTf[t] = tf;
     if (dl < this.minDl[t]!) this.minDl[t] = dl;
-    const A = this.satAvgdl[t]!;
-    if (A > 0) {
-      const sat = tf / (tf + this.k1 * (1 - this.b + (this.b * dl) / A));
-      if (sat > this.satMax[t]!) this.satMax[t] = sat;
-    }
+  }
+
+  /** One live document containing term t was deleted (its entry stays until purged). */
+  release(t: number): void {
+    if (--this.df[t]! === 0) this.live--;
   }
 
   /**
-   * Upper bound of tf / (tf + k1 (1 - b + b dl / avgdl)) over term t's entries. Tighter than
-   * combining maxTf with minDl (which come from different docs); recomputed by one scan of the
-   * list only when avgdl outgrows the cached value or after a purge.
+   * Brings term t's block-max bounds up to date for a query with average length `avgdl` and
+   * returns the list-wide bound of tf / (tf + k1 (1 - b + b dl / avgdl)). The saturation only
+   * grows with the average length, so bounds computed at A >= avgdl stay valid; A is set 10%
+   * above avgdl so that a growing corpus does not rescan lists on every query. Only entries
+   * appended since the last call are scanned (plus the rest of their first block).
    */
-  saturationBound(t: number, avgdl: number, docLen: Uint32Array): number {
-    if (this.satAvgdl[t]! >= avgdl) return this.satMax[t]!;
-    const A = avgdl * 1.1;
+  ensureBounds(t: number, avgdl: number, docLen: Uint32Array): number {
+    if (this.satAvgdl[t]! < avgdl) {
+      this.satAvgdl[t] = avgdl * 1.1;
+      this.satMax[t] = 0;
+      this.covered[t] = 0;
+    }
+    const n = this.len[t]!;
+    const from = this.covered[t]!;
+    if (from === n) return this.satMax[t]!;
+    const blocks = (n + (1 << BLOCK_SHIFT) - 1) >>> BLOCK_SHIFT;
+    let last = this.blockLast[t]!;
+    let max = this.blockMax[t]!;
+    if (last.length < blocks) {
+      last = this.blockLast[t] = grown(last, blocks);
+      max = this.blockMax[t] = grown(max, blocks);
+    }
     const docs = this.docs[t]!;
     const tfs = this.tfs[t]!;
-    const n = this.len[t]!;
     const base = this.k1 * (1 - this.b);
-    const scale = (this.k1 * this.b) / A;
-    let max = 0;
-    for (let i = 0; i < n; i++) {
-      const tf = tfs[i]!;
-      const sat = tf / (tf + base + scale * docLen[docs[i]!]!);
-      if (sat > max) max = sat;
+    const scale = (this.k1 * this.b) / this.satAvgdl[t]!;
+    let all = this.satMax[t]!;
+    for (let j = from >>> BLOCK_SHIFT; j < blocks; j++) {
+      const end = Math.min(n, (j + 1) << BLOCK_SHIFT);
+      let m = 0;
+      for (let i = j << BLOCK_SHIFT; i < end; i++) {
+        const tf = tfs[i]!;
+        const sat = tf / (tf + base + scale * docLen[docs[i]!]!);
+        if (sat > m) m = sat;
+      }
+      last[j] = docs[end - 1]!;
+      max[j] = m;
+      if (m > all) all = m;
     }
-    this.satAvgdl[t] = A;
-    this.satMax[t] = max;
-    return max;
+    this.satMax[t] = all;
+    this.covered[t] = n;
+    return all;
   }
 
   /** Drops entries of docs that are not alive and recomputes term t's bounds from what remains. */
@@ -148,6 +187,10 @@ export class PostingsStore {
     this.maxTf[t] = maxTf;
     this.minDl[t] = minDl;
     this.satAvgdl[t] = 0;
+    if (w === 0) {
+      this.blockLast[t] = NO_BLOCKS_U32;
+      this.blockMax[t] = NO_BLOCKS_F64;
+    }
     // Give memory back when a list shrank a lot (a term that mostly lived in deleted docs).
     if (w * 4 < docs.length && docs.length > 16) {
       this.docs[t] = docs.slice(0, Math.max(w * 2, 4));
@@ -172,6 +215,7 @@ export class PostingsStore {
       tfs[i] = k - d * 65536;
     }
     this.unsorted[t] = 0;
+    this.satAvgdl[t] = 0; // blocks hold other entries now
   }
 
   /** Installs term t's postings from a snapshot (sorted, purged) with its df and bounds. */
@@ -179,6 +223,7 @@ export class PostingsStore {
     this.docs[t] = docs;
     this.tfs[t] = tfs;
     this.len[t] = docs.length;
+    if (this.df[t]! === 0 && df > 0) this.live++;
     this.df[t] = df;
     this.maxTf[t] = maxTf;
     this.minDl[t] = minDl;

@@ -38,6 +38,11 @@ export class TopKHeap {
     return this.size;
   }
 
+  /** The k of the last {@link reset}: how many entries are kept. */
+  get limit(): number {
+    return this.k;
+  }
+
   /** Whether k entries are held (only then does {@link threshold} mean anything). */
   get full(): boolean {
     return this.size >= this.k;
