@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { parseTimestamp } from './domain/time.js';
 
 /** Validated, frozen configuration of every quarry process. */
 export interface Config {
@@ -52,7 +53,7 @@ type Env = Record<string, string | undefined>;
 function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
+  const value = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new Error(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
@@ -61,8 +62,9 @@ function intVar(env: Env, name: string, fallback: number, min: number, max: numb
 
 function dateVar(env: Env, name: string, fallback: string): number {
   const raw = env[name] || fallback;
-  const value = Date.parse(raw.length === 10 ? `${raw}T00:00:00Z` : raw);
-  if (Number.isNaN(value)) throw new Error(`${name} must be a date (YYYY-MM-DD), got "${raw}"`);
+  // parseTimestamp rejects impossible dates (2024-02-30) that Date.parse would roll forward.
+  const value = parseTimestamp(raw);
+  if (value === undefined) throw new Error(`${name} must be a date (YYYY-MM-DD), got "${raw}"`);
   return value;
 }
 

@@ -26,10 +26,10 @@ export function connectJobs(url: string): JobsClient {
   maintenance.on('error', () => {});
   const add = async (name: string, id: string): Promise<void> => {
     try {
-      // jobId makes a repeated request idempotent: one purge per resource.
-      await maintenance.add(name, { id }, { jobId: `${name}:${id}`, attempts: 10, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true });
+      // jobId makes a repeated request idempotent: one purge per resource (BullMQ refuses ':' in ids).
+      await maintenance.add(name, { id }, { jobId: `${name}-${id}`, attempts: 10, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true });
     } catch (err) {
-      throw new QuarryError('unavailable', `Redis is unavailable; the deletion is recorded and will be processed when Redis returns`, { cause: err, retryAfterSeconds: 5 });
+      throw new QuarryError('unavailable', `could not enqueue ${name} for ${id}: ${(err as Error).message}`, { cause: err, retryAfterSeconds: 5 });
     }
   };
   return {

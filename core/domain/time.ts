@@ -20,8 +20,11 @@ export function parseTimestamp(text: string): number | undefined {
   const second = Number(s);
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
   const ms = Math.floor(Number(`0.${frac}`) * 1000);
-  let epoch = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  const check = new Date(epoch);
+  // Not Date.UTC: it maps years 0-99 to 1900-1999, while setUTCFullYear takes the year literally.
+  const check = new Date(0);
+  check.setUTCFullYear(year, month - 1, day);
+  check.setUTCHours(hour, minute, second, ms);
+  let epoch = check.getTime();
   if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined;
   if (zone && zone.toUpperCase() !== 'Z') {
     const sign = zone.startsWith('-') ? -1 : 1;

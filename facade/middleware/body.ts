@@ -34,6 +34,37 @@ export function jsonBody(limitBytes: number): Middleware<RequestState> {
       }
       throw new QuarryError('invalid_json', `Json Deserialization Error: body is not valid JSON: ${(err as Error).message}`);
     }
+    if (nestingDepth(ctx.state.body) > MAX_DEPTH) {
+      throw new QuarryError(
+        'invalid_json',
+        `Json Deserialization Error: body nests arrays/objects more than ${MAX_DEPTH} levels deep, the most accepted`,
+      );
+    }
     return next();
   };
+}
+
+/**
+ * Deepest nesting of arrays/objects accepted in a body, as serde_json's recursion limit in the
+ * reference implementation. Deeper values parse, but storing them (JSON.stringify) overflows the
+ * stack and would turn a caller's mistake into a 500.
+ */
+export const MAX_DEPTH = 128;
+
+/** Nesting depth of a parsed JSON value (stops counting past MAX_DEPTH), without recursion: the input is untrusted. */
+export function nestingDepth(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    const depth = d + 1;
+    if (depth > max) max = depth;
+    // Deeper than the limit is enough to refuse; no need to walk the rest.
+    if (max > MAX_DEPTH) return max;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth]);
+    }
+  }
+  return max;
 }

@@ -14,6 +14,17 @@ export function errors(): Middleware<RequestState> {
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
         ctx.body = { message: `Not Found: no route for ${ctx.method} ${ctx.path}` };
+      } else if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
+        // The router's allowedMethods answers these without a body; every error carries {message}.
+        const status = ctx.status;
+        const allow = ctx.response.get('Allow');
+        ctx.body = {
+          message:
+            status === 405
+              ? `Method Not Allowed: ${ctx.method} ${ctx.path}${allow ? ` (allowed: ${allow})` : ''}`
+              : `Not Implemented: method ${ctx.method} is not supported`,
+        };
+        ctx.status = status;
       }
     } catch (err) {
       if (err instanceof QuarryError && ErrorCodes[err.code].expose) {

@@ -1,13 +1,36 @@
 /** Organizations and their API keys. */
 import { badRequest, forbidden, notFound } from '../../core/domain/errors.js';
 import { hashApiKey, newApiKey } from '../../core/domain/ids.js';
-import { Role, roleName } from '../../core/domain/tenancy.js';
+import { Role, roleName, type ApiKeyRecord } from '../../core/domain/tenancy.js';
 import { organizationAccess, requireCaller } from '../access.js';
 import type { Services } from '../context.js';
 import * as present from '../present/tenancy.js';
 import { pathUuid } from '../schemas/common.js';
 import { parseCreateApiKey, parseCreateOrganization, parseUpdateOrganization } from '../schemas/tenancy.js';
 import type { QuarryRouter } from './router.js';
+
+/**
+ * A key may mint keys only within its own restrictions, as it may only mint roles up to its own:
+ * otherwise a key restricted to one dataset, to some routes or until a date could hand out a key
+ * without those limits.
+ */
+function checkNoWiderThan(caller: ApiKeyRecord, datasetIds: string[], scopes: string[], expiresAt: number | null): void {
+  if (caller.datasetIds.length > 0) {
+    const allowed = new Set(caller.datasetIds);
+    if (datasetIds.length === 0 || datasetIds.some((id) => !allowed.has(id))) {
+      throw forbidden(`this API key is restricted to datasets ${caller.datasetIds.join(', ')}; dataset_ids of a new key must be a non-empty subset of them`);
+    }
+  }
+  if (caller.scopes.length > 0) {
+    const allowed = new Set(caller.scopes.map((x) => x.trim().replace(/\s+/g, ' ').toLowerCase()));
+    if (scopes.length === 0 || scopes.some((x) => !allowed.has(x.trim().replace(/\s+/g, ' ').toLowerCase()))) {
+      throw forbidden("this API key has scopes; scopes of a new key must be a non-empty subset of the caller's scopes");
+    }
+  }
+  if (caller.expiresAt !== null && (expiresAt === null || expiresAt > caller.expiresAt)) {
+    throw forbidden("this API key expires; a new key must have an expires_at no later than the caller's");
+  }
+}
 
 /** Registers organization and API-key routes. */
 export function organizationRoutes(router: QuarryRouter, services: Services): void {
@@ -64,6 +87,7 @@ export function organizationRoutes(router: QuarryRouter, services: Services): vo
       }
     }
     if (body.expires_at != null && body.expires_at <= Date.now()) throw badRequest('expires_at must be in the future');
+    if (access.caller.kind === 'key') checkNoWiderThan(access.caller.key, datasetIds, body.scopes ?? [], body.expires_at ?? null);
     const key = newApiKey();
     await store.apiKeys.create({
       organizationId: access.organization.id,

@@ -21,16 +21,24 @@ export function openDatabase(dataDir: string): Db {
   return db;
 }
 
-/** Runs the migrations that have not run yet, each in its own transaction. */
+/**
+ * Runs the migrations that have not run yet, each in its own transaction. The version is read
+ * inside the (immediate, so write-locked) transaction: the core, the facade and the job workers
+ * open the same file at the same moment on a fresh data dir, and a version read before taking
+ * the lock would make the second process re-run a migration that the first has just applied.
+ */
 export function migrate(db: Db): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > MIGRATIONS.length) {
-    throw new Error(`store schema version ${current} is newer than this build knows (${MIGRATIONS.length})`);
-  }
-  for (let version = current; version < MIGRATIONS.length; version++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[version]!);
-      db.pragma(`user_version = ${version + 1}`);
-    }).immediate();
+  const step = db.transaction((): boolean => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > MIGRATIONS.length) {
+      throw new Error(`store schema version ${version} is newer than this build knows (${MIGRATIONS.length})`);
+    }
+    if (version === MIGRATIONS.length) return false;
+    db.exec(MIGRATIONS[version]!);
+    db.pragma(`user_version = ${version + 1}`);
+    return true;
+  });
+  while (step.immediate()) {
+    // One migration per transaction, until none is left.
   }
 }

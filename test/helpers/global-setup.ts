@@ -1,0 +1,96 @@
+/**
+ * Runs once per `vitest run`: checks that the build exists, and provides a Redis URL to the test
+ * files. `./deploy/test.sh` starts a Redis and exports QUARRY_TEST_REDIS_URL; without it (plain
+ * `npx vitest run`) this starts a throwaway `redis-server` of its own and stops it at teardown.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Redis for the test stacks; each stack uses its own database index on it. */
+    redisUrl: string;
+  }
+}
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** A free loopback TCP port (released before returning, so a retry covers the race). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once something accepts TCP connections on the port, or rejects after `ms`. */
+function waitForPort(port: number, ms: number, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + ms;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      if (child.exitCode !== null) return reject(new Error(`redis-server exited with code ${child.exitCode}`));
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve();
+      });
+      socket.once('error', () => {
+        socket.destroy();
+        if (Date.now() > deadline) reject(new Error(`redis-server did not listen on ${port} within ${ms} ms`));
+        else setTimeout(attempt, 50);
+      });
+    };
+    attempt();
+  });
+}
+
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  if (!fs.existsSync(path.join(ROOT, 'dist/facade/main.js'))) {
+    throw new Error('dist/facade/main.js is missing: run `npm run build` (or ./deploy/test.sh) before the tests');
+  }
+  const given = process.env.QUARRY_TEST_REDIS_URL;
+  if (given) {
+    project.provide('redisUrl', given);
+    return undefined;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-test-redis-'));
+  let child: ChildProcess | undefined;
+  let port = 0;
+  let output = '';
+  for (let attempt = 0; attempt < 3 && !child; attempt++) {
+    port = await freePort();
+    const c = spawn(
+      'redis-server',
+      ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--save', '', '--appendonly', 'no', '--databases', '16'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    c.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    c.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    try {
+      await waitForPort(port, 10_000, c);
+      child = c;
+    } catch (err) {
+      c.kill('SIGKILL');
+      if (attempt === 2) throw new Error(`could not start redis-server: ${(err as Error).message}\n${output}`);
+    }
+  }
+  project.provide('redisUrl', `redis://127.0.0.1:${port}`);
+  return async () => {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((resolve) => child!.once('exit', resolve));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * Brute-force search straight from the store, the oracle the core is checked against: every
+ * chunk row is read from the SQLite file, filters are evaluated per chunk in plain code written
+ * independently of the shard's bitset evaluator, and BM25 is scored exhaustively.
+ */
+import { htmlToText } from '../../core/domain/html-text.js';
+import { parseTimestamp } from '../../core/domain/time.js';
+import { createAnalyzer } from '../../workers/shard/sparse/analyzer.js';
+import { openStoreReadOnly } from './store-snapshot.js';
+
+/** A chunk as the oracle sees it. */
+export interface OracleChunk {
+  id: string;
+  trackingId: string | null;
+  text: string;
+  link: string | null;
+  tags: string[];
+  numValue: number | null;
+  timeStamp: number | null;
+  lat: number | null;
+  lon: number | null;
+  groupIds: string[];
+  groupTrackingIds: string[];
+  metadata: any;
+}
+
+/** Reads every chunk of a dataset from the store file. */
+export function loadChunks(dataDir: string, datasetId: string): OracleChunk[] {
+  const db = openStoreReadOnly(dataDir);
+  try {
+    const rows = db.prepare('SELECT * FROM chunks WHERE dataset_id = ?').all(datasetId) as any[];
+    const groups = db
+      .prepare('SELECT m.chunk_id, g.id, g.tracking_id FROM chunk_group_members m JOIN chunk_groups g ON g.id = m.group_id WHERE g.dataset_id = ?')
+      .all(datasetId) as { chunk_id: string; id: string; tracking_id: string | null }[];
+    return rows.map((r) => ({
+      id: r.id,
+      trackingId: r.tracking_id,
+      text: r.fulltext_content ?? (r.convert_html_to_text ? htmlToText(r.chunk_html ?? '') : (r.chunk_html ?? '')),
+      link: r.link,
+      tags: JSON.parse(r.tag_set),
+      numValue: r.num_value,
+      timeStamp: r.time_stamp,
+      lat: r.lat,
+      lon: r.lon,
+      groupIds: groups.filter((g) => g.chunk_id === r.id).map((g) => g.id),
+      groupTrackingIds: groups.filter((g) => g.chunk_id === r.id && g.tracking_id).map((g) => g.tracking_id!),
+      metadata: r.metadata === null ? null : JSON.parse(r.metadata),
+    }));
+  } finally {
+    db.close();
+  }
+}
+
+const inRange = (x: number, r: any): boolean =>
+  (r.gt == null || x > r.gt) && (r.gte == null || x >= r.gte) && (r.lt == null || x < r.lt) && (r.lte == null || x <= r.lte);
+
+function haversine(lat1: number, lon1: number, lat2: number, lon2: number): number {
+  const rad = Math.PI / 180;
+  const a = Math.sin(((lat2 - lat1) * rad) / 2) ** 2 + Math.cos(lat1 * rad) * Math.cos(lat2 * rad) * Math.sin(((lon2 - lon1) * rad) / 2) ** 2;
+  return 2 * 6_371_008.8 * Math.asin(Math.min(1, Math.sqrt(a)));
+}
+
+function fieldValues(c: OracleChunk, field: string): unknown[] {
+  switch (field) {
+    case 'tag_set':
+      return c.tags;
+    case 'link':
+      return c.link === null ? [] : [c.link];
+    case 'tracking_id':
+      return c.trackingId === null ? [] : [c.trackingId];
+    case 'num_value':
+      return c.numValue === null ? [] : [c.numValue];
+    case 'group_ids':
+      return c.groupIds;
+    case 'group_tracking_ids':
+      return c.groupTrackingIds;
+    default: {
+      let vals: unknown[] = [c.metadata];
+      for (const k of field.slice('metadata.'.length).split('.')) {
+        vals = vals.flatMap((v) => (v && typeof v === 'object' && !Array.isArray(v) && k in v ? [(v as any)[k]] : []));
+      }
+      return vals.flatMap((v) => (Array.isArray(v) ? v : [v]));
+    }
+  }
+}
+
+const same = (a: unknown, b: unknown): boolean => (typeof b === 'number' ? a === b || (typeof a === 'string' && a.trim() !== '' && Number(a) === b) : typeof a === 'string' || typeof a === 'boolean' ? a === b || (typeof a !== 'string' && String(a) === b) : typeof a === 'number' ? String(a) === b : false);
+const substring = (a: unknown, b: unknown): boolean => (typeof b === 'string' ? (typeof a === 'string' ? a.includes(b) : typeof a === 'number' || typeof a === 'boolean' ? String(a).includes(b) : false) : same(a, b));
+
+/** Whether one wire-format condition (as sent in the request body) holds for a chunk. */
+export function conditionHolds(c: OracleChunk, cond: any): boolean {
+  if (!('field' in cond)) {
+    return (cond.ids ?? []).includes(c.id) || (c.trackingId !== null && (cond.tracking_ids ?? []).includes(c.trackingId));
+  }
+  const f = cond.field as string;
+  if (cond.geo_radius) return c.lat !== null && haversine(cond.geo_radius.center.lat, cond.geo_radius.center.lon, c.lat, c.lon!) <= cond.geo_radius.radius;
+  if (cond.geo_bounding_box) {
+    const { top_left: tl, bottom_right: br } = cond.geo_bounding_box;
+    return c.lat !== null && c.lat <= tl.lat && c.lat >= br.lat && c.lon! >= tl.lon && c.lon! <= br.lon;
+  }
+  if (f === 'time_stamp') {
+    const r = Object.fromEntries(Object.entries(cond.date_range).map(([k, v]) => [k, parseTimestamp(v as string)]));
+    return c.timeStamp !== null && inRange(c.timeStamp, r);
+  }
+  const vals = fieldValues(c, f);
+  if (cond.range) return vals.some((v) => typeof v === 'number' && inRange(v, cond.range));
+  if (cond.boolean !== undefined) return vals.some((v) => v === cond.boolean);
+  if (cond.match_any?.length) return cond.match_any.some((w: unknown) => vals.some((v) => same(v, w)));
+  if (cond.match_all?.length) return cond.match_all.every((w: unknown) => vals.some((v) => same(v, w)));
+  return (cond.match ?? []).some((w: unknown) => vals.some((v) => substring(v, w)));
+}
+
+/** Whether a wire-format ChunkFilter holds for a chunk. */
+export function filterHolds(c: OracleChunk, filter: any): boolean {
+  if (!filter) return true;
+  return (
+    (filter.must ?? []).every((x: any) => conditionHolds(c, x)) &&
+    !(filter.must_not ?? []).some((x: any) => conditionHolds(c, x)) &&
+    ((filter.should ?? []).length === 0 || (filter.should ?? []).some((x: any) => conditionHolds(c, x)))
+  );
+}
+
+const analyzer = createAnalyzer();
+
+/** Exhaustive BM25 (Lucene idf, k1 0.9, b 0.4) over every chunk, restricted by the filter; best first, ties by id. */
+export function bruteForceBm25(chunks: OracleChunk[], query: string, filter: any, k1 = 0.9, b = 0.4): { id: string; score: number }[] {
+  const docs = chunks.map((c) => ({ c, tokens: analyzer.analyze(c.text) }));
+  const n = docs.length;
+  const total = docs.reduce((s, d) => s + d.tokens.length, 0);
+  if (n === 0 || total === 0) return [];
+  const avgdl = total / n;
+  const terms = analyzer.analyze(query);
+  const df = new Map<string, number>();
+  for (const t of new Set(terms)) df.set(t, docs.filter((d) => d.tokens.includes(t)).length);
+  const out: { id: string; score: number }[] = [];
+  for (const d of docs) {
+    if (!filterHolds(d.c, filter)) continue;
+    let score = 0;
+    let matched = false;
+    for (const t of terms) {
+      const tf = d.tokens.filter((x) => x === t).length;
+      if (tf === 0) continue;
+      matched = true;
+      const idf = Math.log(1 + (n - df.get(t)! + 0.5) / (df.get(t)! + 0.5));
+      score += (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * d.tokens.length) / avgdl));
+    }
+    if (matched) out.push({ id: d.c.id, score });
+  }
+  return out.sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
+}

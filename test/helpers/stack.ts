@@ -1,0 +1,225 @@
+/**
+ * Starts the three real quarry processes (core, facade, job workers) from dist/ for one test
+ * file: fresh temp data dir, free loopback ports, a random ADMIN_API_KEY, and a Redis database
+ * index of its own so stacks of different files never share BullMQ queues.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { inject } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** The processes of a stack. */
+export type ProcessName = 'core' | 'facade' | 'jobs';
+
+/** The build to run: dist/ of this checkout unless QUARRY_TEST_DIST_DIR names another one. */
+const DIST = path.resolve(ROOT, process.env.QUARRY_TEST_DIST_DIR || 'dist');
+const ENTRY: Record<ProcessName, string> = {
+  core: path.join(DIST, 'core/main.js'),
+  facade: path.join(DIST, 'facade/main.js'),
+  jobs: path.join(DIST, 'workers/jobs/main.js'),
+};
+const ORDER: ProcessName[] = ['core', 'facade', 'jobs'];
+
+/** Options of {@link startStack}. */
+export interface StackOptions {
+  /** Extra environment for every process (e.g. QUARRY_BODY_LIMIT_BYTES). */
+  env?: Record<string, string>;
+}
+
+/** A running stack. */
+export interface Stack {
+  readonly baseUrl: string;
+  readonly adminKey: string;
+  readonly dataDir: string;
+  readonly env: Record<string, string>;
+  /** SIGTERMs every process (SIGKILL after 15 s), then removes the data dir. Idempotent. */
+  stop(): Promise<void>;
+  /** Sends a signal to one process and waits until it has exited; returns its exit code or signal. */
+  kill(name: ProcessName, signal?: NodeJS.Signals): Promise<number | string | null>;
+  /** (Re)starts one process with the same environment; for the facade, waits for health 200. */
+  start(name: ProcessName): Promise<void>;
+  /** Captured stdout/stderr of every process so far (for diagnostics). */
+  output(): string;
+  /** Exit codes/signals of processes that have exited, by name (last exit). */
+  readonly exits: Partial<Record<ProcessName, number | string | null>>;
+}
+
+const live = new Set<ChildProcess>();
+const killLive = () => {
+  for (const child of live) child.kill('SIGKILL');
+};
+// Last resort: a test worker that exits or is told to stop must not leave processes behind.
+process.once('exit', killLive);
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    killLive();
+    // Our listener is gone now ('once'): re-raise so the default action (or vitest's) still runs.
+    process.kill(process.pid, signal);
+  });
+}
+
+/** A free loopback TCP port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+/** `tr-` + 32 alphanumerics, the shape of a real key. */
+export function randomKey(): string {
+  return 'tr-' + [...randomBytes(32)].map((b) => ALNUM[b % 62]).join('');
+}
+
+/** Allocates a Redis database index 1..15 for this stack and empties it. */
+async function allocateRedisDb(baseUrl: string): Promise<string> {
+  const admin = new Redis(baseUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
+  try {
+    await admin.connect();
+    const n = await admin.incr('quarry:test:stack-db-counter');
+    const db = ((n - 1) % 15) + 1;
+    await admin.select(db);
+    // Leftovers of an earlier run with the same index would feed this stack stale jobs.
+    await admin.flushdb();
+    const url = new URL(baseUrl);
+    url.pathname = `/${db}`;
+    return url.toString();
+  } finally {
+    admin.disconnect();
+  }
+}
+
+/** Polls GET /api/health until 200 or the timeout. */
+export async function waitHealthy(baseUrl: string, timeoutMs: number, describe: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${baseUrl}/api/health`, { signal: AbortSignal.timeout(3000) });
+      const text = await res.text();
+      if (res.status === 200) return;
+      last = `${res.status} ${text}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`stack did not become healthy within ${timeoutMs} ms (last: ${last})\n${describe()}`);
+}
+
+/** Starts a stack; call `stop()` in afterAll. */
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-stack-'));
+  const [httpPort, grpcPort] = [await freePort(), await freePort()];
+  const adminKey = randomKey();
+  const redisUrl = await allocateRedisDb(inject('redisUrl'));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? os.tmpdir(),
+    NODE_ENV: 'test',
+    QUARRY_DATA_DIR: dataDir,
+    QUARRY_REDIS_URL: redisUrl,
+    QUARRY_HTTP_HOST: '127.0.0.1',
+    QUARRY_HTTP_PORT: String(httpPort),
+    QUARRY_GRPC_HOST: '127.0.0.1',
+    QUARRY_GRPC_PORT: String(grpcPort),
+    QUARRY_CORE_ADDRESS: `127.0.0.1:${grpcPort}`,
+    ADMIN_API_KEY: adminKey,
+    QUARRY_LOG_LEVEL: 'warn',
+    ...opts.env,
+  };
+  const baseUrl = `http://127.0.0.1:${httpPort}`;
+  const children: Partial<Record<ProcessName, ChildProcess>> = {};
+  const exits: Partial<Record<ProcessName, number | string | null>> = {};
+  let log = '';
+  const MAX_LOG = 200_000;
+  const append = (name: string, chunk: Buffer) => {
+    log += chunk
+      .toString()
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l) => `[${name}] ${l}\n`)
+      .join('');
+    if (log.length > MAX_LOG) log = log.slice(-MAX_LOG);
+  };
+
+  const spawnOne = (name: ProcessName): void => {
+    const existing = children[name];
+    if (existing && existing.exitCode === null && existing.signalCode === null) {
+      throw new Error(`${name} is already running`);
+    }
+    const child = spawn(process.execPath, [ENTRY[name]], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    live.add(child);
+    child.stdout!.on('data', (d: Buffer) => append(name, d));
+    child.stderr!.on('data', (d: Buffer) => append(name, d));
+    child.on('exit', (code, signal) => {
+      live.delete(child);
+      exits[name] = code ?? signal;
+      append(name, Buffer.from(`exited (${code ?? signal})`));
+    });
+    delete exits[name];
+    children[name] = child;
+  };
+
+  const exited = (child: ChildProcess): Promise<void> =>
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise((resolve) => child.once('exit', () => resolve()));
+
+  const kill = async (name: ProcessName, signal: NodeJS.Signals = 'SIGTERM') => {
+    const child = children[name];
+    if (!child) throw new Error(`${name} was never started`);
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited(child);
+      clearTimeout(timer);
+    }
+    return exits[name] ?? null;
+  };
+
+  let stopped = false;
+  const stack: Stack = {
+    baseUrl,
+    adminKey,
+    dataDir,
+    env,
+    exits,
+    output: () => log,
+    kill,
+    async start(name) {
+      spawnOne(name);
+      if (name === 'facade') await waitHealthy(baseUrl, 30_000, () => log);
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      // Facade first so that nothing new arrives; then the workers and the core.
+      for (const name of ['facade', 'jobs', 'core'] as ProcessName[]) {
+        if (children[name]) await kill(name, 'SIGTERM');
+      }
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+
+  try {
+    for (const name of ORDER) spawnOne(name);
+    await waitHealthy(baseUrl, 30_000, () => log);
+  } catch (err) {
+    await stack.stop();
+    throw err;
+  }
+  return stack;
+}

@@ -1,0 +1,942 @@
+/**
+ * A table-driven sweep of bad input over every route of facade/routes: malformed JSON, wrong
+ * top-level types, wrong field types, missing fields, non-UUID path parameters, unknown ids,
+ * oversized bodies, missing or wrong credentials and headers, insufficient roles, other tenants.
+ * Each case asserts a 4xx (exact where the table says), a non-empty `{message}` naming the field
+ * or header where one is at fault, and that not one row of the store changed. No route may answer
+ * 500 anywhere in the sweep.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from '../helpers/api.js';
+import { createKey, createTenant, type Tenant } from '../helpers/fixtures.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+import { expectRejected } from '../helpers/store-snapshot.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const BODY_LIMIT = 65_536;
+const MISSING = '00000000-0000-4000-8000-000000000000';
+
+/** How a route finds its tenant. */
+type Scope =
+  | 'public' // no credentials needed
+  | 'operator' // ADMIN_API_KEY only
+  | 'auth' // any valid key
+  | 'ds' // TR-Dataset header
+  | 'dsPath' // dataset id in the path
+  | 'org' // TR-Organization header
+  | 'orgPath' // organization id in the path
+  | 'dsBody'; // dataset id in the body (TR-Organization optional)
+
+/** Ids the table refers to, filled in beforeAll. */
+interface Ids {
+  org: string;
+  ds: string;
+  dsTracking: string;
+  chunk: string;
+  chunkTracking: string;
+  group: string;
+  groupTracking: string;
+  key: string;
+}
+
+interface RouteCase {
+  /** `METHOD /api/path/:param` exactly as registered in facade/routes. */
+  route: string;
+  scope: Scope;
+  /** Minimum role (0 read, 1 admin, 2 owner). */
+  role: 0 | 1 | 2;
+  /** A valid concrete path. */
+  path: (ids: Ids) => string;
+  /** A valid body (routes that read one); the header/role cases send it. */
+  body?: (ids: Ids) => unknown;
+  /** The body may be absent or null (e.g. get_all_tags). */
+  bodyOptional?: boolean;
+  /** Bad bodies and what the message must name. */
+  fields?: (ids: Ids) => [unknown, RegExp, number?][];
+  /** Paths with a non-UUID (or non-integer) parameter and the parameter name. */
+  badParams?: (ids: Ids) => [string, RegExp][];
+  /** Requests naming things that do not exist: [path, body?, expected status]. */
+  unknown?: (ids: Ids) => [string, unknown, number][];
+  /** Headers that make the valid request refer to a dataset/org given by tracking id etc. */
+  extraHeaders?: (ids: Ids) => Record<string, string>;
+  /** Must never be sent with valid input (it would delete something the sweep relies on). */
+  destructive?: boolean;
+  /** Valid requests are made with ADMIN_API_KEY (e.g. creating organizations needs a user or the operator). */
+  asOperator?: boolean;
+}
+
+const ROUTES: RouteCase[] = [
+  { route: 'GET /api/health', scope: 'public', role: 0, path: () => '/api/health' },
+  { route: 'GET /api/auth/me', scope: 'auth', role: 0, path: () => '/api/auth/me' },
+  {
+    route: 'POST /api/auth/create_api_only_user',
+    scope: 'operator',
+    role: 2,
+    path: () => '/api/auth/create_api_only_user',
+    body: () => ({ user_email: 'sweep@example.com', user_name: 'Sweep' }),
+    fields: () => [
+      [{}, /user_email/],
+      [{ user_email: 5, user_name: 'x' }, /user_email/],
+      [{ user_email: 'nope', user_name: 'x' }, /user_email/],
+      [{ user_email: 'a@example.com' }, /user_name/],
+      [{ user_email: 'a@example.com', user_name: ['x'] }, /user_name/],
+    ],
+  },
+  {
+    route: 'PUT /api/user',
+    scope: 'org',
+    role: 0,
+    path: () => '/api/user',
+    body: () => ({ user_id: MISSING, role: 0 }),
+    fields: () => [
+      [{ role: '1', user_id: MISSING }, /role/],
+      [{ role: 7, user_id: MISSING }, /role/],
+      [{ user_id: 'nope' }, /user_id/],
+      [{ user_id: MISSING, scopes: 'GET /api/chunk' }, /scopes/],
+      [{ user_id: MISSING, scopes: ['chunks please'] }, /scope/],
+      [{}, /user_id/],
+    ],
+    unknown: () => [['/api/user', { user_id: MISSING, role: 0 }, 400]],
+  },
+  {
+    route: 'POST /api/organization',
+    scope: 'auth',
+    role: 0,
+    asOperator: true,
+    path: () => '/api/organization',
+    body: () => ({ name: 'sweep org' }),
+    fields: () => [
+      [{}, /name/],
+      [{ name: 5 }, /name/],
+      [{ name: '   ' }, /name/],
+      [{ name: 'x'.repeat(300) }, /name/],
+    ],
+  },
+  {
+    route: 'PUT /api/organization',
+    scope: 'org',
+    role: 2,
+    path: () => '/api/organization',
+    body: () => ({ name: 'sweep rename' }),
+    fields: () => [
+      [{ name: 5 }, /name/],
+      [{ name: '' }, /name/],
+      [{ partner_configuration: [] }, /partner_configuration/],
+      [{ partner_configuration: 'x' }, /partner_configuration/],
+      [{ deleted: 'yes' }, /deleted/],
+      [{ organization_id: 'x' }, /organization_id/],
+    ],
+    unknown: () => [['/api/organization', { organization_id: MISSING, name: 'x' }, 404]],
+  },
+  {
+    route: 'DELETE /api/organization/:organization_id',
+    scope: 'orgPath',
+    role: 2,
+    destructive: true,
+    path: (i) => `/api/organization/${i.org}`,
+    badParams: () => [['/api/organization/not-a-uuid', /organization_id/]],
+    unknown: () => [[`/api/organization/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'POST /api/organization/api_key',
+    scope: 'org',
+    role: 1,
+    path: () => '/api/organization/api_key',
+    body: () => ({ name: 'sweep key', role: 0 }),
+    fields: (i) => [
+      [{ role: 0 }, /name/],
+      [{ name: 'k' }, /role/],
+      [{ name: 'k', role: '0' }, /role/],
+      [{ name: 'k', role: 3 }, /role/],
+      [{ name: 'k', role: -1 }, /role/],
+      [{ name: 7, role: 0 }, /name/],
+      [{ name: 'k', role: 0, dataset_ids: i.ds }, /dataset_ids/],
+      [{ name: 'k', role: 0, dataset_ids: ['x'] }, /dataset_ids/],
+      [{ name: 'k', role: 0, scopes: 'POST /api/chunk' }, /scopes/],
+      [{ name: 'k', role: 0, scopes: ['POST chunk'] }, /scope/],
+      [{ name: 'k', role: 0, expires_at: 5 }, /expires_at/],
+      [{ name: 'k', role: 0, expires_at: 'soon' }, /expires_at/],
+      [{ name: 'k', role: 0, default_params: 'x' }, /default_params/],
+      [{ name: 'k', role: 0, default_params: { page_size: 'ten' } }, /page_size/],
+      [{ name: 'k', role: 0, default_params: { search_type: 'vibes' } }, /search_type/],
+    ],
+    unknown: () => [['/api/organization/api_key', { name: 'k', role: 0, dataset_ids: [MISSING] }, 400]],
+  },
+  { route: 'GET /api/organization/api_key', scope: 'org', role: 1, path: () => '/api/organization/api_key' },
+  {
+    route: 'DELETE /api/organization/api_key/:api_key_id',
+    scope: 'org',
+    role: 1,
+    destructive: true,
+    path: (i) => `/api/organization/api_key/${i.key}`,
+    badParams: () => [['/api/organization/api_key/123', /api_key_id/]],
+    unknown: () => [[`/api/organization/api_key/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'GET /api/organization/:organization_id',
+    scope: 'orgPath',
+    role: 0,
+    path: (i) => `/api/organization/${i.org}`,
+    badParams: () => [['/api/organization/zzz', /organization_id/]],
+    unknown: () => [[`/api/organization/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'POST /api/dataset',
+    scope: 'org',
+    role: 2,
+    path: () => '/api/dataset',
+    body: () => ({ dataset_name: 'sweep ds' }),
+    fields: () => [
+      [{}, /dataset_name/],
+      [{ dataset_name: 1 }, /dataset_name/],
+      [{ dataset_name: '' }, /dataset_name/],
+      [{ dataset_name: 'x', tracking_id: 5 }, /tracking_id/],
+      [{ dataset_name: 'x', server_configuration: 'x' }, /server_configuration/],
+      [{ dataset_name: 'x', server_configuration: { EMBEDDING_SIZE: 0 } }, /EMBEDDING_SIZE/],
+      [{ dataset_name: 'x', server_configuration: { SEMANTIC_ENABLED: 'yes' } }, /SEMANTIC_ENABLED/],
+      [{ dataset_name: 'x', tracking_id: 'sweep-ds-tracking' }, /sweep-ds-tracking/],
+    ],
+  },
+  {
+    route: 'PUT /api/dataset',
+    scope: 'dsBody',
+    role: 2,
+    path: () => '/api/dataset',
+    body: (i) => ({ dataset_id: i.ds, dataset_name: 'sweep ds renamed' }),
+    fields: (i) => [
+      [{}, /dataset_id|tracking_id/],
+      [{ dataset_id: 'x' }, /dataset_id/],
+      [{ dataset_id: i.ds, dataset_name: 5 }, /dataset_name/],
+      [{ dataset_id: i.ds, server_configuration: [] }, /server_configuration/],
+      [{ dataset_id: i.ds, new_tracking_id: 5 }, /new_tracking_id/],
+      [{ tracking_id: 5 }, /tracking_id/],
+    ],
+    unknown: () => [
+      ['/api/dataset', { dataset_id: MISSING, dataset_name: 'x' }, 404],
+      ['/api/dataset', { tracking_id: 'no-such-ds', dataset_name: 'x' }, 404],
+    ],
+  },
+  {
+    route: 'GET /api/dataset/organization/:organization_id',
+    scope: 'orgPath',
+    role: 0,
+    path: (i) => `/api/dataset/organization/${i.org}`,
+    badParams: (i) => [
+      ['/api/dataset/organization/nope', /organization_id/],
+      [`/api/dataset/organization/${i.org}?limit=abc`, /limit/],
+      [`/api/dataset/organization/${i.org}?offset=-1`, /offset/],
+    ],
+    unknown: () => [[`/api/dataset/organization/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'GET /api/dataset/tracking_id/:tracking_id',
+    scope: 'org',
+    role: 0,
+    path: (i) => `/api/dataset/tracking_id/${i.dsTracking}`,
+    unknown: () => [['/api/dataset/tracking_id/no-such-ds', undefined, 404]],
+  },
+  {
+    route: 'DELETE /api/dataset/tracking_id/:tracking_id',
+    scope: 'org',
+    role: 2,
+    destructive: true,
+    path: (i) => `/api/dataset/tracking_id/${i.dsTracking}`,
+    unknown: () => [['/api/dataset/tracking_id/no-such-ds', undefined, 404]],
+  },
+  {
+    route: 'GET /api/dataset/usage/:dataset_id',
+    scope: 'dsPath',
+    role: 0,
+    path: (i) => `/api/dataset/usage/${i.ds}`,
+    badParams: () => [['/api/dataset/usage/42', /dataset_id/]],
+    unknown: () => [[`/api/dataset/usage/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'PUT /api/dataset/clear/:dataset_id',
+    scope: 'dsPath',
+    role: 2,
+    destructive: true,
+    path: (i) => `/api/dataset/clear/${i.ds}`,
+    badParams: () => [['/api/dataset/clear/abc', /dataset_id/]],
+    unknown: () => [[`/api/dataset/clear/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'POST /api/dataset/get_all_tags',
+    scope: 'ds',
+    role: 0,
+    bodyOptional: true,
+    path: () => '/api/dataset/get_all_tags',
+    body: () => ({ page: 1 }),
+    fields: () => [
+      [{ page: '1' }, /page/],
+      [{ page: -1 }, /page/],
+      [{ page_size: 0 }, /page_size/],
+      [{ page_size: 1e6 }, /page_size/],
+      [{ page: 1.5 }, /page/],
+    ],
+  },
+  {
+    route: 'GET /api/dataset/groups/:dataset_id/:page',
+    scope: 'dsPath',
+    role: 0,
+    path: (i) => `/api/dataset/groups/${i.ds}/1`,
+    badParams: (i) => [
+      ['/api/dataset/groups/xyz/1', /dataset_id/],
+      [`/api/dataset/groups/${i.ds}/first`, /page/],
+      [`/api/dataset/groups/${i.ds}/-2`, /page/],
+    ],
+    unknown: () => [[`/api/dataset/groups/${MISSING}/1`, undefined, 404]],
+  },
+  {
+    route: 'GET /api/dataset/:dataset_id',
+    scope: 'dsPath',
+    role: 1,
+    path: (i) => `/api/dataset/${i.ds}`,
+    badParams: () => [['/api/dataset/not-a-dataset', /dataset_id/]],
+    unknown: () => [[`/api/dataset/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'DELETE /api/dataset/:dataset_id',
+    scope: 'dsPath',
+    role: 2,
+    destructive: true,
+    path: (i) => `/api/dataset/${i.ds}`,
+    badParams: () => [['/api/dataset/not-a-dataset', /dataset_id/]],
+    unknown: () => [[`/api/dataset/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'POST /api/chunk',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/chunk',
+    body: () => ({ chunk_html: 'sweep chunk' }),
+    fields: (i) => [
+      [{ chunk_html: 5 }, /chunk_html/],
+      [{ link: [] }, /link/],
+      [{ tag_set: [1] }, /tag_set/],
+      [{ tag_set: { a: 1 } }, /tag_set/],
+      [{ num_value: '1' }, /num_value/],
+      [{ weight: 'heavy' }, /weight/],
+      [{ time_stamp: 12 }, /time_stamp/],
+      [{ time_stamp: 'last tuesday' }, /time_stamp/],
+      [{ location: 'here' }, /location/],
+      [{ location: { lat: 100, lon: 0 } }, /lat/],
+      [{ image_urls: 'x' }, /image_urls/],
+      [{ image_urls: [null] }, /image_urls/],
+      [{ group_ids: ['x'] }, /group_ids/],
+      [{ group_ids: 'x' }, /group_ids/],
+      [{ group_tracking_ids: [5] }, /group_tracking_ids/],
+      [{ tracking_id: 5 }, /tracking_id/],
+      [{ tracking_id: 'x'.repeat(1025) }, /tracking_id/],
+      [{ tracking_id: i.chunkTracking }, new RegExp(i.chunkTracking)],
+      [{ upsert_by_tracking_id: 'yes' }, /upsert_by_tracking_id/],
+      [{ convert_html_to_text: 'no' }, /convert_html_to_text/],
+      [{ fulltext_boost: { phrase: 'a' } }, /fulltext_boost/],
+      [{ semantic_boost: { phrase: 1, distance_factor: 1 } }, /semantic_boost/],
+      [[{ chunk_html: 'ok' }, { chunk_html: 5 }], /\[1\]\.chunk_html/],
+      [[], /empty/],
+      [[1], /\[0\]/],
+      [Array.from({ length: 121 }, () => ({})), /120/, 413],
+      [{ chunk_html: 'deep', metadata: JSON.parse('['.repeat(200) + ']'.repeat(200)) }, /deep/],
+    ],
+    unknown: () => [
+      ['/api/chunk', { chunk_html: 'x', group_ids: [MISSING] }, 404],
+      ['/api/chunk', [{ chunk_html: 'x' }, { chunk_html: 'y', group_ids: [MISSING] }], 404],
+    ],
+  },
+  {
+    route: 'PUT /api/chunk',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/chunk',
+    body: (i) => ({ chunk_id: i.chunk, link: 'sweep' }),
+    fields: (i) => [
+      [{}, /chunk_id|tracking_id/],
+      [{ link: 'x' }, /chunk_id|tracking_id/],
+      [{ chunk_id: 'x' }, /chunk_id/],
+      [{ chunk_id: i.chunk, weight: 'x' }, /weight/],
+      [{ chunk_id: i.chunk, metadata: JSON.parse('{"a":'.repeat(150) + '1' + '}'.repeat(150)) }, /deep/],
+      [{ chunk_id: i.chunk, time_stamp: '2024-02-30' }, /time_stamp/],
+      [{ chunk_id: i.chunk, location: { lat: 0 } }, /location/],
+      [{ tracking_id: 17 }, /tracking_id/],
+    ],
+    unknown: (i) => [
+      ['/api/chunk', { chunk_id: MISSING, link: 'x' }, 404],
+      ['/api/chunk', { tracking_id: 'no-such-chunk', link: 'x' }, 404],
+      ['/api/chunk', { chunk_id: i.chunk, group_ids: [MISSING] }, 404],
+    ],
+  },
+  {
+    route: 'PUT /api/chunk/tracking_id/update',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/chunk/tracking_id/update',
+    body: (i) => ({ tracking_id: i.chunkTracking, link: 'sweep' }),
+    fields: (i) => [
+      [{}, /tracking_id/],
+      [{ tracking_id: 5 }, /tracking_id/],
+      [{ tracking_id: i.chunkTracking, link: 5 }, /link/],
+    ],
+    unknown: () => [['/api/chunk/tracking_id/update', { tracking_id: 'no-such-chunk', link: 'x' }, 404]],
+  },
+  {
+    route: 'POST /api/chunks',
+    scope: 'ds',
+    role: 0,
+    path: () => '/api/chunks',
+    body: (i) => ({ ids: [i.chunk] }),
+    fields: () => [
+      [{}, /ids/],
+      [{ ids: 'x' }, /ids/],
+      [{ ids: ['x'] }, /ids/],
+      [{ ids: [5] }, /ids/],
+    ],
+    unknown: () => [['/api/chunks', { ids: [MISSING] }, 404]],
+  },
+  {
+    route: 'POST /api/chunks/tracking',
+    scope: 'ds',
+    role: 0,
+    path: () => '/api/chunks/tracking',
+    body: (i) => ({ tracking_ids: [i.chunkTracking] }),
+    fields: () => [
+      [{}, /tracking_ids/],
+      [{ tracking_ids: [1] }, /tracking_ids/],
+      [{ tracking_ids: 'a' }, /tracking_ids/],
+    ],
+    unknown: () => [['/api/chunks/tracking', { tracking_ids: ['no-such-chunk'] }, 404]],
+  },
+  {
+    route: 'POST /api/chunks/scroll',
+    scope: 'ds',
+    role: 0,
+    bodyOptional: true,
+    path: () => '/api/chunks/scroll',
+    body: () => ({ page_size: 1 }),
+    fields: (i) => [
+      [{ page_size: -1 }, /page_size/],
+      [{ page_size: 'ten' }, /page_size/],
+      [{ offset_chunk_id: 'x' }, /offset_chunk_id/],
+      [{ sort_by: { field: 'chunk_html' } }, /sort_by/],
+      [{ sort_by: { field: 'num_value' }, offset_chunk_id: i.chunk }, /sort_by/],
+      [{ filters: 'x' }, /filters/],
+    ],
+    unknown: () => [['/api/chunks/scroll', { offset_chunk_id: MISSING }, 404]],
+  },
+  {
+    route: 'POST /api/chunk/search',
+    scope: 'ds',
+    role: 0,
+    path: () => '/api/chunk/search',
+    body: () => ({ search_type: 'bm25', query: 'sweep' }),
+    fields: () => [
+      [{}, /search_type|query/],
+      [{ query: 'x' }, /search_type/],
+      [{ search_type: 'bm25' }, /query/],
+      [{ search_type: 'vibes', query: 'x' }, /search_type/],
+      [{ search_type: 'bm25', query: 5 }, /query/],
+      [{ search_type: 'bm25', query: 'x', page: -1 }, /page/],
+      [{ search_type: 'bm25', query: 'x', page_size: 'ten' }, /page_size/],
+      [{ search_type: 'bm25', query: 'x', filters: 'x' }, /filters/],
+      [{ search_type: 'bm25', query: '   ' }, /[Qq]uery/],
+    ],
+  },
+  {
+    route: 'POST /api/chunk/count',
+    scope: 'ds',
+    role: 0,
+    path: () => '/api/chunk/count',
+    body: () => ({ search_type: 'bm25', query: 'sweep' }),
+    fields: () => [
+      [{}, /search_type|query/],
+      [{ search_type: 'hybrid', query: 'x' }, /hybrid/],
+      [{ search_type: 'bm25', query: 'x', limit: -1 }, /limit/],
+      [{ search_type: 'bm25', query: 'x', limit: 1e9 }, /limit/],
+    ],
+  },
+  {
+    route: 'GET /api/chunk/tracking_id/:tracking_id',
+    scope: 'ds',
+    role: 0,
+    path: (i) => `/api/chunk/tracking_id/${i.chunkTracking}`,
+    unknown: () => [['/api/chunk/tracking_id/no-such-chunk', undefined, 404]],
+  },
+  {
+    route: 'DELETE /api/chunk/tracking_id/:tracking_id',
+    scope: 'ds',
+    role: 1,
+    destructive: true,
+    path: (i) => `/api/chunk/tracking_id/${i.chunkTracking}`,
+    unknown: () => [['/api/chunk/tracking_id/no-such-chunk', undefined, 404]],
+  },
+  {
+    route: 'GET /api/chunk/:chunk_id',
+    scope: 'ds',
+    role: 0,
+    path: (i) => `/api/chunk/${i.chunk}`,
+    badParams: () => [['/api/chunk/abc', /chunk_id/]],
+    unknown: () => [[`/api/chunk/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'DELETE /api/chunk/:chunk_id',
+    scope: 'ds',
+    role: 1,
+    destructive: true,
+    path: (i) => `/api/chunk/${i.chunk}`,
+    badParams: () => [['/api/chunk/abc', /chunk_id/]],
+    unknown: () => [[`/api/chunk/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'POST /api/chunk_group',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/chunk_group',
+    body: () => ({ name: 'sweep group' }),
+    fields: (i) => [
+      [{ name: 5 }, /name/],
+      [{ description: [] }, /description/],
+      [{ tag_set: [1] }, /tag_set/],
+      [{ tracking_id: {} }, /tracking_id/],
+      [{ upsert_by_tracking_id: 1 }, /upsert_by_tracking_id/],
+      [{ tracking_id: i.groupTracking }, new RegExp(i.groupTracking)],
+      [[], /empty/],
+      [[{ name: 'a' }, { description: 5 }], /\[1\]\.description/],
+      [Array.from({ length: 1001 }, () => ({})), /1000/, 413],
+    ],
+  },
+  {
+    route: 'PUT /api/chunk_group',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/chunk_group',
+    body: (i) => ({ group_id: i.group, description: 'sweep' }),
+    fields: (i) => [
+      [{}, /group_id|tracking_id/],
+      [{ group_id: 'x' }, /group_id/],
+      [{ group_id: i.group, name: 5 }, /name/],
+      [{ group_id: i.group, tag_set: 'a,b', metadata: 1, description: 2 }, /description/],
+    ],
+    unknown: () => [
+      ['/api/chunk_group', { group_id: MISSING, name: 'x' }, 404],
+      ['/api/chunk_group', { tracking_id: 'no-such-group', name: 'x' }, 404],
+    ],
+  },
+  {
+    route: 'POST /api/chunk_group/chunks',
+    scope: 'ds',
+    role: 0,
+    path: () => '/api/chunk_group/chunks',
+    body: (i) => ({ chunk_ids: [i.chunk] }),
+    fields: () => [
+      [{ chunk_ids: 'x' }, /chunk_ids/],
+      [{ chunk_ids: ['x'] }, /chunk_ids/],
+      [{ chunk_tracking_ids: [1] }, /chunk_tracking_ids/],
+    ],
+    unknown: () => [
+      ['/api/chunk_group/chunks', { chunk_ids: [MISSING] }, 404],
+      ['/api/chunk_group/chunks', {}, 404],
+    ],
+  },
+  {
+    route: 'POST /api/chunk_group/chunk/:group_id',
+    scope: 'ds',
+    role: 1,
+    path: (i) => `/api/chunk_group/chunk/${i.group}`,
+    body: (i) => ({ chunk_id: i.chunk }),
+    fields: () => [
+      [{}, /chunk_id/],
+      [{ chunk_id: 'x' }, /chunk_id/],
+      [{ chunk_tracking_id: 5 }, /chunk_tracking_id/],
+    ],
+    badParams: () => [['/api/chunk_group/chunk/g1', /group_id/]],
+    unknown: (i) => [
+      [`/api/chunk_group/chunk/${MISSING}`, { chunk_id: i.chunk }, 404],
+      [`/api/chunk_group/chunk/${i.group}`, { chunk_id: MISSING }, 404],
+      [`/api/chunk_group/chunk/${i.group}`, { chunk_tracking_id: 'no-such-chunk' }, 404],
+    ],
+  },
+  {
+    route: 'DELETE /api/chunk_group/chunk/:group_id',
+    scope: 'ds',
+    role: 1,
+    path: (i) => `/api/chunk_group/chunk/${i.group}`,
+    body: (i) => ({ chunk_id: i.chunk }),
+    destructive: true,
+    fields: () => [
+      [{}, /chunk_id/],
+      [{ chunk_id: 'x' }, /chunk_id/],
+    ],
+    badParams: () => [['/api/chunk_group/chunk/g1', /group_id/]],
+    unknown: (i) => [
+      [`/api/chunk_group/chunk/${MISSING}`, { chunk_id: i.chunk }, 404],
+      [`/api/chunk_group/chunk/${i.group}`, { chunk_id: MISSING }, 404],
+    ],
+  },
+  {
+    route: 'GET /api/chunk_group/tracking_id/:tracking_id/:page',
+    scope: 'ds',
+    role: 0,
+    path: (i) => `/api/chunk_group/tracking_id/${i.groupTracking}/1`,
+    badParams: (i) => [[`/api/chunk_group/tracking_id/${i.groupTracking}/one`, /page/]],
+    unknown: () => [['/api/chunk_group/tracking_id/no-such-group/1', undefined, 404]],
+  },
+  {
+    route: 'GET /api/chunk_group/tracking_id/:tracking_id',
+    scope: 'ds',
+    role: 0,
+    path: (i) => `/api/chunk_group/tracking_id/${i.groupTracking}`,
+    unknown: () => [['/api/chunk_group/tracking_id/no-such-group', undefined, 404]],
+  },
+  {
+    route: 'POST /api/chunk_group/tracking_id/:tracking_id',
+    scope: 'ds',
+    role: 1,
+    path: (i) => `/api/chunk_group/tracking_id/${i.groupTracking}`,
+    body: (i) => ({ chunk_id: i.chunk }),
+    fields: () => [
+      [{}, /chunk_id/],
+      [{ chunk_id: 'nope' }, /chunk_id/],
+    ],
+    unknown: (i) => [
+      ['/api/chunk_group/tracking_id/no-such-group', { chunk_id: i.chunk }, 404],
+      [`/api/chunk_group/tracking_id/${i.groupTracking}`, { chunk_id: MISSING }, 404],
+    ],
+  },
+  {
+    route: 'PUT /api/chunk_group/tracking_id/:tracking_id',
+    scope: 'ds',
+    role: 1,
+    path: (i) => `/api/chunk_group/tracking_id/${i.groupTracking}`,
+    body: () => ({ description: 'sweep' }),
+    fields: () => [
+      [{ name: 5 }, /name/],
+      [{ metadata: JSON.parse('['.repeat(129) + ']'.repeat(129)) }, /deep/],
+    ],
+    unknown: () => [['/api/chunk_group/tracking_id/no-such-group', { name: 'x' }, 404]],
+  },
+  {
+    route: 'DELETE /api/chunk_group/tracking_id/:tracking_id',
+    scope: 'ds',
+    role: 1,
+    destructive: true,
+    path: (i) => `/api/chunk_group/tracking_id/${i.groupTracking}`,
+    badParams: (i) => [[`/api/chunk_group/tracking_id/${i.groupTracking}?delete_chunks=perhaps`, /delete_chunks/]],
+    unknown: () => [['/api/chunk_group/tracking_id/no-such-group', undefined, 404]],
+  },
+  {
+    route: 'GET /api/chunk_group/:group_id/:page',
+    scope: 'ds',
+    role: 0,
+    path: (i) => `/api/chunk_group/${i.group}/1`,
+    badParams: (i) => [
+      ['/api/chunk_group/not-a-group/1', /group_id/],
+      [`/api/chunk_group/${i.group}/1.5`, /page/],
+    ],
+    unknown: () => [[`/api/chunk_group/${MISSING}/1`, undefined, 404]],
+  },
+  {
+    route: 'GET /api/chunk_group/:group_id',
+    scope: 'ds',
+    role: 0,
+    path: (i) => `/api/chunk_group/${i.group}`,
+    badParams: () => [['/api/chunk_group/not-a-group', /group_id/]],
+    unknown: () => [[`/api/chunk_group/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'DELETE /api/chunk_group/:group_id',
+    scope: 'ds',
+    role: 1,
+    destructive: true,
+    path: (i) => `/api/chunk_group/${i.group}`,
+    badParams: (i) => [
+      ['/api/chunk_group/not-a-group', /group_id/],
+      [`/api/chunk_group/${i.group}?delete_chunks=2`, /delete_chunks/],
+    ],
+    unknown: () => [[`/api/chunk_group/${MISSING}`, undefined, 404]],
+  },
+];
+
+/** `METHOD /path` of every route registered in facade/routes (read from the source). */
+function registeredRoutes(): string[] {
+  const dir = path.join(ROOT, 'facade/routes');
+  const out: string[] = [];
+  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+    const text = fs.readFileSync(path.join(dir, file), 'utf8');
+    for (const m of text.matchAll(/router\.(get|post|put|patch|delete)\(\s*'([^']+)'/g)) out.push(`${m[1]!.toUpperCase()} ${m[2]}`);
+  }
+  return out.sort();
+}
+
+let stack: Stack;
+let t: Tenant;
+let other: Tenant;
+let ids: Ids;
+let readKey: string;
+let adminKey: string;
+/** Owner-role key restricted to a second dataset of the organization. */
+let restrictedKey: string;
+/** Owner-role key whose scopes allow only GET /api/auth/me. */
+let scopedKey: string;
+
+beforeAll(async () => {
+  stack = await startStack({ env: { QUARRY_BODY_LIMIT_BYTES: String(BODY_LIMIT) } });
+  t = await createTenant(stack);
+  other = await createTenant(stack);
+  readKey = await createKey(stack, t.orgId, { role: 0 });
+  adminKey = await createKey(stack, t.orgId, { role: 1 });
+  const second = await t.org.post('/api/dataset', { dataset_name: 'sweep second' });
+  expect(second.status, second.text).toBe(200);
+  restrictedKey = await createKey(stack, t.orgId, { role: 2, dataset_ids: [second.body.id] });
+  scopedKey = await createKey(stack, t.orgId, { role: 2, scopes: ['GET /api/auth/me'] });
+  const dsTracking = 'sweep-ds-tracking';
+  const upd = await t.org.put('/api/dataset', { dataset_id: t.datasetId, new_tracking_id: dsTracking });
+  expect(upd.status, upd.text).toBe(200);
+  const chunk = await t.ds.post('/api/chunk', { chunk_html: 'sweep seed', tracking_id: 'sweep-chunk', tag_set: ['t'] });
+  expect(chunk.status, chunk.text).toBe(200);
+  const group = await t.ds.post('/api/chunk_group', { name: 'sweep group', tracking_id: 'sweep-group' });
+  expect(group.status, group.text).toBe(200);
+  expect((await t.ds.post(`/api/chunk_group/chunk/${group.body.id}`, { chunk_id: chunk.body.chunk_metadata.id })).status).toBe(204);
+  const keys = await t.org.get('/api/organization/api_key');
+  ids = {
+    org: t.orgId,
+    ds: t.datasetId,
+    dsTracking,
+    chunk: chunk.body.chunk_metadata.id,
+    chunkTracking: 'sweep-chunk',
+    group: group.body.id,
+    groupTracking: 'sweep-group',
+    key: keys.body[0].id,
+  };
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** Headers that give a valid request its tenant, with the given key. */
+function tenantHeaders(rc: RouteCase, key: string | undefined): Record<string, string | undefined> {
+  const h: Record<string, string | undefined> = { authorization: key };
+  if (rc.scope === 'ds') h['tr-dataset'] = ids.ds;
+  if (rc.scope === 'org' || rc.scope === 'dsBody') h['tr-organization'] = ids.org;
+  return h;
+}
+
+/** Every 5xx answer seen anywhere in the sweep. */
+const serverErrors: string[] = [];
+let sent = 0;
+
+const send = async (rc: RouteCase, opts: { path?: string; body?: unknown; raw?: string; headers?: Record<string, string | undefined> }) => {
+  const [method] = rc.route.split(' ');
+  const p = opts.path ?? rc.path(ids);
+  const res = await request(stack.baseUrl, method!, p, {
+    body: opts.raw === undefined ? opts.body : undefined,
+    raw: opts.raw,
+    headers: opts.headers,
+  });
+  sent++;
+  if (res.status >= 500) serverErrors.push(`${method} ${p} → ${res.status} ${res.text}`);
+  return res;
+};
+
+const ownerKeyFor = (rc: RouteCase) => (rc.scope === 'operator' || rc.asOperator ? stack.adminKey : t.ownerKey);
+
+it('every route registered in facade/routes has a sweep entry (and every entry is registered)', () => {
+  const table = ROUTES.map((r) => r.route).sort();
+  expect(new Set(table).size).toBe(table.length);
+  expect(table).toEqual(registeredRoutes());
+});
+
+describe.each(ROUTES.filter((r) => r.scope !== 'public'))('$route', (rc) => {
+  const bodyFor = () => rc.body?.(ids);
+
+  it('no credentials or a wrong key: 401', async () => {
+    for (const key of [undefined, 'tr-' + 'A'.repeat(32), 'Bearer ']) {
+      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, key) }), 401);
+    }
+  });
+
+  if (rc.scope === 'operator') {
+    it('an organization owner key is not the operator: 401', async () => {
+      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: { authorization: t.ownerKey } }), 401);
+    });
+  }
+
+  if (rc.scope === 'ds') {
+    it('TR-Dataset missing (400), unknown (404), a tracking id without TR-Organization (400), non-UUID TR-Organization (400)', async () => {
+      const body = bodyFor();
+      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey } }), 400, /TR-Dataset/);
+      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-dataset': MISSING } }), 404);
+      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-dataset': ids.dsTracking } }), 400, /TR-Organization/);
+      await expectRejected(
+        stack.dataDir,
+        () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-dataset': ids.ds, 'tr-organization': 'org-1' } }),
+        400,
+        /Organization/,
+      );
+    });
+  }
+
+  if (rc.scope === 'org') {
+    it('TR-Organization missing or malformed (400), unknown (404)', async () => {
+      const body = bodyFor();
+      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey } }), 400, /TR-Organization/);
+      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-organization': 'acme' } }), 400, /Organization/);
+      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-organization': MISSING } }), 404);
+    });
+  }
+
+  if (rc.scope === 'dsBody') {
+    it('malformed TR-Organization (400); a tracking id needs the right organization (404)', async () => {
+      const body = bodyFor();
+      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-organization': 'acme' } }), 400, /Organization/);
+      await expectRejected(
+        stack.dataDir,
+        () => send(rc, { body: { tracking_id: ids.dsTracking, dataset_name: 'x' }, headers: { authorization: t.ownerKey, 'tr-organization': other.orgId } }),
+        404,
+      );
+      await expectRejected(stack.dataDir, () => send(rc, { body: { tracking_id: ids.dsTracking, dataset_name: 'x' }, headers: { authorization: t.ownerKey } }), 400, /TR-Organization/);
+    });
+  }
+
+  if (['ds', 'dsPath', 'dsBody', 'org', 'orgPath'].includes(rc.scope)) {
+    it("a key of another organization: 403", async () => {
+      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, other.ownerKey) }), 403);
+    });
+  }
+
+  if (rc.route !== 'GET /api/auth/me') {
+    it('a key whose scopes do not include the route: 403', async () => {
+      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, scopedKey) }), 403, /scope/);
+    });
+  }
+
+  if (['ds', 'dsPath', 'dsBody'].includes(rc.scope)) {
+    it('a key restricted to another dataset: 403', async () => {
+      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, restrictedKey) }), 403, /restricted/);
+    });
+  }
+
+  if (rc.role >= 1 && rc.scope !== 'operator') {
+    it(`a read key is below the required role ${rc.role}: 403`, async () => {
+      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, readKey) }), 403, /role/);
+    });
+  }
+  if (rc.role === 2 && rc.scope !== 'operator') {
+    it('an admin key is below owner: 403', async () => {
+      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, adminKey) }), 403, /role/);
+    });
+  }
+
+  if (rc.body) {
+    it('malformed JSON: 400 naming JSON', async () => {
+      for (const raw of ['{"a":', '{a: 1}', "{'a': 1}", '[1,]', 'undefined', '{"a":1}}']) {
+        await expectRejected(stack.dataDir, () => send(rc, { raw, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 400, /JSON/i);
+      }
+    });
+
+    it('JSON of the wrong top-level type: 400', async () => {
+      const raws = ['"a string"', '42', 'true', '[1, 2]', ...(rc.bodyOptional ? [] : ['null'])];
+      for (const raw of raws) {
+        await expectRejected(stack.dataDir, () => send(rc, { raw, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 400);
+      }
+    });
+
+    if (!rc.bodyOptional) {
+      it('no body at all: 400', async () => {
+        await expectRejected(stack.dataDir, () => send(rc, { headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 400);
+      });
+    }
+
+    it(`a body over the ${BODY_LIMIT}-byte limit: 413`, async () => {
+      const valid = bodyFor() as Record<string, unknown>;
+      const big = { ...valid, padding: 'x'.repeat(BODY_LIMIT + 10) };
+      await expectRejected(stack.dataDir, () => send(rc, { body: big, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 413, /limit/);
+    });
+  }
+
+  if (rc.fields) {
+    it('wrong field types and missing fields: 400 naming the field', async () => {
+      for (const [body, field, status] of rc.fields!(ids)) {
+        const res = await expectRejected(stack.dataDir, () => send(rc, { body, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), status ?? 400);
+        expect(res.body.message, `${JSON.stringify(body).slice(0, 200)} → ${res.text}`).toMatch(field);
+      }
+    });
+  }
+
+  if (rc.badParams) {
+    it('non-UUID / non-integer path or query parameters: 400 naming the parameter', async () => {
+      for (const [p, name] of rc.badParams!(ids)) {
+        await expectRejected(stack.dataDir, () => send(rc, { path: p, body: bodyFor(), headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 400, name);
+      }
+    });
+  }
+
+  if (rc.unknown) {
+    it('unknown ids: 404 (or the documented 400)', async () => {
+      for (const [p, body, status] of rc.unknown!(ids)) {
+        await expectRejected(stack.dataDir, () => send(rc, { path: p, body, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), status);
+      }
+    });
+  }
+});
+
+describe('the valid request of every non-destructive route succeeds (the table is not vacuous)', () => {
+  it.each(ROUTES.filter((r) => !r.destructive && r.scope !== 'operator'))('$route', async (rc) => {
+    const res = await send(rc, { body: rc.body?.(ids), headers: tenantHeaders(rc, ownerKeyFor(rc)) });
+    // PUT /api/user names a user that is not a member: documented 400. Everything else succeeds.
+    if (rc.route === 'PUT /api/user') expect(res.status, res.text).toBe(400);
+    else expect(res.status, res.text).toBeLessThan(300);
+  });
+});
+
+describe('outside the route table', () => {
+  it('unknown routes are 404 and unsupported methods 405, each with a message', async () => {
+    await expectRejected(stack.dataDir, () => request(stack.baseUrl, 'GET', '/api/nothing-here', { headers: { authorization: t.ownerKey } }), 404, /nothing-here/);
+    await expectRejected(stack.dataDir, () => request(stack.baseUrl, 'POST', '/api/chunk/not/a/route', { body: {}, headers: { authorization: t.ownerKey } }), 404);
+    await expectRejected(
+      stack.dataDir,
+      () => request(stack.baseUrl, 'PATCH', '/api/chunk', { body: { chunk_html: 'x' }, headers: { authorization: t.ownerKey, 'tr-dataset': ids.ds } }),
+      405,
+      /PATCH/,
+    );
+    await expectRejected(stack.dataDir, () => request(stack.baseUrl, 'DELETE', '/api/chunks', { headers: { authorization: t.ownerKey, 'tr-dataset': ids.ds } }), 405);
+  });
+
+  it('multipart bodies are 415; a body that is not JSON under another content type is 400', async () => {
+    const headers = { authorization: t.ownerKey, 'tr-dataset': ids.ds };
+    await expectRejected(
+      stack.dataDir,
+      () => request(stack.baseUrl, 'POST', '/api/chunk', { raw: '--b\r\n\r\nx\r\n--b--', headers: { ...headers, 'content-type': 'multipart/form-data; boundary=b' } }),
+      415,
+      /Content-Type/,
+    );
+    await expectRejected(
+      stack.dataDir,
+      () => request(stack.baseUrl, 'POST', '/api/chunk', { raw: 'chunk_html=x', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' } }),
+      400,
+      /JSON/,
+    );
+  });
+
+  it('a body larger than its Content-Length claims or chunked past the limit is refused', async () => {
+    const headers = { authorization: t.ownerKey, 'tr-dataset': ids.ds };
+    // Streamed without Content-Length.
+    const stream = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 20; i++) c.enqueue(new TextEncoder().encode('x'.repeat(8192)));
+        c.close();
+      },
+    });
+    const before = (await import('../helpers/store-snapshot.js')).snapshotStore(stack.dataDir);
+    const res = await fetch(`${stack.baseUrl}/api/chunk`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { message: string }).message).toMatch(/limit/);
+    expect((await import('../helpers/store-snapshot.js')).snapshotStore(stack.dataDir)).toEqual(before);
+  });
+});
+
+it('no route answered 5xx anywhere in the sweep', () => {
+  expect(sent).toBeGreaterThan(500);
+  expect(serverErrors).toEqual([]);
+});

@@ -1,0 +1,88 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../core/config.js';
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      httpHost: '127.0.0.1',
+      httpPort: 8090,
+      grpcHost: '127.0.0.1',
+      grpcPort: 50051,
+      coreAddress: '127.0.0.1:50051',
+      dataDir: path.resolve('.data'),
+      redisUrl: 'redis://127.0.0.1:6380',
+      adminApiKey: '',
+      logLevel: 'info',
+      batchChunkLimit: 120,
+      batchGroupLimit: 1000,
+      bodyLimitBytes: 128 * 1024 * 1024,
+      v2VersioningDateMs: Date.UTC(2024, 6, 14),
+      shutdownGraceMs: 10_000,
+      coreDeadlineMs: 5_000,
+    });
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('reads every variable', () => {
+    const c = loadConfig({
+      QUARRY_HTTP_HOST: '0.0.0.0',
+      QUARRY_HTTP_PORT: '9000',
+      QUARRY_GRPC_HOST: '10.0.0.1',
+      QUARRY_GRPC_PORT: '6000',
+      QUARRY_DATA_DIR: '/tmp/q',
+      QUARRY_REDIS_URL: 'redis://r:1/2',
+      ADMIN_API_KEY: 'tr-admin',
+      QUARRY_LOG_LEVEL: 'warn',
+      QUARRY_BATCH_CHUNK_LIMIT: '10',
+      QUARRY_BATCH_GROUP_LIMIT: '20',
+      QUARRY_BODY_LIMIT_BYTES: '2048',
+      QUARRY_V2_VERSIONING_DATE: '2020-01-02',
+      QUARRY_SHUTDOWN_GRACE_MS: '0',
+      QUARRY_CORE_DEADLINE_MS: '100',
+    });
+    expect(c).toMatchObject({
+      httpHost: '0.0.0.0',
+      httpPort: 9000,
+      grpcHost: '10.0.0.1',
+      grpcPort: 6000,
+      coreAddress: '10.0.0.1:6000',
+      dataDir: '/tmp/q',
+      redisUrl: 'redis://r:1/2',
+      adminApiKey: 'tr-admin',
+      logLevel: 'warn',
+      batchChunkLimit: 10,
+      batchGroupLimit: 20,
+      bodyLimitBytes: 2048,
+      v2VersioningDateMs: Date.UTC(2020, 0, 2),
+      shutdownGraceMs: 0,
+      coreDeadlineMs: 100,
+    });
+    expect(loadConfig({ QUARRY_CORE_ADDRESS: 'core:1' }).coreAddress).toBe('core:1');
+    expect(loadConfig({ QUARRY_ADMIN_API_KEY: 'tr-fallback' }).adminApiKey).toBe('tr-fallback');
+    expect(loadConfig({ QUARRY_DATA_DIR: 'rel' }).dataDir).toBe(path.resolve('rel'));
+  });
+
+  it('treats empty integer variables as unset', () => {
+    expect(loadConfig({ QUARRY_HTTP_PORT: '' }).httpPort).toBe(8090);
+  });
+
+  it.each([
+    ['QUARRY_HTTP_PORT', 'abc'],
+    ['QUARRY_HTTP_PORT', '80.5'],
+    ['QUARRY_HTTP_PORT', '-1'],
+    ['QUARRY_HTTP_PORT', '70000'],
+    ['QUARRY_GRPC_PORT', 'port'],
+    ['QUARRY_BATCH_CHUNK_LIMIT', '0'],
+    ['QUARRY_BATCH_GROUP_LIMIT', '1e9'],
+    ['QUARRY_BODY_LIMIT_BYTES', '100'],
+    ['QUARRY_SHUTDOWN_GRACE_MS', '-5'],
+    ['QUARRY_CORE_DEADLINE_MS', '1'],
+    ['QUARRY_V2_VERSIONING_DATE', 'someday'],
+    ['QUARRY_V2_VERSIONING_DATE', '2024-13-01'],
+    ['QUARRY_V2_VERSIONING_DATE', '2024-02-30'],
+  ])('%s=%j throws naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}.*${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+  });
+});
