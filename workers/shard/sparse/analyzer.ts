@@ -56,6 +56,22 @@ export interface Analyzer {
   unstemmed(text: string): string[];
   /** The stem of one unstemmed token (identity when stemming is off). */
   stem(token: string): string;
+  /** Like {@link stem} without reading or filling the stem cache (for callers that cache stems themselves). */
+  stemUncached(token: string): string;
+}
+
+/** Shortest substring V8 represents as a slice of its parent instead of a copy (`SlicedString::kMinLength`). */
+const MIN_SLICED_LENGTH = 13;
+
+/**
+ * `s`, or a copy of it that shares no memory with a larger string. V8 represents a substring of
+ * 13+ characters (a regex match, a `slice`) as a view that keeps its whole parent alive: a token
+ * kept as a dictionary or cache key would pin the whole normalised document it came from (on
+ * SciFact, megabytes of text). A JSON round trip builds a fresh flat string; callers use this only
+ * when they store a string for good (a new term, a cache miss), so its cost does not matter.
+ */
+export function ownString(s: string): string {
+  return s.length < MIN_SLICED_LENGTH ? s : (JSON.parse(JSON.stringify(s)) as string);
 }
 
 // Marks (\p{M}) are kept inside words because Indic and other abugida scripts write vowels as
@@ -81,17 +97,20 @@ export function createAnalyzer(options: Partial<AnalyzerOptions> = {}): Analyzer
   const cache = new Map<string, string>();
   const cacheSize = Math.max(0, opts.stemCacheSize);
 
+  // Only plain English words go through Porter: it would mangle digits and other scripts.
+  const stemUncached = (token: string): string => (ASCII_WORD.test(token) ? stemmer(token) : token);
+
   const stem = (token: string): string => {
     const hit = cache.get(token);
     if (hit !== undefined) return hit;
-    // Only plain English words go through Porter: it would mangle digits and other scripts.
-    const out = ASCII_WORD.test(token) ? stemmer(token) : token;
+    const out = stemUncached(token);
     if (cacheSize > 0) {
       if (cache.size >= cacheSize) {
         const oldest = cache.keys().next();
         if (oldest.done !== true) cache.delete(oldest.value);
       }
-      cache.set(token, out);
+      // Copies: the token may be a slice of a whole query or document (see ownString).
+      cache.set(ownString(token), ownString(out));
     }
     return out;
   };
@@ -116,5 +135,12 @@ export function createAnalyzer(options: Partial<AnalyzerOptions> = {}): Analyzer
     return out;
   };
 
-  return { options: opts, analyze, unstemmed, stem: opts.stem ? stem : (token: string) => token };
+  const identity = (token: string): string => token;
+  return {
+    options: opts,
+    analyze,
+    unstemmed,
+    stem: opts.stem ? stem : identity,
+    stemUncached: opts.stem ? stemUncached : identity,
+  };
 }

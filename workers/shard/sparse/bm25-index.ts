@@ -9,6 +9,7 @@ import { DocIdMap } from './doc-id-map.js';
 import { grown } from './grow.js';
 import { MaxScoreScratch, maxScoreTopK } from './max-score.js';
 import { MAX_TF, PostingsStore } from './postings-store.js';
+import { TermScanner } from './term-scanner.js';
 import { TopKHeap } from './top-k-heap.js';
 
 /** BM25 index options; defaults in {@link DEFAULT_BM25_OPTIONS}. */
@@ -93,9 +94,6 @@ export interface Bm25State {
   totalLength: number;
 }
 
-/** Entries of the unstemmed-token cache before it is cleared (a few MiB at most). */
-const RAW_TERM_CACHE = 1 << 18;
-
 const emptyHits = (): Bm25Hits => ({ ids: new Uint32Array(0), scores: new Float64Array(0), chunkIds: [] });
 
 /** Idf as Lucene computes it; always positive, which MaxScore relies on. */
@@ -129,8 +127,8 @@ export class Bm25Index {
   /** Upsert scratch: per-term counts (zero between upserts) and the distinct terms of the doc. */
   private tfCount = new Uint32Array(1024);
   private docTerms = new Uint32Array(256);
-  /** Unstemmed token -> term id (see {@link termOfRaw}); term ids never change, so entries stay valid. */
-  private readonly rawTerms = new Map<string, number>();
+  /** Text -> term ids, with its own token cache (term ids never change, so cached ids stay valid). */
+  private readonly scanner: TermScanner;
   private readonly heap: TopKHeap;
   private readonly scratch = new MaxScoreScratch();
 
@@ -142,6 +140,7 @@ export class Bm25Index {
     }
     this.analyzer = createAnalyzer(this.options.analyzer);
     this.post = new PostingsStore(this.options.k1, this.options.b);
+    this.scanner = new TermScanner(this.analyzer, (stem) => this.post.intern(stem));
     this.heap = new TopKHeap((a, b) => {
       const x = this.ids.chunkIdOf(a)!;
       const y = this.ids.chunkIdOf(b)!;
@@ -166,43 +165,31 @@ export class Bm25Index {
 
   /** Indexes `text` under `chunkId`, replacing any previous version; returns the internal id. */
   upsert(chunkId: string, text: string): number {
-    return this.index(chunkId, this.analyzer.unstemmed(text), true);
+    return this.index(chunkId, this.scanner.scan(text));
   }
 
   /** Like {@link upsert} with already analyzed tokens (same analyzer options, please). */
   upsertTokens(chunkId: string, tokens: readonly string[]): number {
-    return this.index(chunkId, tokens, false);
+    return this.index(chunkId, this.scanner.internAll(tokens));
   }
 
-  /**
-   * Term id of an unstemmed token. One Map lookup per token instead of two (stem cache, then
-   * dictionary); bounded like the stem cache, and cleared wholesale when full (cheap, rare).
-   */
-  private termOfRaw(raw: string): number {
-    const known = this.rawTerms.get(raw);
-    if (known !== undefined) return known;
-    const t = this.post.intern(this.analyzer.stem(raw));
-    if (this.rawTerms.size >= RAW_TERM_CACHE) this.rawTerms.clear();
-    this.rawTerms.set(raw, t);
-    return t;
-  }
-
-  private index(chunkId: string, tokens: readonly string[], raw: boolean): number {
+  /** Indexes the `len` term ids in `scanner.ids` (the document's tokens in order) under `chunkId`. */
+  private index(chunkId: string, len: number): number {
     if (this.ids.idOf(chunkId) !== undefined) this.remove(chunkId);
     const id = this.ids.allocate(chunkId);
     this.ensureDocCapacity(id + 1);
     // Count with a dense array indexed by term id instead of a Map per doc: no hashing, no boxing.
     const post = this.post;
+    const tokenIds = this.scanner.ids;
     let distinct = 0;
-    for (let i = 0; i < tokens.length; i++) {
-      const t = raw ? this.termOfRaw(tokens[i]!) : post.intern(tokens[i]!);
+    for (let i = 0; i < len; i++) {
+      const t = tokenIds[i]!;
       if (t >= this.tfCount.length) this.tfCount = grown(this.tfCount, t + 1);
       if (this.tfCount[t]!++ === 0) {
         if (distinct === this.docTerms.length) this.docTerms = grown(this.docTerms, distinct + 1);
         this.docTerms[distinct++] = t;
       }
     }
-    const len = tokens.length;
     this.fwdPool = grown(this.fwdPool, this.fwdUsed + distinct);
     this.fwdStart[id] = this.fwdUsed;
     this.fwdCount[id] = distinct;
@@ -283,11 +270,15 @@ export class Bm25Index {
     for (let j = 0; j < lists.m; j++) {
       const t = lists.term[j]!;
       post.ensureSorted(t);
-      const sat = post.ensureBounds(t, avgdl, this.docLen);
-      lists.setPostings(j, post.docs[t]!, post.tfs[t]!, post.len[t]!, post.blockLast[t]!, post.blockMax[t]!, sat);
+      const docs = post.docsOf(t);
+      const tfs = post.tfsOf(t);
+      const sat = post.ensureBounds(t, avgdl, this.docLen, docs, tfs);
+      lists.setPostings(j, docs, tfs, post.len[t]!, post.blockLast[t]!, post.blockMax[t]!, sat);
     }
     this.heap.reset(k);
     maxScoreTopK(lists, { docLen: this.docLen, alive: this.alive, allow, k1, b, avgdl }, this.heap);
+    // The views may point into a postings arena that a later append reallocates: do not keep it alive.
+    lists.detach();
     const { ids, scores } = this.heap.drain();
     const chunkIds = new Array<string>(ids.length);
     for (let i = 0; i < ids.length; i++) chunkIds[i] = this.ids.chunkIdOf(ids[i]!)!;
@@ -327,8 +318,8 @@ export class Bm25Index {
     const postingDocs = new Uint32Array(postingOffsets[T]!);
     const postingTfs = new Uint16Array(postingOffsets[T]!);
     for (let t = 0; t < T; t++) {
-      postingDocs.set(post.docs[t]!.subarray(0, post.len[t]!), postingOffsets[t]!);
-      postingTfs.set(post.tfs[t]!.subarray(0, post.len[t]!), postingOffsets[t]!);
+      postingDocs.set(post.docsOf(t), postingOffsets[t]!);
+      postingTfs.set(post.tfsOf(t), postingOffsets[t]!);
     }
     const fwdOffsets = new Uint32Array(cap + 1);
     for (let d = 0; d < cap; d++) fwdOffsets[d + 1] = fwdOffsets[d]! + this.fwdCount[d]!;
@@ -373,12 +364,16 @@ export class Bm25Index {
     index.fwdPool = grown(new Uint32Array(0), Math.max(state.fwdTerms.length, 1024));
     index.fwdPool.set(state.fwdTerms);
     index.fwdUsed = state.fwdTerms.length;
+    // One arena allocation for every short list instead of one per growth step.
+    let arenaWords = 0;
+    for (let t = 0; t < T; t++) arenaWords += PostingsStore.arenaWords(state.postingOffsets[t + 1]! - state.postingOffsets[t]!);
+    index.post.reserveArena(arenaWords);
     for (let t = 0; t < T; t++) {
       if (index.post.intern(state.terms[t]!) !== t) throw new Error(`duplicate term in state: ${state.terms[t]}`);
       const from = state.postingOffsets[t]!;
       const to = state.postingOffsets[t + 1]!;
-      // Copies keep each list independently growable (a subarray would share one buffer).
-      index.post.load(t, state.postingDocs.slice(from, to), state.postingTfs.slice(from, to), state.df[t]!, state.maxTf[t]!, state.minDl[t]!);
+      // load copies the entries (into the arena or exact-size own arrays), so views suffice here.
+      index.post.load(t, state.postingDocs.subarray(from, to), state.postingTfs.subarray(from, to), state.df[t]!, state.maxTf[t]!, state.minDl[t]!);
     }
     index.totalLength = state.totalLength;
     return index;

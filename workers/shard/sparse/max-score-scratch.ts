@@ -8,6 +8,9 @@ export const BOUND_SLACK = 1 + 1e-9;
 /** Relative margin taken off every threshold. */
 export const THETA_SLACK = 1 - 1e-9;
 
+const NO_DOCS = new Uint32Array(0);
+const NO_TFS = new Uint16Array(0);
+
 /** Widest window in doc ids; sizes the accumulator (8192 slots, 256 bitset words). */
 export const WINDOW = 8192;
 
@@ -87,6 +90,14 @@ export class MaxScoreScratch {
     this.blockLast[i] = blockLast;
     this.blockMax[i] = blockMax;
     this.bound[i] = this.weight[i]! * sat * BOUND_SLACK;
+  }
+
+  /** Drops the postings views of the last search (they may pin a since-reallocated arena). */
+  detach(): void {
+    for (let i = 0; i < this.m; i++) {
+      this.docs[i] = NO_DOCS;
+      this.tfs[i] = NO_TFS;
+    }
   }
 
   private grow(n: number): void {

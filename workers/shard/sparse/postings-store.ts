@@ -1,7 +1,17 @@
 /**
- * Term dictionary and per-term postings (doc ids ascending, term frequencies) in growable typed
- * arrays, with the per-term bounds MaxScore needs. Entries of deleted docs stay until purged.
+ * Term dictionary and per-term postings (doc ids ascending, term frequencies), with the per-term
+ * bounds MaxScore needs. Entries of deleted docs stay until purged.
+ *
+ * Memory layout: most terms are rare (SciFact: 26k terms, half in one document), and a typed array
+ * costs ~190 bytes of V8 objects (JSTypedArray + JSArrayBuffer + backing-store record) before its
+ * first element, more than a rare term's postings. So lists of up to {@link ARENA_MAX} entries live
+ * in one shared arena (a Uint32Array of doc ids and a Uint16Array of tfs indexed alike), in slots of
+ * a few size classes (~1.5x apart, so slack stays under a third); a list that outgrows its slot
+ * moves to the next class and its old slot goes on that class's free list (linked through the
+ * slot's first doc-id word), so freed space is reused without compaction. Longer lists own their
+ * arrays, where the object overhead is a few percent of the data.
  */
+import { ownString } from './analyzer.js';
 import { grown } from './grow.js';
 
 /** Largest stored term frequency; a chunk repeating one term more often is clamped (saturated anyway). */
@@ -10,8 +20,27 @@ export const MAX_TF = 0xffff;
 /** log2 of the postings per block of the block-max bounds (128: Lucene's and PISA's choice). */
 export const BLOCK_SHIFT = 7;
 
+/** Slot capacities of the arena size classes; class 0 is "no slot" (an empty list). */
+const CLASS_CAP = [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
+const TOP_CLASS = CLASS_CAP.length - 1;
+/** Longest list kept in the arena; longer ones own their arrays. */
+export const ARENA_MAX = CLASS_CAP[TOP_CLASS]!;
+/** Class of a list that owns its arrays. */
+const OWN = 255;
+/** End of a free list. */
+const NIL = 0xffffffff;
+
 const NO_BLOCKS_U32 = new Uint32Array(0);
 const NO_BLOCKS_F64 = new Float64Array(0);
+const NO_DOCS = new Uint32Array(0);
+const NO_TFS = new Uint16Array(0);
+
+/** Smallest arena class holding `n` entries (n <= ARENA_MAX). */
+function classFor(n: number): number {
+  let c = 0;
+  while (CLASS_CAP[c]! < n) c++;
+  return c;
+}
 
 /** Postings of one shard; the index owns document state, this owns everything per term. */
 export class PostingsStore {
@@ -19,10 +48,6 @@ export class PostingsStore {
   readonly termIds = new Map<string, number>();
   /** Term id -> term string. */
   readonly terms: string[] = [];
-  /** Per term: doc ids; only the first `len[t]` entries are valid. */
-  docs: Uint32Array[] = [];
-  /** Per term: term frequencies aligned with `docs`. */
-  tfs: Uint16Array[] = [];
   /** Per term: valid entries (live and tombstoned). */
   len = new Uint32Array(64);
   /** Per term: live documents containing it (kept exact on delete through the forward index). */
@@ -31,6 +56,22 @@ export class PostingsStore {
   maxTf = new Uint16Array(64);
   /** Per term: min length of a doc in its entries (a lower bound between purges). */
   minDl = new Uint32Array(64);
+  /** Per term: arena size class, or {@link OWN} when the list has its own arrays. */
+  private cls = new Uint8Array(64);
+  /** Per term: offset of its arena slot (meaningless for class 0 and OWN). */
+  private off = new Uint32Array(64);
+  /** Arena of doc ids; a free slot's first word links to the next free slot of its class. */
+  private arenaDocs = new Uint32Array(1024);
+  /** Arena of term frequencies, indexed like {@link arenaDocs}. */
+  private arenaTfs = new Uint16Array(1024);
+  /** Arena words handed out so far (free slots included). */
+  private arenaUsed = 0;
+  /** Head of each class's free-slot list. */
+  private readonly freeHead = new Uint32Array(CLASS_CAP.length).fill(NIL);
+  /** Own doc ids of OWN terms (NO_DOCS for arena terms): a holey array would cost as much. */
+  private ownDocs: Uint32Array[] = [];
+  /** Own term frequencies of OWN terms, aligned with {@link ownDocs}. */
+  private ownTfs: Uint16Array[] = [];
   /** 1 when a recycled (smaller) doc id was appended after larger ones and the list needs sorting. */
   private unsorted = new Uint8Array(64);
   /**
@@ -74,21 +115,25 @@ export class PostingsStore {
     const known = this.termIds.get(term);
     if (known !== undefined) return known;
     const t = this.terms.length;
-    this.terms.push(term);
-    this.termIds.set(term, t);
-    this.docs.push(new Uint32Array(4));
-    this.tfs.push(new Uint16Array(4));
+    // The dictionary keeps the string for good: copy it so it cannot pin a document's text.
+    const own = ownString(term);
+    this.terms.push(own);
+    this.termIds.set(own, t);
+    this.ownDocs.push(NO_DOCS);
+    this.ownTfs.push(NO_TFS);
     this.blockLast.push(NO_BLOCKS_U32);
     this.blockMax.push(NO_BLOCKS_F64);
     const need = t + 1;
-    this.len = grown(this.len, need);
-    this.df = grown(this.df, need);
-    this.maxTf = grown(this.maxTf, need);
-    this.unsorted = grown(this.unsorted, need);
-    this.covered = grown(this.covered, need);
-    this.satAvgdl = grown(this.satAvgdl, need);
-    this.satMax = grown(this.satMax, need);
-    if (need > this.minDl.length) {
+    if (need > this.len.length) {
+      this.len = grown(this.len, need);
+      this.df = grown(this.df, need);
+      this.maxTf = grown(this.maxTf, need);
+      this.cls = grown(this.cls, need);
+      this.off = grown(this.off, need);
+      this.unsorted = grown(this.unsorted, need);
+      this.covered = grown(this.covered, need);
+      this.satAvgdl = grown(this.satAvgdl, need);
+      this.satMax = grown(this.satMax, need);
       const old = this.minDl.length;
       this.minDl = grown(this.minDl, need);
       this.minDl.fill(0xffffffff, old);
@@ -96,17 +141,36 @@ export class PostingsStore {
     return t;
   }
 
+  /** Term t's doc ids (`len[t]` entries; a view into the arena or its own array: do not keep across writes). */
+  docsOf(t: number): Uint32Array {
+    const c = this.cls[t]!;
+    if (c === OWN) return this.ownDocs[t]!.subarray(0, this.len[t]!);
+    return c === 0 ? NO_DOCS : this.arenaDocs.subarray(this.off[t]!, this.off[t]! + this.len[t]!);
+  }
+
+  /** Term t's term frequencies, aligned with {@link docsOf} (same lifetime rule). */
+  tfsOf(t: number): Uint16Array {
+    const c = this.cls[t]!;
+    if (c === OWN) return this.ownTfs[t]!.subarray(0, this.len[t]!);
+    return c === 0 ? NO_TFS : this.arenaTfs.subarray(this.off[t]!, this.off[t]! + this.len[t]!);
+  }
+
   /** Appends (doc, tf) to term t for a new live doc of length `dl`. */
   append(t: number, doc: number, tf: number, dl: number): void {
     const n = this.len[t]!;
-    let docs = this.docs[t]!;
-    if (n === docs.length) {
-      docs = this.docs[t] = grown(docs, n + 1);
-      this.tfs[t] = grown(this.tfs[t]!, n + 1);
+    let c = this.cls[t]!;
+    if (c === OWN ? n === this.ownDocs[t]!.length : n === CLASS_CAP[c]) c = this.resize(t, n + 1);
+    if (c === OWN) {
+      const docs = this.ownDocs[t]!;
+      if (n > 0 && docs[n - 1]! > doc) this.unsorted[t] = 1;
+      docs[n] = doc;
+      this.ownTfs[t]![n] = tf;
+    } else {
+      const at = this.off[t]! + n;
+      if (n > 0 && this.arenaDocs[at - 1]! > doc) this.unsorted[t] = 1;
+      this.arenaDocs[at] = doc;
+      this.arenaTfs[at] = tf;
     }
-    if (n > 0 && docs[n - 1]! > doc) this.unsorted[t] = 1;
-    docs[n] = doc;
-    this.tfs[t]![n] = tf;
     this.len[t] = n + 1;
     if (this.df[t]!++ === 0) this.live++;
     // Bounds only ever loosen between purges, so they stay valid bounds after deletes.
@@ -119,14 +183,95 @@ export class PostingsStore {
     if (--this.df[t]! === 0) this.live--;
   }
 
+  /** Arena words in use and arena capacity (diagnostics and tests). */
+  arenaStats(): { used: number; capacity: number; ownLists: number } {
+    let ownLists = 0;
+    for (let t = 0; t < this.terms.length; t++) if (this.cls[t] === OWN) ownLists++;
+    return { used: this.arenaUsed, capacity: this.arenaDocs.length, ownLists };
+  }
+
+  /**
+   * Moves term t's `len[t]` entries to storage for at least `need` entries: the smallest arena
+   * class that fits, else own arrays with 1.5x room (past the arena a list is long, and 1.5x
+   * wastes at most a third while copies stay amortised O(1)). Own lists that shrank to arena
+   * size move back. Returns the new class.
+   */
+  private resize(t: number, need: number): number {
+    const n = this.len[t]!;
+    const from = this.cls[t]!;
+    const to = need <= ARENA_MAX ? classFor(need) : OWN;
+    if (to === OWN) {
+      const cap = Math.max(need, n + (n >>> 1));
+      const docs = new Uint32Array(cap);
+      const tfs = new Uint16Array(cap);
+      if (from === OWN) {
+        docs.set(this.ownDocs[t]!.subarray(0, n));
+        tfs.set(this.ownTfs[t]!.subarray(0, n));
+      } else if (from !== 0) {
+        const o = this.off[t]!;
+        docs.set(this.arenaDocs.subarray(o, o + n));
+        tfs.set(this.arenaTfs.subarray(o, o + n));
+        this.freeSlot(from, o);
+      }
+      this.ownDocs[t] = docs;
+      this.ownTfs[t] = tfs;
+    } else {
+      const o = to === 0 ? 0 : this.allocSlot(to); // may reallocate the arena: read it after
+      if (from === OWN) {
+        this.arenaDocs.set(this.ownDocs[t]!.subarray(0, n), o);
+        this.arenaTfs.set(this.ownTfs[t]!.subarray(0, n), o);
+        this.ownDocs[t] = NO_DOCS;
+        this.ownTfs[t] = NO_TFS;
+      } else if (from !== 0) {
+        const src = this.off[t]!;
+        this.arenaDocs.copyWithin(o, src, src + n);
+        this.arenaTfs.copyWithin(o, src, src + n);
+        this.freeSlot(from, src);
+      }
+      this.off[t] = o;
+    }
+    this.cls[t] = to;
+    return to;
+  }
+
+  /** A slot of class c: the head of its free list, else fresh space at the arena's end. */
+  private allocSlot(c: number): number {
+    const head = this.freeHead[c]!;
+    if (head !== NIL) {
+      this.freeHead[c] = this.arenaDocs[head]!;
+      return head;
+    }
+    const o = this.arenaUsed;
+    const end = o + CLASS_CAP[c]!;
+    if (end > this.arenaDocs.length) {
+      this.arenaDocs = grown(this.arenaDocs, end);
+      this.arenaTfs = grown(this.arenaTfs, end);
+    }
+    this.arenaUsed = end;
+    return o;
+  }
+
+  /** Returns a slot of class c to its free list. */
+  private freeSlot(c: number, o: number): void {
+    this.arenaDocs[o] = this.freeHead[c]!;
+    this.freeHead[c] = o;
+  }
+
+  /** Reserves arena room for `words` more entries (bulk loads: one allocation instead of many). */
+  reserveArena(words: number): void {
+    this.arenaDocs = grown(this.arenaDocs, this.arenaUsed + words);
+    this.arenaTfs = grown(this.arenaTfs, this.arenaUsed + words);
+  }
+
   /**
    * Brings term t's block-max bounds up to date for a query with average length `avgdl` and
    * returns the list-wide bound of tf / (tf + k1 (1 - b + b dl / avgdl)). The saturation only
    * grows with the average length, so bounds computed at A >= avgdl stay valid; A is set 10%
    * above avgdl so that a growing corpus does not rescan lists on every query. Only entries
-   * appended since the last call are scanned (plus the rest of their first block).
+   * appended since the last call are scanned (plus the rest of their first block). `docs` and
+   * `tfs` are the term's current {@link docsOf} / {@link tfsOf} views.
    */
-  ensureBounds(t: number, avgdl: number, docLen: Uint32Array): number {
+  ensureBounds(t: number, avgdl: number, docLen: Uint32Array, docs: Uint32Array, tfs: Uint16Array): number {
     if (this.satAvgdl[t]! < avgdl) {
       this.satAvgdl[t] = avgdl * 1.1;
       this.satMax[t] = 0;
@@ -142,8 +287,6 @@ export class PostingsStore {
       last = this.blockLast[t] = grown(last, blocks);
       max = this.blockMax[t] = grown(max, blocks);
     }
-    const docs = this.docs[t]!;
-    const tfs = this.tfs[t]!;
     const base = this.k1 * (1 - this.b);
     const scale = (this.k1 * this.b) / this.satAvgdl[t]!;
     let all = this.satMax[t]!;
@@ -166,8 +309,8 @@ export class PostingsStore {
 
   /** Drops entries of docs that are not alive and recomputes term t's bounds from what remains. */
   purge(t: number, alive: Uint8Array, docLen: Uint32Array): void {
-    const docs = this.docs[t]!;
-    const tfs = this.tfs[t]!;
+    const docs = this.docsOf(t);
+    const tfs = this.tfsOf(t);
     const n = this.len[t]!;
     let w = 0;
     let maxTf = 0;
@@ -191,19 +334,33 @@ export class PostingsStore {
       this.blockLast[t] = NO_BLOCKS_U32;
       this.blockMax[t] = NO_BLOCKS_F64;
     }
-    // Give memory back when a list shrank a lot (a term that mostly lived in deleted docs).
-    if (w * 4 < docs.length && docs.length > 16) {
-      this.docs[t] = docs.slice(0, Math.max(w * 2, 4));
-      this.tfs[t] = tfs.slice(0, Math.max(w * 2, 4));
+    // Give memory back when a list shrank a lot (a term that mostly lived in deleted docs): a
+    // smaller arena class, back into the arena, or a trimmed own array.
+    const c = this.cls[t]!;
+    if (c === OWN) {
+      const cap = this.ownDocs[t]!.length;
+      if (w <= ARENA_MAX || w * 4 < cap) this.shrinkOwn(t, w);
+    } else if (c !== 0 && classFor(w) < c) {
+      this.resize(t, w);
     }
+  }
+
+  /** Moves an own list of `w` entries into the arena, or into own arrays of 2w entries. */
+  private shrinkOwn(t: number, w: number): void {
+    if (w <= ARENA_MAX) {
+      this.resize(t, w);
+      return;
+    }
+    this.ownDocs[t] = this.ownDocs[t]!.slice(0, w * 2);
+    this.ownTfs[t] = this.ownTfs[t]!.slice(0, w * 2);
   }
 
   /** Restores ascending doc order of term t if recycled ids were appended out of order. */
   ensureSorted(t: number): void {
     if (this.unsorted[t] !== 1) return;
     const n = this.len[t]!;
-    const docs = this.docs[t]!;
-    const tfs = this.tfs[t]!;
+    const docs = this.docsOf(t);
+    const tfs = this.tfsOf(t);
     // Pack (doc, tf) into one float so a native numeric sort moves both: doc < 2^32, tf < 2^16.
     const keys = new Float64Array(n);
     for (let i = 0; i < n; i++) keys[i] = docs[i]! * 65536 + tfs[i]!;
@@ -218,16 +375,29 @@ export class PostingsStore {
     this.satAvgdl[t] = 0; // blocks hold other entries now
   }
 
-  /** Installs term t's postings from a snapshot (sorted, purged) with its df and bounds. */
+  /** Installs term t's postings from a snapshot (sorted, purged) with its df and bounds; t must be empty. */
   load(t: number, docs: Uint32Array, tfs: Uint16Array, df: number, maxTf: number, minDl: number): void {
-    this.docs[t] = docs;
-    this.tfs[t] = tfs;
-    this.len[t] = docs.length;
+    const n = docs.length;
+    this.len[t] = 0;
+    this.resize(t, n);
+    if (this.cls[t] === OWN) {
+      this.ownDocs[t]!.set(docs);
+      this.ownTfs[t]!.set(tfs);
+    } else if (n > 0) {
+      this.arenaDocs.set(docs, this.off[t]!);
+      this.arenaTfs.set(tfs, this.off[t]!);
+    }
+    this.len[t] = n;
     if (this.df[t]! === 0 && df > 0) this.live++;
     this.df[t] = df;
     this.maxTf[t] = maxTf;
     this.minDl[t] = minDl;
     this.unsorted[t] = 0;
     this.satAvgdl[t] = 0;
+  }
+
+  /** Arena words a list of `n` entries takes when loaded (0 for own arrays), for {@link reserveArena}. */
+  static arenaWords(n: number): number {
+    return n > ARENA_MAX ? 0 : CLASS_CAP[classFor(n)]!;
   }
 }
