@@ -46,6 +46,18 @@ export interface Config {
   readonly shardsPerDataset: number;
   /** Searches the core runs at once before answering 503 + Retry-After. @defaultValue `256` */
   readonly maxConcurrentSearches: number;
+  /** Whether this job-worker process embeds chunks (off for a worker that should only purge). @defaultValue `true` */
+  readonly embedJobs: boolean;
+  /** First retry delay of a failed embedding job (doubling per attempt), in ms. @defaultValue `2000` */
+  readonly embedBackoffMs: number;
+}
+
+function boolVar(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new Error(`${name} must be true or false, got "${raw}"`);
 }
 
 type Env = Record<string, string | undefined>;
@@ -93,5 +105,7 @@ export function loadConfig(env: Env = process.env): Config {
     shardThreads,
     shardsPerDataset: intVar(env, 'QUARRY_SHARDS_PER_DATASET', shardThreads, 1, 1024),
     maxConcurrentSearches: intVar(env, 'QUARRY_MAX_CONCURRENT_SEARCHES', 256, 1, 1_000_000),
+    embedJobs: boolVar(env, 'QUARRY_EMBED_JOBS', true),
+    embedBackoffMs: intVar(env, 'QUARRY_EMBED_BACKOFF_MS', 2000, 1, 3_600_000),
   });
 }

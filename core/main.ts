@@ -28,6 +28,7 @@ onShutdown(logger, async () => {
   clearInterval(catchUp);
   await server.close(config.shutdownGraceMs);
   await engine.snapshotAll();
+  await engine.close();
   await pool.close();
   await store.close();
 });

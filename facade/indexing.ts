@@ -24,3 +24,11 @@ export async function indexNow(services: Services, datasetId: string, log: Logge
 export async function dropIndex(services: Services, datasetId: string, log: Logger): Promise<void> {
   await services.core.drop(datasetId).catch((err: unknown) => log.warn({ dataset: datasetId, err: (err as Error).message }, 'core drop failed'));
 }
+
+/**
+ * Asks the job workers to embed the dataset's new or changed chunks. Best effort: if Redis is
+ * down the chunks stay pending in the store and the workers' sweep enqueues them later.
+ */
+export async function embedSoon(services: Services, datasetId: string, log: Logger): Promise<void> {
+  await services.jobs.embedDataset(datasetId).catch((err: unknown) => log.warn({ dataset: datasetId, err: (err as Error).message }, 'embed enqueue failed; the sweep will retry'));
+}

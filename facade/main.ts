@@ -15,7 +15,7 @@ const services = {
   logger,
   store: openSqliteStore(config.dataDir),
   core: connectCore(config.coreAddress, config.coreDeadlineMs),
-  jobs: connectJobs(config.redisUrl),
+  jobs: connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs }),
 };
 const server = http.createServer(createApp(services).callback());
 server.keepAliveTimeout = 65_000;

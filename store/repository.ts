@@ -158,6 +158,50 @@ export interface GroupRepository {
   groupsOfChunks(datasetId: string, chunkIds: readonly string[]): Promise<Map<string, GroupRecord[]>>;
 }
 
+/** A chunk's dense vector as stored. */
+export interface StoredVector {
+  readonly chunkId: string;
+  readonly model: string;
+  readonly vector: Float32Array;
+  readonly contentHash: string;
+}
+
+/** A chunk that needs a (new) vector: what to embed and the hash to store with it. */
+export interface PendingEmbedding {
+  readonly chunk: ChunkRecord;
+  readonly contentHash: string;
+}
+
+/** Dense vectors, one per chunk, written with a change-log entry so the shards pick them up. */
+export interface VectorRepository {
+  /** Up to `limit` chunks of the dataset whose vector is missing, outdated or of another model. */
+  pending(datasetId: string, model: string, limit: number): Promise<PendingEmbedding[]>;
+  /** Number of chunks pending embedding for `model`. */
+  pendingCount(datasetId: string, model: string): Promise<number>;
+  /**
+   * Stores vectors (replacing older ones) for chunks that still exist and still have the hash
+   * they were embedded from; returns how many were stored. One transaction.
+   */
+  put(datasetId: string, model: string, vectors: readonly { chunkId: string; contentHash: string; vector: Float32Array }[]): Promise<number>;
+  /** Vectors of these chunks made by `model` (others are absent from the map). */
+  getMany(chunkIds: readonly string[], model: string): Promise<Map<string, Float32Array>>;
+}
+
+/** A worker event of a dataset. */
+export interface DatasetEvent {
+  readonly id: string;
+  readonly datasetId: string;
+  readonly eventType: string;
+  readonly eventData: unknown;
+  readonly createdAt: number;
+}
+
+/** Worker events (chunks indexed, failures), newest first. */
+export interface DatasetEventRepository {
+  add(datasetId: string, eventType: string, eventData: unknown): Promise<void>;
+  list(datasetId: string, eventTypes: readonly string[] | null, page: number, pageSize: number): Promise<{ events: DatasetEvent[]; total: number }>;
+}
+
 /** One entry of a dataset's change log. */
 export interface ChangeLogEntry {
   readonly seq: number;
@@ -183,6 +227,8 @@ export interface Store {
   readonly chunks: ChunkRepository;
   readonly groups: GroupRepository;
   readonly changeLog: ChangeLogRepository;
+  readonly vectors: VectorRepository;
+  readonly events: DatasetEventRepository;
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;

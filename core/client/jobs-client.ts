@@ -2,7 +2,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { QuarryError } from '../domain/errors.js';
-import { Jobs, Queues, type PurgeJob } from '../domain/queues.js';
+import { EMBED_ATTEMPTS, Jobs, Queues, embedJobId, type EmbedJob, type PurgeJob } from '../domain/queues.js';
 
 /** The jobs the facade can ask for. */
 export interface JobsClient {
@@ -10,13 +10,15 @@ export interface JobsClient {
   purgeOrganization(id: string): Promise<void>;
   /** Purges a flagged dataset. */
   purgeDataset(id: string): Promise<void>;
+  /** Asks the job workers to embed the dataset's pending chunks. */
+  embedDataset(datasetId: string): Promise<void>;
   /** Resolves when Redis answers PING. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Connects to Redis at `url`. Failures to enqueue are 503s; the deletion flag itself is already durable. */
-export function connectJobs(url: string): JobsClient {
+export function connectJobs(url: string, options: { embedBackoffMs?: number } = {}): JobsClient {
   // Fail fast instead of queueing commands while Redis is away: requests must not hang.
   const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
   redis.on('error', () => {
@@ -24,6 +26,8 @@ export function connectJobs(url: string): JobsClient {
   });
   const maintenance = new Queue<PurgeJob>(Queues.maintenance, { connection: redis });
   maintenance.on('error', () => {});
+  const embed = new Queue<EmbedJob>(Queues.embed, { connection: redis });
+  embed.on('error', () => {});
   const add = async (name: string, id: string): Promise<void> => {
     try {
       // jobId makes a repeated request idempotent: one purge per resource (BullMQ refuses ':' in ids).
@@ -35,12 +39,28 @@ export function connectJobs(url: string): JobsClient {
   return {
     purgeOrganization: (id) => add(Jobs.purgeOrganization, id),
     purgeDataset: (id) => add(Jobs.purgeDataset, id),
+    async embedDataset(datasetId) {
+      try {
+        await embed.add(Jobs.embedDataset, { datasetId }, {
+          jobId: embedJobId(datasetId),
+          attempts: EMBED_ATTEMPTS,
+          backoff: { type: 'exponential', delay: options.embedBackoffMs ?? 2000 },
+          removeOnComplete: true,
+          // The dead letter is the dataset event the worker records on the last failure; a failed job
+          // left in Redis would block every later job with the same id.
+          removeOnFail: true,
+        });
+      } catch (err) {
+        throw new QuarryError('unavailable', `could not enqueue embedding for dataset ${datasetId}: ${(err as Error).message}`, { cause: err, retryAfterSeconds: 5 });
+      }
+    },
     async ping() {
       const reply = await redis.ping();
       if (reply !== 'PONG') throw new Error(`unexpected PING reply ${reply}`);
     },
     async close() {
       await maintenance.close().catch(() => {});
+      await embed.close().catch(() => {});
       redis.disconnect();
     },
   };

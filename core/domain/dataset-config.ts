@@ -48,3 +48,36 @@ export const DATASET_CONFIG_DEFAULTS = Object.freeze({
 export function withConfigDefaults(stored: Record<string, unknown>): Record<string, unknown> {
   return { ...DATASET_CONFIG_DEFAULTS, ...stored };
 }
+
+/** How a dataset's chunks and queries are embedded, from its configuration. */
+export interface EmbeddingSpec {
+  readonly baseUrl: string;
+  readonly model: string;
+  readonly dimension: number;
+  readonly queryPrefix: string;
+  readonly apiKey: string;
+  /** DISTANCE_METRIC. */
+  readonly distance: string;
+  /** Identity stored with every vector: vectors of two different keys are never mixed. */
+  readonly modelKey: string;
+}
+
+const str = (v: unknown, fallback: string): string => (typeof v === 'string' ? v : fallback);
+const int = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : fallback);
+
+/** The embedding settings of a stored configuration (defaults filled in). */
+export function embeddingSpec(stored: Record<string, unknown>): EmbeddingSpec {
+  const baseUrl = str(stored.EMBEDDING_BASE_URL, DATASET_CONFIG_DEFAULTS.EMBEDDING_BASE_URL).trim().replace(/\/+$/, '');
+  const model = baseUrl === '' ? 'use-lite' : str(stored.EMBEDDING_MODEL_NAME, DATASET_CONFIG_DEFAULTS.EMBEDDING_MODEL_NAME).trim();
+  const dimension = baseUrl === '' ? 512 : int(stored.EMBEDDING_SIZE, DATASET_CONFIG_DEFAULTS.EMBEDDING_SIZE);
+  return {
+    baseUrl,
+    model,
+    dimension,
+    queryPrefix: str(stored.EMBEDDING_QUERY_PREFIX, ''),
+    apiKey: str(stored.EMBEDDING_API_KEY, ''),
+    distance: str(stored.DISTANCE_METRIC, DATASET_CONFIG_DEFAULTS.DISTANCE_METRIC),
+    // The endpoint is part of the identity: the same model name on two servers may not be the same model.
+    modelKey: baseUrl === '' ? 'use-lite@512' : `${model}@${dimension}@${baseUrl}`,
+  };
+}

@@ -4,13 +4,27 @@
 export const Queues = {
   /** Deferred deletions of organizations and datasets. */
   maintenance: 'quarry-maintenance',
+  /** Embedding of chunks whose dense vector is missing or outdated, one job per dataset. */
+  embed: 'quarry-embed',
 } as const;
 
 /** Job names per queue. */
 export const Jobs = {
   purgeOrganization: 'purge-organization',
   purgeDataset: 'purge-dataset',
+  embedDataset: 'embed-dataset',
 } as const;
+
+/** Payload of embed jobs: the worker embeds whatever the dataset has pending. */
+export interface EmbedJob {
+  readonly datasetId: string;
+}
+
+/** The job id that keeps at most one waiting embed job per dataset. */
+export const embedJobId = (datasetId: string): string => `embed-${datasetId}`;
+
+/** Attempts of an embed job before it is dead-lettered (kept in BullMQ's failed set and reported as a dataset event). */
+export const EMBED_ATTEMPTS = 5;
 
 /** Payload of purge jobs. */
 export interface PurgeJob {

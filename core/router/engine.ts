@@ -4,7 +4,8 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { DATASET_CONFIG_DEFAULTS } from '../domain/dataset-config.js';
+import { createEmbedder, type Embedder } from '../embed/embedder.js';
+import { DATASET_CONFIG_DEFAULTS, embeddingSpec, type EmbeddingSpec } from '../domain/dataset-config.js';
 import { badRequest, notFound } from '../domain/errors.js';
 import type { Filter } from '../domain/filter.js';
 import type { Store } from '../../store/repository.js';
@@ -14,7 +15,7 @@ import { DatasetIndex, type DatasetHits } from './dataset-index.js';
 import { checkFilter, resolveGroupTrackingIds } from './filter-check.js';
 
 /** Search types the core serves today. */
-const ENABLED_SEARCH_TYPES = new Set(['bm25']);
+const ENABLED_SEARCH_TYPES = new Set(['bm25', 'semantic', 'hybrid']);
 
 /** A search as the core receives it. */
 export interface SearchQuery {
@@ -45,6 +46,7 @@ export class Engine {
   private readonly datasets = new Map<string, DatasetIndex>();
   private readonly admission: Admission;
   private seenHead = 0;
+  private readonly embedders = new Map<string, Embedder>();
 
   constructor(
     private readonly config: Config,
@@ -55,8 +57,16 @@ export class Engine {
     this.admission = new Admission(config.maxConcurrentSearches);
   }
 
-  /** The index of a live dataset; 404 when the store does not have it (and its shards are dropped). */
+  /**
+   * The index of a live dataset; 404 when the store does not have it (and its shards are
+   * dropped). A dataset whose configuration changed its index parameters (BM25 k/b, distance,
+   * embedding model) gets a new index, rebuilt from the store.
+   */
   async dataset(datasetId: string): Promise<DatasetIndex> {
+    return (await this.datasetWithSpec(datasetId)).index;
+  }
+
+  private async datasetWithSpec(datasetId: string): Promise<{ index: DatasetIndex; spec: EmbeddingSpec }> {
     const record = await this.store.datasets.get(datasetId);
     const existing = this.datasets.get(datasetId);
     if (!record) {
@@ -66,19 +76,37 @@ export class Engine {
       }
       throw notFound(`dataset ${datasetId} does not exist`);
     }
-    if (existing) return existing;
     const cfg = record.serverConfiguration;
-    const index = new DatasetIndex(
+    const spec = embeddingSpec(cfg);
+    const params = { k1: num(cfg.BM25_K, DATASET_CONFIG_DEFAULTS.BM25_K), b: num(cfg.BM25_B, DATASET_CONFIG_DEFAULTS.BM25_B), distance: spec.distance };
+    const candidate = new DatasetIndex(
       datasetId,
       this.config.shardsPerDataset,
-      { k1: num(cfg.BM25_K, DATASET_CONFIG_DEFAULTS.BM25_K), b: num(cfg.BM25_B, DATASET_CONFIG_DEFAULTS.BM25_B) },
+      params,
+      spec.modelKey,
       this.pool,
       this.store,
       this.config.dataDir,
       this.logger,
     );
-    this.datasets.set(datasetId, index);
-    return index;
+    if (existing && existing.fingerprint === candidate.fingerprint) return { index: existing, spec };
+    if (existing) {
+      this.logger.info({ dataset: datasetId }, 'index parameters changed; rebuilding from the store');
+      await existing.drop();
+    }
+    this.datasets.set(datasetId, candidate);
+    return { index: candidate, spec };
+  }
+
+  /** The (shared) embedder of a dataset's configuration. */
+  private embedderFor(spec: EmbeddingSpec): Embedder {
+    const key = JSON.stringify([spec.baseUrl, spec.model, spec.dimension, spec.queryPrefix, spec.apiKey]);
+    let embedder = this.embedders.get(key);
+    if (!embedder) {
+      embedder = createEmbedder({ baseUrl: spec.baseUrl, model: spec.model, dimension: spec.dimension, queryPrefix: spec.queryPrefix, apiKey: spec.apiKey });
+      this.embedders.set(key, embedder);
+    }
+    return embedder;
   }
 
   /** Loads every dataset of the store (snapshots + log tail) so that first queries are fast. */
@@ -103,15 +131,17 @@ export class Engine {
   /** Ranked search. */
   async search(q: SearchQuery, signal?: AbortSignal): Promise<DatasetHits> {
     if (!ENABLED_SEARCH_TYPES.has(q.searchType)) {
-      throw badRequest(`search_type "${q.searchType}" is not enabled on this server yet; use "bm25"`);
+      throw badRequest(`search_type "${q.searchType}" is not enabled on this server yet; use "bm25", "semantic" or "hybrid"`);
     }
     return this.admission.run(async () => {
-      const index = await this.dataset(q.datasetId);
+      const { index, spec } = await this.datasetWithSpec(q.datasetId);
       const filter = await this.prepareFilter(q.datasetId, q.filter);
-      return index.search(
-        { text: q.query, filter, offset: q.offset, limit: q.limit, minScore: q.scoreThreshold, countTotal: q.countTotal },
-        signal,
-      );
+      const query = { text: q.query, filter, offset: q.offset, limit: q.limit, minScore: q.scoreThreshold, countTotal: q.countTotal };
+      if (q.searchType === 'semantic' || q.searchType === 'hybrid') {
+        const [vector] = await this.embedderFor(spec).embed([q.query], 'query', signal);
+        return q.searchType === 'semantic' ? index.searchDense(vector!, query, signal) : index.searchHybrid(vector!, query, signal);
+      }
+      return index.search(query, signal);
     });
   }
 
@@ -153,5 +183,11 @@ export class Engine {
   /** Snapshots every loaded dataset. */
   async snapshotAll(): Promise<void> {
     await Promise.all([...this.datasets.values()].map((d) => d.snapshot()));
+  }
+
+  /** Stops the embedders' threads and connections. */
+  async close(): Promise<void> {
+    await Promise.all([...this.embedders.values()].map((e) => e.close()));
+    this.embedders.clear();
   }
 }

@@ -11,7 +11,7 @@ export function lexicalText(c: ChunkRecord): string {
 }
 
 /** Converts a stored chunk and its group ids into the shard's document. */
-export function toShardDoc(c: ChunkRecord, groupIds: readonly string[]): ShardDoc {
+export function toShardDoc(c: ChunkRecord, groupIds: readonly string[], vector: Float32Array | null = null): ShardDoc {
   return {
     chunkId: c.id,
     text: lexicalText(c),
@@ -24,5 +24,6 @@ export function toShardDoc(c: ChunkRecord, groupIds: readonly string[]): ShardDo
     lon: c.location?.lon ?? null,
     groupIds,
     metadata: c.metadata,
+    vector,
   };
 }

@@ -2,7 +2,7 @@
 import { notFound } from '../../core/domain/errors.js';
 import { Role } from '../../core/domain/tenancy.js';
 import { datasetAccess } from '../access.js';
-import { indexNow } from '../indexing.js';
+import { embedSoon, indexNow } from '../indexing.js';
 import type { Services } from '../context.js';
 import { chunkFor, chunkV2 } from '../present/chunk.js';
 import { htmlToText } from '../../core/domain/html-text.js';
@@ -25,6 +25,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     const request = parseCreateChunks(ctx.state.body, config.batchChunkLimit);
     const created = await store.chunks.createMany(dataset.id, request.inputs, request.upsert);
     await indexNow(services, dataset.id, ctx.state.log);
+    await embedSoon(services, dataset.id, ctx.state.log);
     // Stored synchronously (not queued), so the metadata returned is the record as stored.
     const shaped = created.map((c) => ({ ...chunkV2(c), content: htmlToText(c.chunkHtml ?? '') }));
     ctx.body = { chunk_metadata: request.isBatch ? shaped : shaped[0], pos_in_queue: 0 };
@@ -35,6 +36,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     const { selector, patch } = parseUpdateChunk(ctx.state.body);
     await store.chunks.update(dataset.id, selector, patch);
     await indexNow(services, dataset.id, ctx.state.log);
+    await embedSoon(services, dataset.id, ctx.state.log);
     ctx.status = 204;
   });
 
@@ -43,6 +45,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     const { selector, patch } = parseUpdateChunkByTrackingId(ctx.state.body);
     await store.chunks.update(dataset.id, selector, patch);
     await indexNow(services, dataset.id, ctx.state.log);
+    await embedSoon(services, dataset.id, ctx.state.log);
     ctx.status = 204;
   });
 

@@ -1,14 +1,16 @@
 /** Datasets: create, update, read, list, usage, tags, clear and delete. */
 import type { Logger } from 'pino';
 import { badRequest } from '../../core/domain/errors.js';
+import { embeddingSpec } from '../../core/domain/dataset-config.js';
 import { Role } from '../../core/domain/tenancy.js';
+import { formatTimestamp } from '../../core/domain/time.js';
 import { datasetAccess, findDataset, organizationAccess, organizationHeader } from '../access.js';
 import type { Services } from '../context.js';
-import { dropIndex, indexNow } from '../indexing.js';
+import { dropIndex, embedSoon, indexNow } from '../indexing.js';
 import { groupWithFile } from '../present/group.js';
 import * as present from '../present/tenancy.js';
 import { pathPage, pathUuid } from '../schemas/common.js';
-import { parseCreateDataset, parseGetAllTags, parseUpdateDataset } from '../schemas/tenancy.js';
+import { parseCreateDataset, parseDatasetEvents, parseGetAllTags, parseUpdateDataset } from '../schemas/tenancy.js';
 import type { QuarryRouter } from './router.js';
 
 const GROUPS_PAGE_SIZE = 10;
@@ -56,7 +58,29 @@ export function datasetRoutes(router: QuarryRouter, services: Services): void {
       serverConfiguration:
         body.server_configuration == null ? undefined : { ...target.serverConfiguration, ...body.server_configuration },
     });
+    if (embeddingSpec(updated.serverConfiguration).modelKey !== embeddingSpec(target.serverConfiguration).modelKey) {
+      // A new embedding model makes every vector outdated: re-embed the whole dataset.
+      await embedSoon(services, updated.id, ctx.state.log);
+    }
     ctx.body = present.dataset(updated);
+  });
+
+  router.post('/api/dataset/events', async (ctx) => {
+    const body = parseDatasetEvents(ctx.state.body);
+    const { dataset } = await datasetAccess(ctx, services, Role.Read);
+    const pageSize = body.page_size ?? 10;
+    const { events, total } = await store.events.list(dataset.id, body.event_types ?? null, Math.max(1, body.page ?? 1), pageSize);
+    ctx.body = {
+      events: events.map((e) => ({
+        id: e.id,
+        dataset_id: e.datasetId,
+        event_type: e.eventType,
+        event_data: JSON.stringify(e.eventData),
+        created_at: formatTimestamp(e.createdAt),
+      })),
+      event_types: body.event_types ?? [],
+      page_count: Math.ceil(total / pageSize),
+    };
   });
 
   router.get('/api/dataset/organization/:organization_id', async (ctx) => {
@@ -95,7 +119,13 @@ export function datasetRoutes(router: QuarryRouter, services: Services): void {
   router.get('/api/dataset/usage/:dataset_id', async (ctx) => {
     const id = pathUuid(ctx.params.dataset_id, 'dataset_id');
     const { dataset } = await datasetAccess(ctx, services, Role.Read, id);
-    ctx.body = { id: dataset.id, dataset_id: dataset.id, chunk_count: await store.datasets.chunkCount(dataset.id) };
+    ctx.body = {
+      id: dataset.id,
+      dataset_id: dataset.id,
+      chunk_count: await store.datasets.chunkCount(dataset.id),
+      // Chunks whose dense vector is missing or outdated: searchable by bm25 now, by semantic once embedded.
+      chunks_pending_embedding: await store.vectors.pendingCount(dataset.id, embeddingSpec(dataset.serverConfiguration).modelKey),
+    };
   });
 
   router.put('/api/dataset/clear/:dataset_id', async (ctx) => {

@@ -69,7 +69,7 @@ export function parseSearch(body: unknown): SearchRequest {
   if (typeof b.query !== 'string') {
     if (Array.isArray(b.query)) {
       if (b.search_type !== 'semantic') throw badRequest('multi-query (an array of {query, weight}) works only with search_type "semantic"');
-      throw badRequest('search_type "semantic" is not enabled on this server yet; use "bm25"');
+      throw badRequest('multi-query (an array of {query, weight}) is not supported yet; send one query string');
     }
     throw badRequest('image and audio queries are not supported; query must be a string');
   }

@@ -129,3 +129,14 @@ export const parseGetAllTags = (body: unknown) =>
     z.object({ page: z.number().int().min(0).optional(), page_size: z.number().int().min(1).max(1000).optional() }),
     body ?? {},
   );
+
+/** POST /api/dataset/events. */
+export const parseDatasetEvents = (body: unknown) =>
+  parse(
+    z.object({
+      page: z.number().int().min(0).nullable().optional(),
+      page_size: z.number().int().min(1).max(1000).nullable().optional(),
+      event_types: z.array(z.string().min(1)).max(100).nullable().optional(),
+    }),
+    body ?? {},
+  );

@@ -2,13 +2,14 @@
 import type { ChunkInput, ChunkPatch, ChunkRecord } from '../../core/domain/chunk.js';
 import { QuarryError, notFound } from '../../core/domain/errors.js';
 import { newId } from '../../core/domain/ids.js';
+import { semanticHash } from '../../core/domain/semantic-text.js';
 import type { ChunkRepository, ChunkSelector } from '../repository.js';
 import { ChangeLogWriter } from './change-log.js';
 import type { Db } from './database.js';
 import { chunkFromRow, toJson } from './rows.js';
 
 const COLUMNS =
-  'id, dataset_id, tracking_id, chunk_html, link, metadata, tag_set, time_stamp, weight, image_urls, lat, lon, num_value, semantic_content, fulltext_content, convert_html_to_text, fulltext_boost, semantic_boost, created_at, updated_at';
+  'id, dataset_id, tracking_id, chunk_html, link, metadata, tag_set, time_stamp, weight, image_urls, lat, lon, num_value, semantic_content, fulltext_content, convert_html_to_text, fulltext_boost, semantic_boost, created_at, updated_at, semantic_hash';
 
 /** Row values of a record, in {@link COLUMNS} order. */
 function rowValues(c: ChunkRecord): unknown[] {
@@ -33,6 +34,8 @@ function rowValues(c: ChunkRecord): unknown[] {
     toJson(c.semanticBoost),
     c.createdAt,
     c.updatedAt,
+    // Written with every chunk so the embedding worker finds outdated vectors with one join.
+    semanticHash(c),
   ];
 }
 

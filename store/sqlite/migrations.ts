@@ -114,4 +114,28 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX change_log_dataset ON change_log(dataset_id, seq);
   `,
+  `
+  -- Dense vectors: one row per chunk (so a chunk never has two), tagged with the model that made
+  -- it and the hash of the text it was made from, so outdated vectors are found with one join.
+  CREATE TABLE chunk_vectors (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    dataset_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    dimension INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX chunk_vectors_dataset ON chunk_vectors(dataset_id);
+  ALTER TABLE chunks ADD COLUMN semantic_hash TEXT;
+  -- Worker events of a dataset (chunks indexed, failures), listed by POST /api/dataset/events.
+  CREATE TABLE dataset_events (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    event_data TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX dataset_events_dataset ON dataset_events(dataset_id, created_at);
+  `,
 ];

@@ -8,6 +8,7 @@ import { sqliteDatasets } from './datasets.js';
 import { sqliteGroups } from './groups.js';
 import { sqliteOrganizations } from './organizations.js';
 import { sqliteUsers } from './users.js';
+import { sqliteDatasetEvents, sqliteVectors } from './vectors.js';
 
 /** Opens the store in `dataDir` (creating and migrating it as needed). */
 export function openSqliteStore(dataDir: string): Store {
@@ -22,6 +23,8 @@ export function openSqliteStore(dataDir: string): Store {
     chunks: sqliteChunks(db, log),
     groups: sqliteGroups(db, log),
     changeLog: sqliteChangeLog(db),
+    vectors: sqliteVectors(db, log),
+    events: sqliteDatasetEvents(db),
     async ping() {
       ping.get();
     },

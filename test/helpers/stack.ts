@@ -138,6 +138,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     QUARRY_CORE_ADDRESS: `127.0.0.1:${grpcPort}`,
     ADMIN_API_KEY: adminKey,
     QUARRY_LOG_LEVEL: 'warn',
+    // Embedding runs in the background and changes the store under the unchanged-store oracle;
+    // the tests of semantic search turn it on.
+    QUARRY_EMBED_JOBS: 'false',
     ...opts.env,
   };
   const baseUrl = `http://127.0.0.1:${httpPort}`;

@@ -278,6 +278,20 @@ const ROUTES: RouteCase[] = [
     ],
   },
   {
+    route: 'POST /api/dataset/events',
+    scope: 'ds',
+    role: 0,
+    bodyOptional: true,
+    path: () => '/api/dataset/events',
+    body: () => ({ page: 1, page_size: 5, event_types: ['chunks_embedded'] }),
+    fields: () => [
+      [{ page: 'one' }, /page/],
+      [{ page_size: 0 }, /page_size/],
+      [{ event_types: 'chunks_embedded' }, /event_types/],
+      [{ event_types: [''] }, /event_types/],
+    ],
+  },
+  {
     route: 'GET /api/dataset/groups/:dataset_id/:page',
     scope: 'dsPath',
     role: 0,

@@ -1,18 +1,28 @@
-/** Entry point of the job workers (BullMQ). */
+/** Entry point of the job workers (BullMQ): maintenance purges and embedding. */
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { connectCore } from '../../core/client/core-client.js';
+import { connectJobs } from '../../core/client/jobs-client.js';
 import { loadConfig } from '../../core/config.js';
-import { Queues } from '../../core/domain/queues.js';
+import { embeddingSpec } from '../../core/domain/dataset-config.js';
+import { EMBED_ATTEMPTS, Queues, type EmbedJob } from '../../core/domain/queues.js';
 import { createLogger } from '../../core/logger.js';
 import { onShutdown } from '../../core/shutdown.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
+import { EmbedderCache, embedProcessor } from './embed.js';
 import { maintenanceProcessor, sweepDeleted } from './maintenance.js';
 
 const SWEEP_INTERVAL_MS = 60_000;
+/** How often datasets with pending embeddings are (re-)enqueued: the safety net for lost or refused jobs. */
+const EMBED_SWEEP_MS = 15_000;
+/** A dataset whose embedding was dead-lettered is not retried by the sweep before this pause. */
+const DEAD_LETTER_PAUSE_MS = 10 * 60_000;
 
 const config = loadConfig();
 const logger = createLogger(config, 'jobs');
 const store = openSqliteStore(config.dataDir);
+const core = connectCore(config.coreAddress, config.coreDeadlineMs);
+const jobs = connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs });
 // BullMQ workers block on Redis; maxRetriesPerRequest null is what BullMQ requires for them.
 const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
 connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
@@ -20,15 +30,63 @@ connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connect
 const maintenance = new Worker(Queues.maintenance, maintenanceProcessor(store, config.dataDir, logger), { connection, concurrency: 1 });
 maintenance.on('failed', (job, err) => logger.error({ job: job?.name, id: job?.data.id, err }, 'job failed'));
 
+const embedders = new EmbedderCache();
+const deadLettered = new Map<string, number>();
+// Embedding is CPU-bound with the embedded model: one job at a time. The model runs in worker
+// threads, so the lock is renewed on time however slow a batch is; a short lock and stall check
+// let a restarted worker take over a killed worker's job within ~20 s.
+const embed = new Worker<EmbedJob>(Queues.embed, embedProcessor(store, core, embedders, logger), {
+  connection,
+  concurrency: 1,
+  lockDuration: 15_000,
+  stalledInterval: 5_000,
+  autorun: config.embedJobs,
+});
+embed.on('failed', (job, err) => {
+  if (!job) return;
+  const last = job.attemptsMade >= (job.opts.attempts ?? EMBED_ATTEMPTS);
+  logger.warn({ dataset: job.data.datasetId, attempt: job.attemptsMade, last, err: err.message }, 'embedding job failed');
+  if (!last) return;
+  deadLettered.set(job.data.datasetId, Date.now());
+  void store.events
+    .add(job.data.datasetId, 'embedding_failed', { error: err.message, attempts: job.attemptsMade })
+    .catch((e: unknown) => logger.error({ err: e }, 'could not record embedding failure'));
+});
+
 const sweep = () => sweepDeleted(store, config.dataDir, logger).catch((err: unknown) => logger.error({ err }, 'sweep failed'));
+let embedSweeping = false;
+const embedSweep = async (): Promise<void> => {
+  if (embedSweeping) return;
+  embedSweeping = true;
+  try {
+    for (const id of await store.datasets.listIds()) {
+      const paused = deadLettered.get(id);
+      if (paused !== undefined && Date.now() - paused < DEAD_LETTER_PAUSE_MS) continue;
+      const dataset = await store.datasets.get(id);
+      if (!dataset || dataset.serverConfiguration.SEMANTIC_ENABLED === false) continue;
+      if ((await store.vectors.pendingCount(id, embeddingSpec(dataset.serverConfiguration).modelKey)) > 0) await jobs.embedDataset(id);
+    }
+  } catch (err) {
+    logger.warn({ err: (err as Error).message }, 'embedding sweep failed');
+  } finally {
+    embedSweeping = false;
+  }
+};
 await sweep();
-const timer = setInterval(sweep, SWEEP_INTERVAL_MS);
+const timers = [setInterval(sweep, SWEEP_INTERVAL_MS)];
+if (config.embedJobs) {
+  void embedSweep();
+  timers.push(setInterval(() => void embedSweep(), EMBED_SWEEP_MS));
+}
 logger.info('jobs started');
 
 onShutdown(logger, async () => {
-  clearInterval(timer);
+  for (const t of timers) clearInterval(t);
   // close() waits for the jobs in progress to finish.
-  await maintenance.close();
+  await Promise.all([maintenance.close(), embed.close()]);
+  await embedders.close();
+  await jobs.close();
+  core.close();
   connection.disconnect();
   await store.close();
 });

@@ -3,14 +3,14 @@
  * this module's map live in this thread alone; the core routes every task of a shard here.
  */
 import { readShardSnapshot, writeShardSnapshot } from './persist/shard-snapshot.js';
-import type { ShardTask } from './protocol.js';
+import type { Bm25Params, ShardTask } from './protocol.js';
 import { Shard } from './shard.js';
 
 const shards = new Map<string, Shard>();
 
 const keyOf = (t: { datasetId: string; shard: number }): string => `${t.datasetId}/${t.shard}`;
 
-function shardFor(t: { datasetId: string; shard: number }, params = { k1: 0.9, b: 0.4 }): Shard {
+function shardFor(t: { datasetId: string; shard: number }, params: Bm25Params = { k1: 0.9, b: 0.4 }): Shard {
   const key = keyOf(t);
   let shard = shards.get(key);
   if (!shard) shards.set(key, (shard = new Shard(params)));
@@ -27,6 +27,10 @@ export default function run(task: ShardTask): unknown {
       return shardFor(task).termStats(task.text);
     case 'search':
       return shardFor(task).search(task.text, task.stats, task.k, task.filter, task.minScore, task.countTotal);
+    case 'searchDense':
+      return shardFor(task).searchDense(task.vector, task.k, task.filter, task.threshold, task.countTotal);
+    case 'denseScores':
+      return shardFor(task).denseScores(task.vector, task.chunkIds);
     case 'scroll':
       return shardFor(task).scroll(task.filter, task.afterId, task.limit, task.sortField, task.descending);
     case 'stats':

@@ -19,6 +19,8 @@ export interface ShardDoc {
   readonly lon: number | null;
   readonly groupIds: readonly string[];
   readonly metadata: unknown;
+  /** The chunk's dense vector from the dataset's current model, when it has one. */
+  readonly vector?: Float32Array | null;
 }
 
 /** Identifies one shard of a dataset. */
@@ -28,10 +30,12 @@ export interface ShardKey {
   readonly shard: number;
 }
 
-/** BM25 parameters of a dataset. */
+/** Index parameters of a dataset: BM25 k1/b and the dense distance (DISTANCE_METRIC). */
 export interface Bm25Params {
   readonly k1: number;
   readonly b: number;
+  /** cosine, dot, euclidean or manhattan. @defaultValue cosine */
+  readonly distance?: string;
 }
 
 /** Tasks a shard thread runs. */
@@ -49,6 +53,16 @@ export type ShardTask =
       readonly minScore: number | null;
       readonly countTotal: boolean;
     } & ShardKey)
+  | ({
+      readonly op: 'searchDense';
+      readonly vector: Float32Array;
+      readonly k: number;
+      readonly filter: Filter | null;
+      /** score_threshold with the metric's direction (absent or 0: none). */
+      readonly threshold: number | null;
+      readonly countTotal: boolean;
+    } & ShardKey)
+  | ({ readonly op: 'denseScores'; readonly vector: Float32Array; readonly chunkIds: readonly string[] } & ShardKey)
   | ({ readonly op: 'scroll'; readonly filter: Filter | null; readonly afterId: string | null; readonly limit: number; readonly sortField: string | null; readonly descending: boolean } & ShardKey)
   | ({ readonly op: 'stats' } & ShardKey)
   | ({ readonly op: 'analyze'; readonly text: string } & ShardKey)

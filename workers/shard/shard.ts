@@ -6,6 +6,8 @@ import type { Filter } from '../../core/domain/filter.js';
 import { evaluateFilter, liveSet } from './filter/evaluate.js';
 import { FieldStore } from './filter/field-store.js';
 import type { Bm25Params, ScrollShardReply, SearchShardReply, ShardDoc, ShardStatsReply, TermStatsReply } from './protocol.js';
+import { DenseIndex } from './dense/dense-index.js';
+import { denseMetricFor, passesScoreThreshold, type DenseMetric } from './dense/dense-metric.js';
 import { Bm25Index } from './sparse/bm25-index.js';
 
 /** Sort key of a document for scroll-by-field; NaN when the document has none. */
@@ -25,16 +27,24 @@ export class Shard {
   index: Bm25Index;
   fields = new FieldStore();
   appliedSeq = 0;
+  /** Dense vectors keyed by the BM25 index's internal ids; created with the first vector. */
+  dense: DenseIndex | null = null;
+  readonly metric: DenseMetric;
 
-  constructor(readonly params: Bm25Params, index?: Bm25Index) {
+  constructor(readonly params: Bm25Params, index?: Bm25Index, dense?: DenseIndex | null) {
     this.index = index ?? new Bm25Index({ k1: params.k1, b: params.b });
+    this.metric = denseMetricFor(params.distance ?? 'cosine');
+    this.dense = dense ?? null;
   }
 
   /** Applies upserts and deletes recorded through `seq` (idempotent: replays are harmless). */
   apply(upserts: readonly ShardDoc[], deletes: readonly string[], seq: number): void {
     for (const chunkId of deletes) {
       const id = this.index.internalId(chunkId);
-      if (id !== undefined) this.fields.clear(id);
+      if (id !== undefined) {
+        this.fields.clear(id);
+        this.dense?.remove(id);
+      }
       this.index.remove(chunkId);
     }
     for (const doc of upserts) this.upsert(doc);
@@ -44,9 +54,44 @@ export class Shard {
   /** Indexes one document, replacing any previous version. */
   upsert(doc: ShardDoc): void {
     const old = this.index.internalId(doc.chunkId);
-    if (old !== undefined) this.fields.clear(old);
+    if (old !== undefined) {
+      this.fields.clear(old);
+      this.dense?.remove(old);
+    }
     const id = this.index.upsert(doc.chunkId, doc.text);
     this.fields.set(id, doc);
+    if (doc.vector) {
+      // A vector of another length means the dataset changed models: the old vectors must go.
+      if (this.dense && this.dense.dimension !== doc.vector.length) this.dense = null;
+      this.dense ??= new DenseIndex({ dimension: doc.vector.length, metric: this.metric });
+      this.dense.upsert(id, doc.vector);
+    } else {
+      this.dense?.remove(id);
+    }
+  }
+
+  /** Top `k` by dense similarity (or distance), restricted by the filter and threshold. */
+  searchDense(vector: Float32Array, k: number, filter: Filter | null, threshold: number | null, countTotal: boolean): SearchShardReply {
+    const dense = this.dense;
+    if (!dense || dense.size === 0) return { chunkIds: [], scores: [], total: 0 };
+    const allow = this.allow(filter);
+    // Thresholds keep a prefix of the ranking, except the spec's dot-product rule (drop scores
+    // above it), which keeps the worst matches: that one, and counting, need every candidate.
+    const want = countTotal || (threshold && this.metric === 'ip') ? dense.size : k;
+    const hits = dense.search(vector, Math.max(1, want), allow);
+    const chunkIds: string[] = [];
+    const scores: number[] = [];
+    let total = 0;
+    for (let i = 0; i < hits.ids.length; i++) {
+      const score = hits.scores[i]!;
+      if (!passesScoreThreshold(this.metric, score, threshold ?? undefined)) continue;
+      total++;
+      if (chunkIds.length < k) {
+        chunkIds.push(this.index.chunkId(hits.ids[i]!)!);
+        scores.push(score);
+      }
+    }
+    return { chunkIds, scores, total: countTotal ? total : 0 };
   }
 
   /** The analyzed query with this shard's corpus statistics and document frequencies for it. */
@@ -88,6 +133,14 @@ export class Shard {
       }
     }
     return { chunkIds, scores, total: countTotal ? total : 0 };
+  }
+
+  /** Dense scores of these chunks against a query vector (NaN for a chunk without a vector here). */
+  denseScores(vector: Float32Array, chunkIds: readonly string[]): number[] {
+    return chunkIds.map((cid) => {
+      const id = this.index.internalId(cid);
+      return id !== undefined && this.dense?.has(id) ? this.dense.scoreOf(id, vector) : Number.NaN;
+    });
   }
 
   /** The filter's bitset over this shard's ids (null: no restriction). */

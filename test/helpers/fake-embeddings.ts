@@ -1,0 +1,71 @@
+/**
+ * A local stand-in for a paid OpenAI-compatible embeddings API (`POST /v1/embeddings`), speaking
+ * the real wire protocol over real HTTP. Vectors are deterministic hashed bags of words, so tests
+ * can compute the expected vector of any text.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Dimension of the fake vectors. */
+export const FAKE_DIM = 32;
+
+/** The fake model's vector of a text: word counts hashed into FAKE_DIM buckets, unit length. */
+export function fakeVector(text: string): Float32Array {
+  const v = new Float32Array(FAKE_DIM);
+  for (const w of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    let h = 2166136261;
+    for (let i = 0; i < w.length; i++) h = Math.imul(h ^ w.charCodeAt(i), 16777619);
+    v[(h >>> 0) % FAKE_DIM]! += 1;
+  }
+  let n = 0;
+  for (const x of v) n += x * x;
+  n = Math.sqrt(n) || 1;
+  return v.map((x) => x / n);
+}
+
+/** A running fake server and knobs to make it misbehave. */
+export interface FakeEmbeddings {
+  /** Base URL to put in EMBEDDING_BASE_URL (ends in /v1). */
+  readonly baseUrl: string;
+  /** Texts embedded so far (every request). */
+  readonly requests: string[][];
+  /** Delay of every answer, in ms. */
+  delayMs: number;
+  /** When set, every request is answered with this status and an error body. */
+  failWith: number | null;
+  close(): Promise<void>;
+}
+
+/** Starts the fake server on a free loopback port. */
+export async function startFakeEmbeddings(): Promise<FakeEmbeddings> {
+  const state = { requests: [] as string[][], delayMs: 0, failWith: null as number | null };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      setTimeout(() => {
+        if (req.method !== 'POST' || !req.url?.endsWith('/embeddings')) {
+          res.writeHead(404).end();
+          return;
+        }
+        if (state.failWith !== null) {
+          res.writeHead(state.failWith, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'fake failure' } }));
+          return;
+        }
+        const { input } = JSON.parse(body) as { input: string[] };
+        state.requests.push(input);
+        const data = input.map((t, index) => ({ object: 'embedding', index, embedding: Array.from(fakeVector(t)) }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: 'fake', usage: { prompt_tokens: 0, total_tokens: 0 } }));
+      }, state.delayMs);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(state, {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  });
+}

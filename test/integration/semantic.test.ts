@@ -1,0 +1,188 @@
+/**
+ * Semantic search end to end: chunks are embedded by the job workers through an
+ * OpenAI-compatible endpoint (a local fake speaking the real protocol), searchable once embedded,
+ * equal to exact cosine brute force over the stored vectors plus filters; a worker killed mid-batch
+ * leaves every chunk with exactly one vector; failures are dead-lettered visibly.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '../helpers/api.js';
+import { FAKE_DIM, fakeVector, startFakeEmbeddings, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { createDataset, createTenant, type Tenant } from '../helpers/fixtures.js';
+import { randomChunks, randomFilter, randomQuery, rng } from '../helpers/random-corpus.js';
+import { bruteForceBm25, filterHolds, loadChunks } from '../helpers/search-oracle.js';
+import { openStoreReadOnly } from '../helpers/store-snapshot.js';
+import { client } from '../helpers/api.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+let stack: Stack;
+let fake: FakeEmbeddings;
+let tenant: Tenant;
+let ds: Client;
+
+const config = () => ({ EMBEDDING_BASE_URL: fake.baseUrl, EMBEDDING_MODEL_NAME: 'fake', EMBEDDING_SIZE: FAKE_DIM });
+
+/** Polls dataset usage until nothing is pending embedding. */
+async function waitEmbedded(c: Client, datasetId: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < until) {
+    const res = await c.get(`/api/dataset/usage/${datasetId}`);
+    last = res.body;
+    if (res.status === 200 && res.body.chunks_pending_embedding === 0) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`embedding did not finish: ${JSON.stringify(last)}\n${stack.output().slice(-3000)}`);
+}
+
+/** Stored vectors of a dataset, by chunk id. */
+function storedVectors(datasetId: string): Map<string, Float32Array> {
+  const db = openStoreReadOnly(stack.dataDir);
+  try {
+    const rows = db.prepare('SELECT chunk_id, vector FROM chunk_vectors WHERE dataset_id = ?').all(datasetId) as { chunk_id: string; vector: Buffer }[];
+    return new Map(rows.map((r) => [r.chunk_id, new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength))]));
+  } finally {
+    db.close();
+  }
+}
+
+const cosine = (a: Float32Array, b: Float32Array) => {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return dot / Math.sqrt(na * nb);
+};
+
+beforeAll(async () => {
+  fake = await startFakeEmbeddings();
+  stack = await startStack({ env: { QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50' } });
+  tenant = await createTenant(stack);
+  const datasetId = await createDataset(stack, tenant.orgId, tenant.ownerKey, { server_configuration: config() });
+  ds = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': datasetId });
+  tenant = { ...tenant, datasetId };
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await fake?.close();
+});
+
+describe('semantic search', () => {
+  it('embeds new chunks in the background and then equals exact cosine brute force with filters', async () => {
+    const payloads = randomChunks(200, 13);
+    for (let i = 0; i < payloads.length; i += 100) expect((await ds.post('/api/chunk', payloads.slice(i, i + 100))).status).toBe(200);
+    await waitEmbedded(ds, tenant.datasetId);
+    const chunks = loadChunks(stack.dataDir, tenant.datasetId);
+    const vectors = storedVectors(tenant.datasetId);
+    expect(vectors.size).toBe(chunks.length);
+    for (const c of chunks) expect(Array.from(vectors.get(c.id)!)).toEqual(Array.from(fakeVector(c.text)).map((x) => expect.closeTo(x, 6)));
+    const r = rng(3);
+    for (let q = 0; q < 25; q++) {
+      const query = randomQuery(r);
+      const filters = q % 3 === 0 ? undefined : randomFilter(r, chunks.map((c) => c.id));
+      const res = await ds.post('/api/chunk/search', { query, search_type: 'semantic', filters, page_size: 15 });
+      expect(res.status, res.text).toBe(200);
+      const qv = fakeVector(query);
+      const expected = chunks
+        .filter((c) => filterHolds(c, filters))
+        .map((c) => ({ id: c.id, score: cosine(vectors.get(c.id)!, qv) }))
+        .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+        .slice(0, 15);
+      const got = res.body.chunks.map((x: any) => ({ id: x.chunk.id, score: x.score }));
+      expect(got.map((x: any) => x.score)).toEqual(expected.map((x) => expect.closeTo(x.score, 5)));
+      expect(got.length).toBe(expected.length);
+    }
+  });
+
+  it('fuses bm25 and semantic candidates for hybrid search exactly as the documented fusion', async () => {
+    const chunks = loadChunks(stack.dataDir, tenant.datasetId);
+    const vectors = storedVectors(tenant.datasetId);
+    const r = rng(8);
+    for (let q = 0; q < 10; q++) {
+      const query = randomQuery(r);
+      const filters = q % 2 === 0 ? undefined : randomFilter(r, chunks.map((c) => c.id));
+      const res = await ds.post('/api/chunk/search', { query, search_type: 'hybrid', filters, page_size: 10 });
+      expect(res.status, res.text).toBe(200);
+      const allowed = chunks.filter((c) => filterHolds(c, filters));
+      const bm25 = new Map(bruteForceBm25(allowed.length === chunks.length ? chunks : chunks, query, filters).map((h) => [h.id, h.score]));
+      const qv = fakeVector(query);
+      const dense = allowed.map((c) => ({ id: c.id, score: cosine(vectors.get(c.id)!, qv) })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+      const pool = new Set([...[...bm25.keys()].slice(0, 100), ...dense.slice(0, 100).map((d) => d.id)]);
+      const cos = new Map(dense.map((d) => [d.id, d.score]));
+      const inPool = (m: Map<string, number>) => [...pool].filter((id) => m.has(id)).map((id) => m.get(id)!);
+      const [bmin, bmax] = [Math.min(...inPool(bm25)), Math.max(...inPool(bm25))];
+      const [cmin, cmax] = [Math.min(...inPool(cos)), Math.max(...inPool(cos))];
+      const n = (v: number | undefined, lo: number, hi: number) => (v === undefined ? 0 : hi > lo ? (v - lo) / (hi - lo) : 1);
+      const expected = [...pool]
+        .map((id) => ({ id, score: 0.7 * n(bm25.get(id), bmin, bmax) + 0.3 * n(cos.get(id), cmin, cmax) }))
+        .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+        .slice(0, 10);
+      expect(res.body.chunks.map((x: any) => x.score)).toEqual(expected.map((e) => expect.closeTo(e.score, 6)));
+    }
+  });
+
+  it('re-embeds a chunk whose text changed and answers with the new text', async () => {
+    const res = await ds.post('/api/chunk', { tracking_id: 'moving', chunk_html: 'granite quarry stone' });
+    expect(res.status).toBe(200);
+    await waitEmbedded(ds, tenant.datasetId);
+    const top = async (q: string) => (await ds.post('/api/chunk/search', { query: q, search_type: 'semantic', page_size: 1 })).body.chunks[0]?.chunk.tracking_id;
+    expect(await top('granite quarry stone')).toBe('moving');
+    expect((await ds.put('/api/chunk', { tracking_id: 'moving', chunk_html: 'velvet curtain theatre' })).status).toBe(204);
+    await waitEmbedded(ds, tenant.datasetId);
+    expect(await top('velvet curtain theatre')).toBe('moving');
+    expect(await top('granite quarry stone')).not.toBe('moving');
+  });
+
+  it('leaves every chunk with exactly one current vector after the worker is killed mid-batch', async () => {
+    fake.delayMs = 150;
+    const payloads = randomChunks(150, 21).map((p, i) => ({ ...p, tracking_id: `kill-${i}` }));
+    expect((await ds.post('/api/chunk', payloads.slice(0, 100))).status).toBe(200);
+    expect((await ds.post('/api/chunk', payloads.slice(100))).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 400));
+    await stack.kill('jobs', 'SIGKILL');
+    fake.delayMs = 0;
+    await stack.start('jobs');
+    await waitEmbedded(ds, tenant.datasetId, 120_000);
+    const chunks = loadChunks(stack.dataDir, tenant.datasetId);
+    const db = openStoreReadOnly(stack.dataDir);
+    try {
+      const perChunk = db.prepare('SELECT chunk_id, COUNT(*) AS n FROM chunk_vectors WHERE dataset_id = ? GROUP BY chunk_id').all(tenant.datasetId) as { chunk_id: string; n: number }[];
+      expect(perChunk.length).toBe(chunks.length);
+      expect(perChunk.every((r) => r.n === 1)).toBe(true);
+    } finally {
+      db.close();
+    }
+    const vectors = storedVectors(tenant.datasetId);
+    for (const c of chunks) expect(cosine(vectors.get(c.id)!, fakeVector(c.text))).toBeCloseTo(1, 5);
+    const res = await ds.post('/api/chunk/search', { query: 'fox quick', search_type: 'semantic', page_size: 1000, get_total_pages: true });
+    expect(res.body.total_pages).toBe(1);
+    expect(res.body.chunks.length).toBe(chunks.length);
+  }, 150_000);
+
+  it('dead-letters a dataset whose endpoint refuses, visibly in the dataset events', async () => {
+    fake.failWith = 400;
+    try {
+      const id = await createDataset(stack, tenant.orgId, tenant.ownerKey, { server_configuration: config() });
+      const c = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': id });
+      expect((await c.post('/api/chunk', { chunk_html: 'never embedded' })).status).toBe(200);
+      // Searchable by bm25 at once even though its vector cannot be made.
+      expect((await c.post('/api/chunk/search', { query: 'embedded', search_type: 'bm25' })).body.chunks).toHaveLength(1);
+      const until = Date.now() + 30_000;
+      let events: any[] = [];
+      while (Date.now() < until) {
+        events = (await c.post('/api/dataset/events', { event_types: ['embedding_failed'] })).body.events;
+        if (events.length > 0) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(events.length, stack.output().slice(-2000)).toBeGreaterThan(0);
+      expect(JSON.parse(events[0].event_data).error).toMatch(/fake failure|400/);
+      expect((await c.get(`/api/dataset/usage/${id}`)).body.chunks_pending_embedding).toBe(1);
+    } finally {
+      fake.failWith = null;
+    }
+  });
+});
