@@ -5,6 +5,10 @@
  *
  *   npx tsx bench/search-latency.ts [--rounds 3]
  */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { connectCore } from '../core/client/core-client.js';
 import { loadQrels, loadSciFact } from './lib/scifact.js';
 import { meanOverQrels, ndcgAtK, quantile, recallAtK } from './lib/metrics.js';
@@ -35,10 +39,42 @@ async function measure(queries: string[], concurrency: number, fn: (q: string) =
 const fmt = (r: { lat: Float64Array; qps: number }) =>
   `p50 ${quantile(r.lat, 0.5).toFixed(0)} µs, p99 ${quantile(r.lat, 0.99).toFixed(0)} µs, ${r.qps.toFixed(0)} q/s`;
 
+/** wrk (Debian package) over the same queries, 1 and 16 connections, 10 s each; empty when wrk is absent. */
+function runWrk(baseUrl: string, headers: Record<string, string>, queries: string[]): string[] {
+  if (spawnSync('wrk', ['--version']).error) return ['wrk: not installed (apt-get install wrk) - skipped'];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-wrk-'));
+  const script = path.join(dir, 'search.lua');
+  const bodies = queries.map((q) => JSON.stringify(JSON.stringify({ query: q, search_type: 'bm25', page_size: 10 })));
+  fs.writeFileSync(
+    script,
+    `local bodies = {${bodies.join(',')}}
+local i = 0
+wrk.method = "POST"
+${Object.entries({ ...headers, 'content-type': 'application/json' }).map(([k, v]) => `wrk.headers["${k}"] = "${v}"`).join('\n')}
+request = function()
+  i = i % #bodies + 1
+  return wrk.format(nil, "/api/chunk/search", nil, bodies[i])
+end
+`,
+  );
+  const out: string[] = [];
+  for (const c of [1, 16]) {
+    const r = spawnSync('wrk', ['-t1', `-c${c}`, '-d10s', '--latency', '-s', script, baseUrl], { encoding: 'utf8' });
+    const p50 = /50%\s+(\S+)/.exec(r.stdout)?.[1];
+    const p99 = /99%\s+(\S+)/.exec(r.stdout)?.[1];
+    const rps = /Requests\/sec:\s+(\S+)/.exec(r.stdout)?.[1];
+    const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(r.stdout)?.[1] ?? '0';
+    out.push(`HTTP via wrk, ${c} connection(s): p50 ${p50}, p99 ${p99}, ${rps} req/s, non-2xx ${non2xx}`);
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  return out;
+}
+
 async function main(): Promise<void> {
   const data = loadSciFact();
   const qrels = loadQrels('test');
-  const stack = await startBenchStack();
+  // Embedding would compete for the CPU with the queries being timed: this benchmark is lexical.
+  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false' });
   try {
     const admin = { authorization: stack.adminKey };
     const org = await post(stack.baseUrl, '/api/organization', { name: 'bench' }, admin);
@@ -74,6 +110,7 @@ async function main(): Promise<void> {
       http16: await measure(texts, 16, viaHttp),
     };
     core.close();
+    const wrk = runWrk(stack.baseUrl, headers, texts);
     console.log(`machine: ${machine()}`);
     console.log(`data: SciFact BEIR test split, ${data.docs.length} docs (corpus sha256 ${data.corpusSha256.slice(0, 12)}…), ${texts.length} queries x ${rounds} rounds; bm25, page_size 10`);
     console.log(`ingest over HTTP (batches of 120, indexed before each answer): ${ingestMs} ms, ${(data.docs.length / (ingestMs / 1000)).toFixed(0)} chunks/s`);
@@ -82,6 +119,8 @@ async function main(): Promise<void> {
     console.log(`gRPC, 16 clients:  ${fmt(results.grpc16)}`);
     console.log(`HTTP, 1 client:    ${fmt(results.http1)}`);
     console.log(`HTTP, 16 clients:  ${fmt(results.http16)}`);
+    console.log('(the gRPC and HTTP rows above include the Node client in this process; wrk below is a C client)');
+    for (const line of wrk) console.log(line);
   } finally {
     await stack.stop();
   }

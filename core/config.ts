@@ -50,6 +50,8 @@ export interface Config {
   readonly embedJobs: boolean;
   /** First retry delay of a failed embedding job (doubling per attempt), in ms. @defaultValue `2000` */
   readonly embedBackoffMs: number;
+  /** Worker threads of the embedded model in the job workers (each a core while embedding). @defaultValue the number of cores */
+  readonly embedThreads: number;
 }
 
 function boolVar(env: Env, name: string, fallback: boolean): boolean {
@@ -107,5 +109,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxConcurrentSearches: intVar(env, 'QUARRY_MAX_CONCURRENT_SEARCHES', 256, 1, 1_000_000),
     embedJobs: boolVar(env, 'QUARRY_EMBED_JOBS', true),
     embedBackoffMs: intVar(env, 'QUARRY_EMBED_BACKOFF_MS', 2000, 1, 3_600_000),
+    embedThreads: intVar(env, 'QUARRY_EMBED_THREADS', os.availableParallelism(), 1, 256),
   });
 }

@@ -36,12 +36,15 @@ export function applySemanticBoost(v: Float32Array, p: Float32Array, factor: num
 export class EmbedderCache {
   private readonly byKey = new Map<string, Embedder>();
 
+  /** `threads`: worker threads of the embedded model (ignored by HTTP embedders). */
+  constructor(private readonly threads = 1) {}
+
   /** The embedder of a dataset's embedding settings. */
   get(spec: EmbeddingSpec): Embedder {
     const key = JSON.stringify([spec.baseUrl, spec.model, spec.dimension, spec.queryPrefix, spec.apiKey]);
     let e = this.byKey.get(key);
     if (!e) {
-      e = createEmbedder({ baseUrl: spec.baseUrl, model: spec.model, dimension: spec.dimension, queryPrefix: spec.queryPrefix, apiKey: spec.apiKey });
+      e = createEmbedder({ baseUrl: spec.baseUrl, model: spec.model, dimension: spec.dimension, queryPrefix: spec.queryPrefix, apiKey: spec.apiKey, threads: this.threads });
       this.byKey.set(key, e);
     }
     return e;

@@ -30,7 +30,7 @@ connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connect
 const maintenance = new Worker(Queues.maintenance, maintenanceProcessor(store, config.dataDir, logger), { connection, concurrency: 1 });
 maintenance.on('failed', (job, err) => logger.error({ job: job?.name, id: job?.data.id, err }, 'job failed'));
 
-const embedders = new EmbedderCache();
+const embedders = new EmbedderCache(config.embedThreads);
 const deadLettered = new Map<string, number>();
 // Embedding is CPU-bound with the embedded model: one job at a time. The model runs in worker
 // threads, so the lock is renewed on time however slow a batch is; a short lock and stall check
