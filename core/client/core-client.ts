@@ -21,6 +21,8 @@ export interface SearchArgs {
   limit: number;
   score_threshold?: { value: number } | null;
   count_total?: boolean;
+  /** Semantic multi-query: weighted queries whose embeddings are summed. */
+  queries?: { query: string; weight: number }[];
 }
 
 /** Scroll arguments. */

@@ -49,6 +49,11 @@ export interface DatasetHits {
   readonly total: number;
 }
 
+/** Identity of the parameters a dataset's shards are built with (part of the snapshot path). */
+export function indexFingerprint(params: Bm25Params, modelKey: string): string {
+  return createHash('sha1').update(JSON.stringify([params.k1, params.b, params.distance ?? 'cosine', modelKey])).digest('hex').slice(0, 12);
+}
+
 /** Orders hits by score descending, then chunk id ascending (the same tie-break as each shard). */
 const byScoreThenId = (a: { id: string; score: number }, b: { id: string; score: number }): number =>
   b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -77,7 +82,7 @@ export class DatasetIndex {
     dataDir: string,
     private readonly logger: Logger,
   ) {
-    this.fingerprint = createHash('sha1').update(JSON.stringify([params.k1, params.b, params.distance ?? 'cosine', modelKey])).digest('hex').slice(0, 12);
+    this.fingerprint = indexFingerprint(params, modelKey);
     this.dir = path.join(dataDir, 'index', datasetId, `${shards}-${this.fingerprint}`);
   }
 

@@ -11,7 +11,7 @@ import type { Filter } from '../domain/filter.js';
 import type { Store } from '../../store/repository.js';
 import type { ShardPool } from '../pool/shard-pool.js';
 import { Admission } from './admission.js';
-import { DatasetIndex, type DatasetHits } from './dataset-index.js';
+import { DatasetIndex, indexFingerprint, type DatasetHits } from './dataset-index.js';
 import { checkFilter, resolveGroupTrackingIds } from './filter-check.js';
 
 /** Search types the core serves today. */
@@ -27,6 +27,8 @@ export interface SearchQuery {
   readonly limit: number;
   readonly scoreThreshold: number | null;
   readonly countTotal: boolean;
+  /** Semantic multi-query: embeddings of these are summed with their weights. */
+  readonly queries?: readonly { query: string; weight: number }[];
 }
 
 /** A scroll as the core receives it. */
@@ -37,6 +39,15 @@ export interface ScrollQuery {
   readonly limit: number;
   readonly sortField: string | null;
   readonly descending: boolean;
+}
+
+/** Σ weight_i · vector_i, the multi-query vector (as the reference implementation combines them). */
+function weightedSum(vectors: readonly Float32Array[], weights: readonly number[]): Float32Array {
+  const out = new Float32Array(vectors[0]!.length);
+  vectors.forEach((v, i) => {
+    for (let j = 0; j < out.length; j++) out[j]! += weights[i]! * v[j]!;
+  });
+  return out;
 }
 
 const num = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
@@ -79,6 +90,11 @@ export class Engine {
     const cfg = record.serverConfiguration;
     const spec = embeddingSpec(cfg);
     const params = { k1: num(cfg.BM25_K, DATASET_CONFIG_DEFAULTS.BM25_K), b: num(cfg.BM25_B, DATASET_CONFIG_DEFAULTS.BM25_B), distance: spec.distance };
+    if (existing && existing.fingerprint === indexFingerprint(params, spec.modelKey)) return { index: existing, spec };
+    if (existing) {
+      this.logger.info({ dataset: datasetId }, 'index parameters changed; rebuilding from the store');
+      await existing.drop();
+    }
     const candidate = new DatasetIndex(
       datasetId,
       this.config.shardsPerDataset,
@@ -89,11 +105,6 @@ export class Engine {
       this.config.dataDir,
       this.logger,
     );
-    if (existing && existing.fingerprint === candidate.fingerprint) return { index: existing, spec };
-    if (existing) {
-      this.logger.info({ dataset: datasetId }, 'index parameters changed; rebuilding from the store');
-      await existing.drop();
-    }
     this.datasets.set(datasetId, candidate);
     return { index: candidate, spec };
   }
@@ -138,8 +149,12 @@ export class Engine {
       const filter = await this.prepareFilter(q.datasetId, q.filter);
       const query = { text: q.query, filter, offset: q.offset, limit: q.limit, minScore: q.scoreThreshold, countTotal: q.countTotal };
       if (q.searchType === 'semantic' || q.searchType === 'hybrid') {
-        const [vector] = await this.embedderFor(spec).embed([q.query], 'query', signal);
-        return q.searchType === 'semantic' ? index.searchDense(vector!, query, signal) : index.searchHybrid(vector!, query, signal);
+        const multi = q.queries ?? [];
+        if (multi.length > 0 && q.searchType !== 'semantic') throw badRequest('multi-query works only with search_type "semantic"');
+        const texts = multi.length > 0 ? multi.map((m) => m.query) : [q.query];
+        const vectors = await this.embedderFor(spec).embed(texts, 'query', signal);
+        const vector = multi.length > 0 ? weightedSum(vectors, multi.map((m) => m.weight)) : vectors[0]!;
+        return q.searchType === 'semantic' ? index.searchDense(vector, query, signal) : index.searchHybrid(vector, query, signal);
       }
       return index.search(query, signal);
     });

@@ -14,6 +14,7 @@ interface SearchRequest {
   limit: number;
   score_threshold: Bound | null;
   count_total: boolean;
+  queries: { query: string; weight: number }[];
 }
 interface CountRequest {
   dataset_id: string;
@@ -67,6 +68,7 @@ export function coreHandlers(engine: Engine) {
           limit: req.limit,
           scoreThreshold: threshold === undefined || threshold === 0 ? null : threshold,
           countTotal: req.count_total,
+          queries: req.queries ?? [],
         },
         signal,
       );
@@ -84,6 +86,7 @@ export function coreHandlers(engine: Engine) {
           limit: 0,
           scoreThreshold: threshold === undefined || threshold === 0 ? null : threshold,
           countTotal: true,
+          queries: [],
         },
         signal,
       );

@@ -41,6 +41,7 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
       limit: window,
       score_threshold: req.scoreThreshold === null ? null : { value: req.scoreThreshold },
       count_total: req.getTotalPages,
+      queries: req.queries,
     });
     const records = new Map((await store.chunks.getMany(access.dataset.id, hits.map((h) => h.chunk_id))).map((c) => [c.id, c]));
     let results = hits.flatMap((h) => {

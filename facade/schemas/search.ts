@@ -60,24 +60,29 @@ export interface SearchRequest {
   readonly contentOnly: boolean;
   /** Multiply scores by chunk weights (flat `use_weights`, or `sort_options` present with it unset). */
   readonly useWeights: boolean;
+  /** Semantic multi-query (the query text is then their concatenation, for logs). */
+  readonly queries: { query: string; weight: number }[];
 }
 
 /** Validates a search body. */
 export function parseSearch(body: unknown): SearchRequest {
   requireBody(body, 'a JSON object with "query" and "search_type"');
   const b = parse(searchBody, body);
+  let queries: { query: string; weight: number }[] = [];
   if (typeof b.query !== 'string') {
-    if (Array.isArray(b.query)) {
-      if (b.search_type !== 'semantic') throw badRequest('multi-query (an array of {query, weight}) works only with search_type "semantic"');
-      throw badRequest('multi-query (an array of {query, weight}) is not supported yet; send one query string');
-    }
-    throw badRequest('image and audio queries are not supported; query must be a string');
+    if (!Array.isArray(b.query)) throw badRequest('image and audio queries are not supported; query must be a string');
+    if (b.search_type !== 'semantic') throw badRequest('multi-query (an array of {query, weight}) works only with search_type "semantic"');
+    if (b.query.length === 0 || b.query.some((q) => q.query.trim() === '')) throw badRequest('Query cannot be empty');
+    if (b.query.length > 32) throw badRequest('multi-query accepts at most 32 queries');
+    queries = b.query;
+  } else if (b.query.trim() === '') {
+    throw badRequest('Query cannot be empty');
   }
-  if (b.query.trim() === '') throw badRequest('Query cannot be empty');
   const sortUseWeights = b.sort_options ? (b.sort_options.use_weights ?? true) : false;
   return {
     searchType: b.search_type,
-    query: b.query,
+    query: typeof b.query === 'string' ? b.query : queries.map((q) => q.query).join(' '),
+    queries,
     page: Math.max(1, b.page ?? 1),
     pageSize: b.page_size ?? 10,
     getTotalPages: b.get_total_pages ?? false,

@@ -125,6 +125,21 @@ describe('semantic search', () => {
     }
   });
 
+  it('sums weighted query embeddings for multi-query semantic search', async () => {
+    const chunks = loadChunks(stack.dataDir, tenant.datasetId);
+    const vectors = storedVectors(tenant.datasetId);
+    const parts = [{ query: 'fox quick', weight: 0.7 }, { query: 'gene trial dose', weight: 0.3 }];
+    const qv = new Float32Array(FAKE_DIM);
+    for (const p of parts) fakeVector(p.query).forEach((x, i) => (qv[i]! += p.weight * x));
+    const res = await ds.post('/api/chunk/search', { query: parts, search_type: 'semantic', page_size: 10 });
+    expect(res.status, res.text).toBe(200);
+    const expected = chunks.map((c) => cosine(vectors.get(c.id)!, qv)).sort((a, b) => b - a).slice(0, 10);
+    expect(res.body.chunks.map((x: any) => x.score)).toEqual(expected.map((e) => expect.closeTo(e, 5)));
+    const bad = await ds.post('/api/chunk/search', { query: parts, search_type: 'hybrid' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/only with search_type "semantic"/);
+  });
+
   it('re-embeds a chunk whose text changed and answers with the new text', async () => {
     const res = await ds.post('/api/chunk', { tracking_id: 'moving', chunk_html: 'granite quarry stone' });
     expect(res.status).toBe(200);
