@@ -42,6 +42,8 @@ export const DATASET_CONFIG_DEFAULTS = Object.freeze({
   MAX_LIMIT: 10000,
   /** Whether the dataset is publicly searchable without a key. */
   PUBLIC_DATASET: false,
+  /** text-embeddings-inference compatible /rerank endpoint for hybrid search; empty uses score fusion. */
+  RERANKER_BASE_URL: '',
 });
 
 /** The configuration with defaults for every absent known key. */
@@ -80,4 +82,10 @@ export function embeddingSpec(stored: Record<string, unknown>): EmbeddingSpec {
     // The endpoint is part of the identity: the same model name on two servers may not be the same model.
     modelKey: baseUrl === '' ? 'use-lite@512' : `${model}@${dimension}@${baseUrl}`,
   };
+}
+
+/** The cross-encoder of a dataset (RERANKER_BASE_URL, RERANKER_API_KEY), or null when none is configured. */
+export function rerankerSpec(stored: Record<string, unknown>): { baseUrl: string; apiKey: string } | null {
+  const baseUrl = str(stored.RERANKER_BASE_URL, '').trim().replace(/\/+$/, '');
+  return baseUrl === '' ? null : { baseUrl, apiKey: str(stored.RERANKER_API_KEY, '') };
 }

@@ -18,7 +18,8 @@ import type {
 } from '../../workers/shard/protocol.js';
 import type { ShardPool } from '../pool/shard-pool.js';
 import { shardOf } from './placement.js';
-import { toShardDoc } from './to-shard-doc.js';
+import type { Reranker } from '../embed/reranker.js';
+import { lexicalText, toShardDoc } from './to-shard-doc.js';
 
 /** Change-log entries read per batch while applying. */
 const APPLY_BATCH = 2000;
@@ -289,6 +290,27 @@ export class DatasetIndex {
       .sort(byScoreThenId);
     const page = fused.slice(q.offset, q.offset + q.limit);
     return { chunkIds: page.map((h) => h.id), scores: page.map((h) => h.score), total: q.countTotal ? fused.length : 0 };
+  }
+
+  /**
+   * Hybrid with a cross-encoder (as the reference implementation does): the union of one window
+   * (offset + limit) of each leg, each candidate's text (first 100 words) scored against the
+   * query by the reranker, sorted by that score; score_threshold applies to it.
+   */
+  async searchHybridReranked(vector: Float32Array, q: DatasetSearch, reranker: Reranker, signal?: AbortSignal): Promise<DatasetHits> {
+    const leg = { ...q, offset: 0, limit: q.offset + q.limit, minScore: null, countTotal: false };
+    const [lexical, dense] = await Promise.all([this.search(leg, signal), this.searchDense(vector, leg, signal)]);
+    const ids = [...new Set([...lexical.chunkIds, ...dense.chunkIds])];
+    if (ids.length === 0) return { chunkIds: [], scores: [], total: 0 };
+    const chunks = await this.store.chunks.getMany(this.datasetId, ids);
+    const texts = chunks.map((c) => lexicalText(c).split(/\s+/).slice(0, 100).join(' '));
+    const scores = await reranker.score(q.text, texts, signal);
+    const ranked = chunks
+      .map((c, i) => ({ id: c.id, score: scores[i]! }))
+      .filter((h) => q.minScore === null || h.score >= q.minScore)
+      .sort(byScoreThenId);
+    const page = ranked.slice(q.offset, q.offset + q.limit);
+    return { chunkIds: page.map((h) => h.id), scores: page.map((h) => h.score), total: q.countTotal ? ranked.length : 0 };
   }
 
   /** Filtered listing by id ascending (after `afterId`) or by a field. */

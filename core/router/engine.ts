@@ -5,7 +5,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { createEmbedder, type Embedder } from '../embed/embedder.js';
-import { DATASET_CONFIG_DEFAULTS, embeddingSpec, type EmbeddingSpec } from '../domain/dataset-config.js';
+import { DATASET_CONFIG_DEFAULTS, embeddingSpec, rerankerSpec, type EmbeddingSpec } from '../domain/dataset-config.js';
+import { Reranker } from '../embed/reranker.js';
 import { badRequest, notFound } from '../domain/errors.js';
 import type { Filter } from '../domain/filter.js';
 import type { Store } from '../../store/repository.js';
@@ -58,6 +59,7 @@ export class Engine {
   private readonly admission: Admission;
   private seenHead = 0;
   private readonly embedders = new Map<string, Embedder>();
+  private readonly rerankers = new Map<string, Reranker>();
 
   constructor(
     private readonly config: Config,
@@ -77,7 +79,7 @@ export class Engine {
     return (await this.datasetWithSpec(datasetId)).index;
   }
 
-  private async datasetWithSpec(datasetId: string): Promise<{ index: DatasetIndex; spec: EmbeddingSpec }> {
+  private async datasetWithSpec(datasetId: string): Promise<{ index: DatasetIndex; spec: EmbeddingSpec & { reranker: { baseUrl: string; apiKey: string } | null } }> {
     const record = await this.store.datasets.get(datasetId);
     const existing = this.datasets.get(datasetId);
     if (!record) {
@@ -88,7 +90,7 @@ export class Engine {
       throw notFound(`dataset ${datasetId} does not exist`);
     }
     const cfg = record.serverConfiguration;
-    const spec = embeddingSpec(cfg);
+    const spec = { ...embeddingSpec(cfg), reranker: rerankerSpec(cfg) };
     const params = { k1: num(cfg.BM25_K, DATASET_CONFIG_DEFAULTS.BM25_K), b: num(cfg.BM25_B, DATASET_CONFIG_DEFAULTS.BM25_B), distance: spec.distance };
     if (existing && existing.fingerprint === indexFingerprint(params, spec.modelKey)) return { index: existing, spec };
     if (existing) {
@@ -107,6 +109,15 @@ export class Engine {
     );
     this.datasets.set(datasetId, candidate);
     return { index: candidate, spec };
+  }
+
+  /** The (shared) reranker of a configuration, or null for score fusion. */
+  private rerankerFor(spec: { baseUrl: string; apiKey: string } | null): Reranker | null {
+    if (!spec) return null;
+    const key = JSON.stringify(spec);
+    let r = this.rerankers.get(key);
+    if (!r) this.rerankers.set(key, (r = new Reranker(spec)));
+    return r;
   }
 
   /** The (shared) embedder of a dataset's configuration. */
@@ -154,7 +165,9 @@ export class Engine {
         const texts = multi.length > 0 ? multi.map((m) => m.query) : [q.query];
         const vectors = await this.embedderFor(spec).embed(texts, 'query', signal);
         const vector = multi.length > 0 ? weightedSum(vectors, multi.map((m) => m.weight)) : vectors[0]!;
-        return q.searchType === 'semantic' ? index.searchDense(vector, query, signal) : index.searchHybrid(vector, query, signal);
+        if (q.searchType === 'semantic') return index.searchDense(vector, query, signal);
+        const reranker = this.rerankerFor(spec.reranker);
+        return reranker ? index.searchHybridReranked(vector, query, reranker, signal) : index.searchHybrid(vector, query, signal);
       }
       return index.search(query, signal);
     });

@@ -23,12 +23,22 @@ export function fakeVector(text: string): Float32Array {
   return v.map((x) => x / n);
 }
 
+/** The fake cross-encoder's score: how many query words the text contains (a deterministic stand-in). */
+export function fakeRerankScore(query: string, text: string): number {
+  const words = new Set(text.toLowerCase().match(/[a-z0-9]+/g) ?? []);
+  return (query.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((w) => words.has(w)).length;
+}
+
 /** A running fake server and knobs to make it misbehave. */
 export interface FakeEmbeddings {
   /** Base URL to put in EMBEDDING_BASE_URL (ends in /v1). */
   readonly baseUrl: string;
   /** Texts embedded so far (every request). */
   readonly requests: string[][];
+  /** Texts sent to /rerank so far (every request). */
+  readonly reranked: string[][];
+  /** Root for RERANKER_BASE_URL (the server answers /rerank under it). */
+  readonly rerankUrl: string;
   /** Delay of every answer, in ms. */
   delayMs: number;
   /** When set, every request is answered with this status and an error body. */
@@ -38,12 +48,19 @@ export interface FakeEmbeddings {
 
 /** Starts the fake server on a free loopback port. */
 export async function startFakeEmbeddings(): Promise<FakeEmbeddings> {
-  const state = { requests: [] as string[][], delayMs: 0, failWith: null as number | null };
+  const state = { requests: [] as string[][], reranked: [] as string[][], delayMs: 0, failWith: null as number | null };
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       setTimeout(() => {
+        if (req.method === 'POST' && req.url?.endsWith('/rerank')) {
+          // text-embeddings-inference /rerank: {query, texts, truncate} -> [{index, score}].
+          const { query, texts } = JSON.parse(body) as { query: string; texts: string[] };
+          state.reranked.push(texts);
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(texts.map((t, index) => ({ index, score: fakeRerankScore(query, t) }))));
+          return;
+        }
         if (req.method !== 'POST' || !req.url?.endsWith('/embeddings')) {
           res.writeHead(404).end();
           return;
@@ -63,6 +80,7 @@ export async function startFakeEmbeddings(): Promise<FakeEmbeddings> {
   const { port } = server.address() as AddressInfo;
   return Object.assign(state, {
     baseUrl: `http://127.0.0.1:${port}/v1`,
+    rerankUrl: `http://127.0.0.1:${port}`,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

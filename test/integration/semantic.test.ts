@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '../helpers/api.js';
-import { FAKE_DIM, fakeVector, startFakeEmbeddings, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { FAKE_DIM, fakeRerankScore, fakeVector, startFakeEmbeddings, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { createDataset, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { randomChunks, randomFilter, randomQuery, rng } from '../helpers/random-corpus.js';
 import { bruteForceBm25, filterHolds, loadChunks } from '../helpers/search-oracle.js';
@@ -138,6 +138,27 @@ describe('semantic search', () => {
     const bad = await ds.post('/api/chunk/search', { query: parts, search_type: 'hybrid' });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/only with search_type "semantic"/);
+  });
+
+  it('reranks hybrid candidates with the configured cross-encoder', async () => {
+    const put = await tenant.org.put('/api/dataset', { dataset_id: tenant.datasetId, server_configuration: { ...config(), RERANKER_BASE_URL: fake.rerankUrl } });
+    expect(put.status, put.text).toBe(200);
+    const chunks = new Map(loadChunks(stack.dataDir, tenant.datasetId).map((c) => [c.id, c]));
+    fake.reranked.length = 0;
+    const query = 'fox quick protein';
+    const res = await ds.post('/api/chunk/search', { query, search_type: 'hybrid', page_size: 10 });
+    expect(res.status, res.text).toBe(200);
+    expect(fake.reranked.length).toBeGreaterThan(0);
+    const scores = res.body.chunks.map((x: any) => x.score);
+    expect(scores).toEqual([...scores].sort((a: number, b: number) => b - a));
+    for (const x of res.body.chunks) {
+      const text = chunks.get(x.chunk.id)!.text.split(/\s+/).slice(0, 100).join(' ');
+      expect(x.score).toBe(fakeRerankScore(query, text));
+    }
+    const above = await ds.post('/api/chunk/search', { query, search_type: 'hybrid', page_size: 10, score_threshold: 2 });
+    expect(above.body.chunks.every((x: any) => x.score >= 2)).toBe(true);
+    // Back to score fusion for the tests that follow.
+    expect((await tenant.org.put('/api/dataset', { dataset_id: tenant.datasetId, server_configuration: { ...config(), RERANKER_BASE_URL: '' } })).status).toBe(200);
   });
 
   it('re-embeds a chunk whose text changed and answers with the new text', async () => {
