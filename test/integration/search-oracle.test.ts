@@ -127,6 +127,23 @@ describe('bm25 search against brute force from the store', () => {
     }
   });
 
+  it('rebuilds the index when the dataset changes BM25_K / BM25_B, and scores with the new values', async () => {
+    const org = (await ds.get(`/api/dataset/${datasetId}`)).body.organization_id;
+    const put = await ds.with({ 'tr-organization': org }).put('/api/dataset', { dataset_id: datasetId, server_configuration: { BM25_K: 1.5, BM25_B: 0.75 } });
+    expect(put.status, put.text).toBe(200);
+    const query = 'protein gene cells';
+    const res = await ds.post('/api/chunk/search', { query, search_type: 'bm25', page_size: 20 });
+    expect(res.status, res.text).toBe(200);
+    expectSameRanking(
+      res.body.chunks.map((x: any) => ({ id: x.chunk.id, score: x.score })),
+      bruteForceBm25(chunks, query, null, 1.5, 0.75).slice(0, 20),
+      'k1 1.5 b 0.75',
+    );
+    expect((await ds.with({ 'tr-organization': org }).put('/api/dataset', { dataset_id: datasetId, server_configuration: { BM25_K: 0.9, BM25_B: 0.4 } })).status).toBe(200);
+    const back = await ds.post('/api/chunk/search', { query, search_type: 'bm25', page_size: 20 });
+    expectSameRanking(back.body.chunks.map((x: any) => ({ id: x.chunk.id, score: x.score })), bruteForceBm25(chunks, query, null).slice(0, 20), 'back to defaults');
+  });
+
   it('scrolls sorted by a field, excluding seen ids with must_not', async () => {
     const expected = chunks
       .filter((c) => c.numValue !== null)
