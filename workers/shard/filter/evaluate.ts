@@ -6,7 +6,7 @@
 import { CLAUSES, inRange, plainValue, type Condition, type FieldCondition, type Filter, type Value } from '../../../core/domain/filter.js';
 import { parseTimestamp } from '../../../core/domain/time.js';
 import { Bitset } from '../sparse/bitset.js';
-import type { FieldStore } from './field-store.js';
+import { postingWords, type FieldStore } from './field-store.js';
 import { haversineMeters, inBox, inRing } from './geo.js';
 
 /** Resolves a chunk id to this shard's internal id. */
@@ -62,7 +62,16 @@ function evaluateCondition(cond: Condition, fields: FieldStore, capacity: number
 function unionPostings(index: Map<string, Set<number>>, keys: Iterable<string>, out: Bitset, capacity: number): void {
   for (const key of keys) {
     const set = index.get(key);
-    if (set) for (const id of set) if (id < capacity) out.set(id);
+    if (!set) continue;
+    const words = postingWords(set);
+    if (words) {
+      // Every member is below the shard's capacity (out's), so the words can be ORed as they are.
+      const target = out.words;
+      const n = Math.min(words.length, target.length);
+      for (let i = 0; i < n; i++) target[i] = target[i]! | words[i]!;
+    } else {
+      for (const id of set) if (id < capacity) out.set(id);
+    }
   }
 }
 

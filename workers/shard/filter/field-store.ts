@@ -14,11 +14,35 @@ function growF64(a: Float64Array<ArrayBuffer>, n: number): Float64Array<ArrayBuf
   return next;
 }
 
+/**
+ * Bitset words of large posting sets, built on first use and dropped when the set changes, so a
+ * filter on a common tag ORs ~capacity/32 words instead of setting one bit per member.
+ */
+const wordCache = new WeakMap<Set<number>, Uint32Array>();
+
+/** Posting sets smaller than this are cheaper to walk than to cache as words. */
+const CACHE_MIN_SIZE = 256;
+
+/** The words of a posting set (cached), or undefined when the set is small enough to walk. */
+export function postingWords(set: Set<number>): Uint32Array | undefined {
+  if (set.size < CACHE_MIN_SIZE) return undefined;
+  let words = wordCache.get(set);
+  if (!words) {
+    let max = 0;
+    for (const id of set) if (id > max) max = id;
+    words = new Uint32Array((max >>> 5) + 1);
+    for (const id of set) words[id >>> 5]! |= 1 << (id & 31);
+    wordCache.set(set, words);
+  }
+  return words;
+}
+
 /** Adds id to the posting set of key. */
 function post(index: Map<string, Set<number>>, key: string, id: number): void {
   let set = index.get(key);
   if (!set) index.set(key, (set = new Set()));
   set.add(id);
+  wordCache.delete(set);
 }
 
 /** Removes id from the posting set of key, dropping empty sets. */
@@ -26,6 +50,7 @@ function unpost(index: Map<string, Set<number>>, key: string, id: number): void 
   const set = index.get(key);
   if (!set) return;
   set.delete(id);
+  wordCache.delete(set);
   if (set.size === 0) index.delete(key);
 }
 
