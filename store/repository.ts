@@ -98,6 +98,8 @@ export interface DatasetRepository {
   get(id: string): Promise<DatasetRecord | undefined>;
   /** Ids of every live dataset (for warming the search core). */
   listIds(): Promise<string[]>;
+  /** Ids of every dataset of an organization, deleted ones included (for purging their files). */
+  idsOfOrganization(organizationId: string): Promise<string[]>;
   getByTrackingId(organizationId: string, trackingId: string): Promise<DatasetRecord | undefined>;
   update(
     id: string,

@@ -20,6 +20,7 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter): DatasetRepository 
   const markDeleted = db.prepare('UPDATE datasets SET deleted = 1, updated_at = ? WHERE id = ?');
   const listDeleted = db.prepare('SELECT id FROM datasets WHERE deleted = 1');
   const listIds = db.prepare('SELECT id FROM datasets WHERE deleted = 0 ORDER BY created_at, id');
+  const idsOfOrg = db.prepare('SELECT id FROM datasets WHERE organization_id = ?');
   const purgeRow = db.prepare('DELETE FROM datasets WHERE id = ? AND deleted = 1');
   const purgeLog = db.prepare('DELETE FROM change_log WHERE dataset_id = ?');
   const listByOrg = db.prepare(
@@ -97,6 +98,9 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter): DatasetRepository 
     },
     async get(id) {
       return get(id);
+    },
+    async idsOfOrganization(organizationId) {
+      return (idsOfOrg.all(organizationId) as { id: string }[]).map((r) => r.id);
     },
     async listIds() {
       return (listIds.all() as { id: string }[]).map((r) => r.id);

@@ -2,6 +2,8 @@
  * Datasets, organizations and users against the real stack, including the asynchronous purge of
  * a deleted organization by the job worker (oracle: the SQLite file).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, request, type Client } from '../helpers/api.js';
 import { createDataset, createKey, createTenant, unique, type Tenant } from '../helpers/fixtures.js';
@@ -179,6 +181,9 @@ describe('organizations', () => {
     const readKey = await createKey(stack, tenant.orgId, { role: 0 });
     const created = await tenant.ds.post('/api/chunk', [{ chunk_html: 'gone', group_tracking_ids: ['gg'] }, { chunk_html: 'gone too' }]);
     expect(created.status).toBe(200);
+    // Stands for the dataset's index snapshots, which the purge must remove with the rows.
+    const indexDir = path.join(stack.dataDir, 'index', tenant.datasetId, 'snapshots');
+    fs.mkdirSync(indexDir, { recursive: true });
     const res = await tenant.org.put('/api/organization', { deleted: true });
     expect(res.status, res.text).toBe(200);
     expect(res.body.deleted).toBe(true);
@@ -195,6 +200,7 @@ describe('organizations', () => {
     expect(countRows(stack.dataDir, 'chunks', 'dataset_id = ?', tenant.datasetId)).toBe(0);
     expect(countRows(stack.dataDir, 'chunk_groups', 'dataset_id = ?', tenant.datasetId)).toBe(0);
     expect(countRows(stack.dataDir, 'change_log', 'dataset_id = ?', tenant.datasetId)).toBe(0);
+    expect(fs.existsSync(path.join(stack.dataDir, 'index', tenant.datasetId))).toBe(false);
     // The other organization is untouched.
     expect((await t.org.get(`/api/organization/${t.orgId}`)).status).toBe(200);
   });

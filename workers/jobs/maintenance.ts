@@ -13,12 +13,19 @@ function removeIndexFiles(dataDir: string, datasetId: string): void {
   fs.rmSync(path.join(dataDir, 'index', datasetId), { recursive: true, force: true });
 }
 
+/** Purges an organization's rows, then its datasets' index files (derived data, found before the rows go). */
+async function purgeOrganization(store: Store, dataDir: string, id: string): Promise<void> {
+  const datasets = await store.datasets.idsOfOrganization(id);
+  await store.organizations.purge(id);
+  for (const datasetId of datasets) removeIndexFiles(dataDir, datasetId);
+}
+
 /** Builds the processor. Purges are idempotent: purging an absent resource does nothing. */
 export function maintenanceProcessor(store: Store, dataDir: string, logger: Logger) {
   return async (job: Job<PurgeJob>): Promise<void> => {
     switch (job.name) {
       case Jobs.purgeOrganization:
-        await store.organizations.purge(job.data.id);
+        await purgeOrganization(store, dataDir, job.data.id);
         break;
       case Jobs.purgeDataset:
         await store.datasets.purge(job.data.id);
@@ -39,7 +46,7 @@ export async function sweepDeleted(store: Store, dataDir: string, logger: Logger
     logger.info({ dataset: id }, 'swept deleted dataset');
   }
   for (const id of await store.organizations.listDeleted()) {
-    await store.organizations.purge(id);
+    await purgeOrganization(store, dataDir, id);
     logger.info({ organization: id }, 'swept deleted organization');
   }
 }
