@@ -3,7 +3,7 @@
  * the 300 test queries through gRPC (core client) and HTTP (facade), one client and 16
  * concurrent clients. Starts its own stack from dist/ (run `npm run build` first).
  *
- *   npx tsx bench/search-latency.ts [--rounds 3]
+ *   npx tsx bench/search-latency.ts [--rounds 3] [--shards N]
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,6 +15,9 @@ import { meanOverQrels, ndcgAtK, quantile, recallAtK } from './lib/metrics.js';
 import { machine, post, startBenchStack } from './lib/spawn-stack.js';
 
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
+/** `--shards N` sets QUARRY_SHARDS_PER_DATASET (default: one per shard thread). */
+const shardsArg = process.argv.indexOf('--shards');
+const shards = shardsArg > 0 ? process.argv[shardsArg + 1] : undefined;
 
 /** Runs `fn` over the queries with `concurrency` workers; returns sorted latencies (µs) and QPS. */
 async function measure(queries: string[], concurrency: number, fn: (q: string) => Promise<unknown>): Promise<{ lat: Float64Array; qps: number }> {
@@ -74,7 +77,7 @@ async function main(): Promise<void> {
   const data = loadSciFact();
   const qrels = loadQrels('test');
   // Embedding would compete for the CPU with the queries being timed: this benchmark is lexical.
-  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false' });
+  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false', ...(shards ? { QUARRY_SHARDS_PER_DATASET: shards } : {}) });
   try {
     const admin = { authorization: stack.adminKey };
     const org = await post(stack.baseUrl, '/api/organization', { name: 'bench' }, admin);
@@ -112,6 +115,7 @@ async function main(): Promise<void> {
     core.close();
     const wrk = runWrk(stack.baseUrl, headers, texts);
     console.log(`machine: ${machine()}`);
+    console.log(`shards per dataset: ${shards ?? 'default (one per shard thread)'}`);
     console.log(`data: SciFact BEIR test split, ${data.docs.length} docs (corpus sha256 ${data.corpusSha256.slice(0, 12)}…), ${texts.length} queries x ${rounds} rounds; bm25, page_size 10`);
     console.log(`ingest over HTTP (batches of 120, indexed before each answer): ${ingestMs} ms, ${(data.docs.length / (ingestMs / 1000)).toFixed(0)} chunks/s`);
     console.log(`quality over HTTP: nDCG@10 ${ndcg.toFixed(4)}, recall@100 ${recall.toFixed(4)}`);
