@@ -69,6 +69,11 @@ export class DatasetIndex {
   private snapshotting: Promise<void> | undefined;
   private readonly dir: string;
 
+  /** Whether dense scores are distances (euclidean, manhattan) rather than similarities. */
+  private get lowerIsBetter(): boolean {
+    return ['euclidean', 'euclid', 'manhattan'].includes(this.params.distance ?? 'cosine');
+  }
+
   /** Parameters the shards were built with; a dataset whose configuration changes them is rebuilt. */
   readonly fingerprint: string;
 
@@ -229,10 +234,9 @@ export class DatasetIndex {
         ),
       ),
     );
-    const lowerIsBetter = ['euclidean', 'euclid', 'manhattan'].includes(this.params.distance ?? 'cosine');
     const merged: { id: string; score: number }[] = [];
     for (const r of replies) for (let i = 0; i < r.chunkIds.length; i++) merged.push({ id: r.chunkIds[i]!, score: r.scores[i]! });
-    merged.sort((a, b) => (lowerIsBetter ? a.score - b.score : b.score - a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    merged.sort((a, b) => (this.lowerIsBetter ? a.score - b.score : b.score - a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const page = merged.slice(q.offset, k);
     return { chunkIds: page.map((h) => h.id), scores: page.map((h) => h.score), total: replies.reduce((s, r) => s + r.total, 0) };
   }
@@ -270,7 +274,6 @@ export class DatasetIndex {
         if (!Number.isNaN(score)) cos.set(id, score);
       }));
     }
-    const lowerIsBetter = ['euclidean', 'euclid', 'manhattan'].includes(this.params.distance ?? 'cosine');
     const norm = (m: Map<string, number>, invert: boolean) => {
       const values = [...m.values()];
       const min = Math.min(...values);
@@ -283,7 +286,7 @@ export class DatasetIndex {
       };
     };
     const nb = norm(bm25, false);
-    const nd = norm(cos, lowerIsBetter);
+    const nd = norm(cos, this.lowerIsBetter);
     const fused = ids
       .map((id) => ({ id, score: HYBRID_BM25_WEIGHT * nb(id) + (1 - HYBRID_BM25_WEIGHT) * nd(id) }))
       .filter((h) => q.minScore === null || h.score >= q.minScore)

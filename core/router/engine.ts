@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { createEmbedder, type Embedder } from '../embed/embedder.js';
+import { EmbedderCache } from '../embed/embedder-cache.js';
 import { DATASET_CONFIG_DEFAULTS, embeddingSpec, rerankerSpec, type EmbeddingSpec } from '../domain/dataset-config.js';
 import { Reranker } from '../embed/reranker.js';
 import { badRequest, notFound } from '../domain/errors.js';
@@ -58,7 +58,7 @@ export class Engine {
   private readonly datasets = new Map<string, DatasetIndex>();
   private readonly admission: Admission;
   private seenHead = 0;
-  private readonly embedders = new Map<string, Embedder>();
+  private readonly embedders = new EmbedderCache();
   private readonly rerankers = new Map<string, Reranker>();
 
   constructor(
@@ -120,17 +120,6 @@ export class Engine {
     return r;
   }
 
-  /** The (shared) embedder of a dataset's configuration. */
-  private embedderFor(spec: EmbeddingSpec): Embedder {
-    const key = JSON.stringify([spec.baseUrl, spec.model, spec.dimension, spec.queryPrefix, spec.apiKey]);
-    let embedder = this.embedders.get(key);
-    if (!embedder) {
-      embedder = createEmbedder({ baseUrl: spec.baseUrl, model: spec.model, dimension: spec.dimension, queryPrefix: spec.queryPrefix, apiKey: spec.apiKey });
-      this.embedders.set(key, embedder);
-    }
-    return embedder;
-  }
-
   /** Loads every dataset of the store (snapshots + log tail) so that first queries are fast. */
   async warmup(): Promise<void> {
     for (const id of await this.store.datasets.listIds()) {
@@ -163,7 +152,7 @@ export class Engine {
         const multi = q.queries ?? [];
         if (multi.length > 0 && q.searchType !== 'semantic') throw badRequest('multi-query works only with search_type "semantic"');
         const texts = multi.length > 0 ? multi.map((m) => m.query) : [q.query];
-        const vectors = await this.embedderFor(spec).embed(texts, 'query', signal);
+        const vectors = await this.embedders.get(spec).embed(texts, 'query', signal);
         const vector = multi.length > 0 ? weightedSum(vectors, multi.map((m) => m.weight)) : vectors[0]!;
         if (q.searchType === 'semantic') return index.searchDense(vector, query, signal);
         const reranker = this.rerankerFor(spec.reranker);
@@ -215,7 +204,6 @@ export class Engine {
 
   /** Stops the embedders' threads and connections. */
   async close(): Promise<void> {
-    await Promise.all([...this.embedders.values()].map((e) => e.close()));
-    this.embedders.clear();
+    await this.embedders.close();
   }
 }

@@ -8,10 +8,11 @@ import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { CoreClient } from '../../core/client/core-client.js';
 import type { ChunkRecord } from '../../core/domain/chunk.js';
-import { embeddingSpec, type EmbeddingSpec } from '../../core/domain/dataset-config.js';
+import { embeddingSpec } from '../../core/domain/dataset-config.js';
 import type { EmbedJob } from '../../core/domain/queues.js';
 import { semanticText } from '../../core/domain/semantic-text.js';
-import { createEmbedder, type Embedder } from '../../core/embed/embedder.js';
+import type { EmbedderCache } from '../../core/embed/embedder-cache.js';
+import type { Embedder } from '../../core/embed/embedder.js';
 import type { Store } from '../../store/repository.js';
 
 /** Chunks embedded per batch (one store transaction and one core apply per batch). */
@@ -30,31 +31,6 @@ export function applySemanticBoost(v: Float32Array, p: Float32Array, factor: num
   norm = Math.sqrt(norm);
   if (norm > 0) for (let i = 0; i < out.length; i++) out[i]! /= norm;
   return out;
-}
-
-/** Embedders shared by every job of this process, one per configuration. */
-export class EmbedderCache {
-  private readonly byKey = new Map<string, Embedder>();
-
-  /** `threads`: worker threads of the embedded model (ignored by HTTP embedders). */
-  constructor(private readonly threads = 1) {}
-
-  /** The embedder of a dataset's embedding settings. */
-  get(spec: EmbeddingSpec): Embedder {
-    const key = JSON.stringify([spec.baseUrl, spec.model, spec.dimension, spec.queryPrefix, spec.apiKey]);
-    let e = this.byKey.get(key);
-    if (!e) {
-      e = createEmbedder({ baseUrl: spec.baseUrl, model: spec.model, dimension: spec.dimension, queryPrefix: spec.queryPrefix, apiKey: spec.apiKey, threads: this.threads });
-      this.byKey.set(key, e);
-    }
-    return e;
-  }
-
-  /** Closes every embedder. */
-  async close(): Promise<void> {
-    await Promise.all([...this.byKey.values()].map((e) => e.close()));
-    this.byKey.clear();
-  }
 }
 
 /** Embeds one batch of chunks (boosts included). */

@@ -9,7 +9,8 @@ import { EMBED_ATTEMPTS, Queues, type EmbedJob } from '../../core/domain/queues.
 import { createLogger } from '../../core/logger.js';
 import { onShutdown } from '../../core/shutdown.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
-import { EmbedderCache, embedProcessor } from './embed.js';
+import { EmbedderCache } from '../../core/embed/embedder-cache.js';
+import { embedProcessor } from './embed.js';
 import { maintenanceProcessor, sweepDeleted } from './maintenance.js';
 
 const SWEEP_INTERVAL_MS = 60_000;
