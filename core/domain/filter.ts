@@ -102,6 +102,7 @@ export const FILTER_FIELDS = [
   'tracking_id',
   'group_ids',
   'group_tracking_ids',
+  'content',
 ] as const;
 
 /** The condition kinds of a filter, for iteration. */

@@ -41,6 +41,8 @@ export interface DatasetSearch {
   readonly limit: number;
   readonly minScore: number | null;
   readonly countTotal: boolean;
+  /** Fulltext: BM25 plus proximity pairs of adjacent query words. */
+  readonly fulltext?: boolean;
 }
 
 /** Ranked results of a search. */
@@ -194,7 +196,9 @@ export class DatasetIndex {
     let global: TermStatsReply | null = null;
     if (this.shards > 1) {
       const parts = await Promise.all(
-        this.shardNumbers().map((shard) => this.pool.run<TermStatsReply>({ op: 'termStats', datasetId: this.datasetId, shard, text: q.text }, signal)),
+        this.shardNumbers().map((shard) =>
+          this.pool.run<TermStatsReply>({ op: 'termStats', datasetId: this.datasetId, shard, text: q.text, pairs: q.fulltext === true }, signal),
+        ),
       );
       const first = parts[0]!;
       global = {
@@ -202,12 +206,13 @@ export class DatasetIndex {
         docCount: parts.reduce((s, p) => s + p.docCount, 0),
         totalLength: parts.reduce((s, p) => s + p.totalLength, 0),
         docFreqs: first.terms.map((_, i) => parts.reduce((s, p) => s + (p.docFreqs[i] ?? 0), 0)),
+        ...(first.pairs ? { pairs: first.pairs, pairDocFreqs: first.pairs.map((_, i) => parts.reduce((s, p) => s + (p.pairDocFreqs?.[i] ?? 0), 0)) } : {}),
       };
     }
     const replies = await Promise.all(
       this.shardNumbers().map((shard) =>
         this.pool.run<SearchShardReply>(
-          { op: 'search', datasetId: this.datasetId, shard, text: q.text, stats: global, k, filter: q.filter, minScore: q.minScore, countTotal: q.countTotal },
+          { op: 'search', datasetId: this.datasetId, shard, text: q.text, stats: global, k, filter: q.filter, minScore: q.minScore, countTotal: q.countTotal, fulltext: q.fulltext === true },
           signal,
         ),
       ),

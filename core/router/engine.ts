@@ -16,7 +16,7 @@ import { DatasetIndex, indexFingerprint, type DatasetHits } from './dataset-inde
 import { checkFilter, resolveGroupTrackingIds } from './filter-check.js';
 
 /** Search types the core serves today. */
-const ENABLED_SEARCH_TYPES = new Set(['bm25', 'semantic', 'hybrid']);
+const ENABLED_SEARCH_TYPES = new Set(['bm25', 'fulltext', 'semantic', 'hybrid']);
 
 /** A search as the core receives it. */
 export interface SearchQuery {
@@ -142,7 +142,7 @@ export class Engine {
   /** Ranked search. */
   async search(q: SearchQuery, signal?: AbortSignal): Promise<DatasetHits> {
     if (!ENABLED_SEARCH_TYPES.has(q.searchType)) {
-      throw badRequest(`search_type "${q.searchType}" is not enabled on this server yet; use "bm25", "semantic" or "hybrid"`);
+      throw badRequest(`search_type "${q.searchType}" is not enabled on this server; use "bm25", "fulltext", "semantic" or "hybrid"`);
     }
     return this.admission.run(async () => {
       const { index, spec } = await this.datasetWithSpec(q.datasetId);
@@ -158,7 +158,7 @@ export class Engine {
         const reranker = this.rerankerFor(spec.reranker);
         return reranker ? index.searchHybridReranked(vector, query, reranker, signal) : index.searchHybrid(vector, query, signal);
       }
-      return index.search(query, signal);
+      return index.search({ ...query, fulltext: q.searchType === 'fulltext' }, signal);
     });
   }
 

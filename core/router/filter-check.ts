@@ -24,6 +24,7 @@ const ALLOWED: Record<string, readonly Predicate[]> = {
   time_stamp: ['range', 'date_range'],
   location: ['geo'],
   metadata: ['match', 'match_any', 'match_all', 'range', 'date_range', 'boolean'],
+  content: ['match', 'match_any', 'match_all'],
 };
 
 /** The predicates set on a field condition. */

@@ -5,7 +5,7 @@
  */
 import { htmlToText } from '../../core/domain/html-text.js';
 import { parseTimestamp } from '../../core/domain/time.js';
-import { createAnalyzer } from '../../workers/shard/sparse/analyzer.js';
+import { createAnalyzer, ENGLISH_STOP_WORDS } from '../../workers/shard/sparse/analyzer.js';
 import { openStoreReadOnly } from './store-snapshot.js';
 
 /** A chunk as the oracle sees it. */
@@ -93,6 +93,16 @@ export function conditionHolds(c: OracleChunk, cond: any): boolean {
     return (cond.ids ?? []).includes(c.id) || (c.trackingId !== null && (cond.tracking_ids ?? []).includes(c.trackingId));
   }
   const f = cond.field as string;
+  if (f === 'content') {
+    // Every word of a value (analyzed like the index) occurs in the text; match_all needs every value.
+    const words = new Set(analyzer.analyze(c.text));
+    const has = (v: string): boolean => {
+      const w = analyzer.analyze(v);
+      return w.length > 0 && w.every((x) => words.has(x));
+    };
+    if (cond.match_all?.length && !cond.match_any?.length) return cond.match_all.every(has);
+    return (cond.match_any?.length ? cond.match_any : (cond.match ?? [])).some(has);
+  }
   if (cond.geo_radius) return c.lat !== null && haversine(cond.geo_radius.center.lat, cond.geo_radius.center.lon, c.lat, c.lon!) <= cond.geo_radius.radius;
   if (cond.geo_bounding_box) {
     const { top_left: tl, bottom_right: br } = cond.geo_bounding_box;
@@ -122,14 +132,36 @@ export function filterHolds(c: OracleChunk, filter: any): boolean {
 
 const analyzer = createAnalyzer();
 
-/** Exhaustive BM25 (Lucene idf, k1 0.9, b 0.4) over every chunk, restricted by the filter; best first, ties by id. */
-export function bruteForceBm25(chunks: OracleChunk[], query: string, filter: any, k1 = 0.9, b = 0.4): { id: string; score: number }[] {
-  const docs = chunks.map((c) => ({ c, tokens: analyzer.analyze(c.text) }));
+/** Stems of the stop words, which proximity pairs skip. */
+const STOP_STEMS = new Set([...ENGLISH_STOP_WORDS].map((w) => analyzer.stem(w)));
+
+/** Occurrences of content words a and b within 2 content positions of each other. */
+function pairCount(content: string[], a: string, b: string): number {
+  let n = 0;
+  for (let i = 0; i < content.length; i++) {
+    for (let j = i + 1; j <= i + 2 && j < content.length; j++) if ((content[i] === a && content[j] === b) || (content[i] === b && content[j] === a)) n++;
+  }
+  return n;
+}
+
+/**
+ * Exhaustive BM25 (Lucene idf, k1 0.9, b 0.4) over every chunk, restricted by the filter; best
+ * first, ties by id. With `fulltext`, plus 0.2 x BM25 of each adjacent pair of the query's
+ * content words, a pair occurring where the two words are at most 2 content words apart.
+ */
+export function bruteForceBm25(chunks: OracleChunk[], query: string, filter: any, k1 = 0.9, b = 0.4, fulltext = false): { id: string; score: number }[] {
+  const docs = chunks.map((c) => {
+    const tokens = analyzer.analyze(c.text);
+    return { c, tokens, content: tokens.filter((t) => !STOP_STEMS.has(t)) };
+  });
   const n = docs.length;
   const total = docs.reduce((s, d) => s + d.tokens.length, 0);
   if (n === 0 || total === 0) return [];
   const avgdl = total / n;
   const terms = analyzer.analyze(query);
+  const qc = terms.filter((t) => !STOP_STEMS.has(t));
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < qc.length; i++) if (qc[i] !== qc[i + 1]) pairs.push([qc[i]!, qc[i + 1]!]);
   const df = new Map<string, number>();
   for (const t of new Set(terms)) df.set(t, docs.filter((d) => d.tokens.includes(t)).length);
   const out: { id: string; score: number }[] = [];
@@ -143,6 +175,15 @@ export function bruteForceBm25(chunks: OracleChunk[], query: string, filter: any
       matched = true;
       const idf = Math.log(1 + (n - df.get(t)! + 0.5) / (df.get(t)! + 0.5));
       score += (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * d.tokens.length) / avgdl));
+    }
+    if (fulltext && matched) {
+      const norm = k1 * (1 - b + (b * d.tokens.length) / avgdl);
+      for (const [a, bb] of pairs) {
+        const tf = pairCount(d.content, a, bb);
+        if (tf === 0) continue;
+        const pdf = docs.filter((x) => pairCount(x.content, a, bb) > 0).length;
+        score += (0.2 * Math.log(1 + (n - pdf + 0.5) / (pdf + 0.5)) * tf * (k1 + 1)) / (tf + norm);
+      }
     }
     if (matched) out.push({ id: d.c.id, score });
   }

@@ -113,7 +113,7 @@ describe('bad search input', () => {
     ['search', '/api/chunk/search', { query: 'x' }, /search_type/],
     ['search', '/api/chunk/search', { query: 'x', search_type: 'vector' }, /search_type/],
     ['search', '/api/chunk/search', { query: '   ', search_type: 'bm25' }, /Query cannot be empty/],
-    ['search', '/api/chunk/search', { query: 'x', search_type: 'fulltext' }, /not enabled/],
+    ['search', '/api/chunk/search', { query: 'x', search_type: 'fulltext', filters: { must: [{ field: 'content', range: { gt: 1 } }] } }, /range cannot be used on field "content"/],
     ['search', '/api/chunk/search', { query: [{ query: 'x', weight: 1 }], search_type: 'bm25' }, /only with search_type "semantic"/],
     ['search', '/api/chunk/search', { query: 'x', search_type: 'bm25', page: -1 }, /page/],
     ['search', '/api/chunk/search', { query: 'x', search_type: 'bm25', page_size: 'ten' }, /page_size/],

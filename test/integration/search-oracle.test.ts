@@ -72,6 +72,27 @@ describe('bm25 search against brute force from the store', () => {
     expect(withResults).toBeGreaterThan(30);
   });
 
+  it('fulltext ranks exactly as BM25 plus proximity pairs over the stored chunks, with content filters', async () => {
+    const r = rng(77);
+    const ids = chunks.map((c) => c.id);
+    let withResults = 0;
+    for (let q = 0; q < 40; q++) {
+      const query = randomQuery(r);
+      const base = q % 3 === 0 ? undefined : randomFilter(r, ids);
+      const word = query.split(' ')[0]!;
+      const filters = q % 5 === 1 ? { must_not: [{ field: 'content', match_any: [word] }] } : q % 5 === 2 ? { ...(base ?? {}), must: [...((base as any)?.must ?? []), { field: 'content', match_all: [word] }] } : base;
+      const res = await ds.post('/api/chunk/search', { query, search_type: 'fulltext', filters, page_size: 25 });
+      expect(res.status, res.text).toBe(200);
+      const expected = bruteForceBm25(chunks, query, filters, 0.9, 0.4, true);
+      const actual = res.body.chunks.map((x: any) => ({ id: x.chunk.id, score: x.score }));
+      expectSameRanking(actual, expected.slice(0, 25), `fulltext "${query}" filters ${JSON.stringify(filters)}`);
+      const count = await ds.post('/api/chunk/count', { query, search_type: 'fulltext', filters });
+      expect(count.body.count).toBe(expected.length);
+      if (expected.length > 0) withResults++;
+    }
+    expect(withResults).toBeGreaterThan(15);
+  });
+
   it('pages through results without gaps or repeats', async () => {
     const query = 'fox quick protein';
     const expected = bruteForceBm25(chunks, query, null);

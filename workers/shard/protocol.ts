@@ -41,7 +41,12 @@ export interface Bm25Params {
 /** Tasks a shard thread runs. */
 export type ShardTask =
   | ({ readonly op: 'apply'; readonly upserts: readonly ShardDoc[]; readonly deletes: readonly string[]; readonly seq: number; readonly bm25: Bm25Params } & ShardKey)
-  | ({ readonly op: 'termStats'; readonly text: string } & ShardKey)
+  | ({
+      readonly op: 'termStats';
+      readonly text: string;
+      /** Also count the query's proximity pairs (fulltext search). */
+      readonly pairs?: boolean;
+    } & ShardKey)
   | ({
       readonly op: 'search';
       /** The query text; analyzed here when `stats` is null. */
@@ -52,6 +57,8 @@ export type ShardTask =
       readonly filter: Filter | null;
       readonly minScore: number | null;
       readonly countTotal: boolean;
+      /** Fulltext: BM25 plus proximity pairs (see sparse/proximity.ts). */
+      readonly fulltext?: boolean;
     } & ShardKey)
   | ({
       readonly op: 'searchDense';
@@ -76,6 +83,10 @@ export interface TermStatsReply {
   readonly docCount: number;
   readonly totalLength: number;
   readonly docFreqs: number[];
+  /** The query's proximity pairs (fulltext only). */
+  readonly pairs?: [string, string][];
+  /** Documents where each pair occurs, aligned with `pairs`. */
+  readonly pairDocFreqs?: number[];
 }
 
 /** Reply of `search`: best first. */

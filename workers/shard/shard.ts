@@ -9,6 +9,7 @@ import type { Bm25Params, ScrollShardReply, SearchShardReply, ShardDoc, ShardSta
 import { DenseIndex } from './dense/dense-index.js';
 import { denseMetricFor, passesScoreThreshold, type DenseMetric } from './dense/dense-metric.js';
 import { Bm25Index } from './sparse/bm25-index.js';
+import { PAIR_WEIGHT, queryPairs } from './sparse/proximity.js';
 
 /** Sort key of a document for scroll-by-field; NaN when the document has none. */
 function sortKey(fields: FieldStore, id: number, field: string): number {
@@ -95,10 +96,13 @@ export class Shard {
   }
 
   /** The analyzed query with this shard's corpus statistics and document frequencies for it. */
-  termStats(text: string): TermStatsReply {
+  termStats(text: string, withPairs = false): TermStatsReply {
     const terms = this.index.analyzer.analyze(text);
     const s = this.index.stats();
-    return { terms, docCount: s.docCount, totalLength: s.totalLength, docFreqs: Array.from(this.index.termDocFreqs(terms)) };
+    const reply = { terms, docCount: s.docCount, totalLength: s.totalLength, docFreqs: Array.from(this.index.termDocFreqs(terms)) };
+    if (!withPairs) return reply;
+    const pairs = queryPairs(terms, (t) => this.index.isStopTerm(t));
+    return { ...reply, pairs, pairDocFreqs: this.index.pairDocFreqs(pairs) };
   }
 
   /**
@@ -113,13 +117,15 @@ export class Shard {
     filter: Filter | null,
     minScore: number | null,
     countTotal: boolean,
+    fulltext = false,
   ): SearchShardReply {
-    const stats = global ?? this.termStats(text);
+    const stats = global ?? this.termStats(text, fulltext);
     const terms = stats.terms;
     const allow = this.allow(filter);
     const live = this.fields.size;
     const want = countTotal ? live : k;
-    const hits = this.index.search(terms, want, stats, allow);
+    const pairs = fulltext && stats.pairs ? { pairs: stats.pairs, docFreqs: stats.pairDocFreqs ?? [], weight: PAIR_WEIGHT } : null;
+    const hits = this.index.search(terms, want, stats, allow, pairs);
     const chunkIds: string[] = [];
     const scores: number[] = [];
     let total = 0;
@@ -145,7 +151,8 @@ export class Shard {
 
   /** The filter's bitset over this shard's ids (null: no restriction). */
   allow(filter: Filter | null) {
-    return evaluateFilter(filter, this.fields, Math.max(this.index.capacity, this.fields.capacity), (cid) => this.fields.chunkIndex.get(cid));
+    const capacity = Math.max(this.index.capacity, this.fields.capacity);
+    return evaluateFilter(filter, this.fields, capacity, (cid) => this.fields.chunkIndex.get(cid), (text) => this.index.docsContaining(text, capacity));
   }
 
   /**

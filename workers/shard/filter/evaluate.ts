@@ -12,6 +12,9 @@ import { haversineMeters, inBox, inRing } from './geo.js';
 /** Resolves a chunk id to this shard's internal id. */
 export type IdLookup = (chunkId: string) => number | undefined;
 
+/** The documents whose text contains every word of `value` (the `content` field). */
+export type TextLookup = (value: string) => Bitset;
+
 /** Ids of every live document (a copy of the field store's live words: one memcpy, no scan). */
 export function liveSet(fields: FieldStore, capacity: number): Bitset {
   const n = (capacity + 31) >>> 5;
@@ -23,22 +26,22 @@ export function liveSet(fields: FieldStore, capacity: number): Bitset {
 }
 
 /** The set of live ids that pass `filter`; null when the filter has no condition (everything passes). */
-export function evaluateFilter(filter: Filter | null, fields: FieldStore, capacity: number, lookup: IdLookup): Bitset | null {
+export function evaluateFilter(filter: Filter | null, fields: FieldStore, capacity: number, lookup: IdLookup, text?: TextLookup): Bitset | null {
   if (!filter) return null;
   const has = CLAUSES.some((c) => (filter[c]?.length ?? 0) > 0);
   if (!has) return null;
   const result = liveSet(fields, capacity);
-  for (const cond of filter.must ?? []) result.and(evaluateCondition(cond, fields, capacity, lookup));
-  for (const cond of filter.must_not ?? []) result.andNot(evaluateCondition(cond, fields, capacity, lookup));
+  for (const cond of filter.must ?? []) result.and(evaluateCondition(cond, fields, capacity, lookup, text));
+  for (const cond of filter.must_not ?? []) result.andNot(evaluateCondition(cond, fields, capacity, lookup, text));
   if ((filter.should?.length ?? 0) > 0) {
     const any = new Bitset(capacity);
-    for (const cond of filter.should!) any.or(evaluateCondition(cond, fields, capacity, lookup));
+    for (const cond of filter.should!) any.or(evaluateCondition(cond, fields, capacity, lookup, text));
     result.and(any);
   }
   return result;
 }
 
-function evaluateCondition(cond: Condition, fields: FieldStore, capacity: number, lookup: IdLookup): Bitset {
+function evaluateCondition(cond: Condition, fields: FieldStore, capacity: number, lookup: IdLookup, text?: TextLookup): Bitset {
   const out = new Bitset(capacity);
   const hasId = cond.kind === 'has_id' || (cond.kind === undefined && cond.has_id) ? cond.has_id : null;
   if (hasId) {
@@ -54,6 +57,18 @@ function evaluateCondition(cond: Condition, fields: FieldStore, capacity: number
   }
   const field = cond.field;
   if (!field) throw new Error('condition without field or has_id');
+  if (field.field === 'content') {
+    // Words, not substrings, as a full-text index matches them: every word of a value must occur.
+    if (!text) throw new Error('content condition without a text index');
+    const all = (field.match_all?.length ?? 0) > 0 && !((field.match_any?.length ?? 0) > 0);
+    const values = texts(all ? field.match_all! : (field.match_any?.length ?? 0) > 0 ? field.match_any! : (field.match ?? []));
+    values.forEach((v, i) => {
+      const hits = text(v);
+      if (all && i > 0) out.and(hits);
+      else out.or(hits);
+    });
+    return out;
+  }
   fieldCondition(field, fields, capacity, out);
   return out;
 }

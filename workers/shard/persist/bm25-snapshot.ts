@@ -8,8 +8,11 @@ import { Bm25Index, type Bm25Options, type Bm25State } from '../sparse/bm25-inde
 
 /** First 8 bytes of every BM25 snapshot. */
 export const BM25_SNAPSHOT_MAGIC = Buffer.from('QRYBM25\0', 'latin1');
-/** The format version this code writes and the only one it reads. */
-export const BM25_SNAPSHOT_VERSION = 1;
+/**
+ * The format version this code writes and the only one it reads (2 added the content-term
+ * sequences of proximity scoring; an older snapshot is rebuilt from the store).
+ */
+export const BM25_SNAPSHOT_VERSION = 2;
 
 /** Thrown when a buffer is not a snapshot this code can load. */
 export class SnapshotFormatError extends Error {
@@ -21,7 +24,7 @@ export class SnapshotFormatError extends Error {
 }
 
 // Section tags, in file order; End is 'END!' so a truncated file is easy to spot.
-const Tag = { Head: 1, Ids: 2, Docs: 3, Terms: 4, Postings: 5, Forward: 6, End: 0x454e4421 } as const;
+const Tag = { Head: 1, Ids: 2, Docs: 3, Terms: 4, Postings: 5, Forward: 6, Sequences: 7, End: 0x454e4421 } as const;
 type Tag = (typeof Tag)[keyof typeof Tag];
 
 const NO_STRING = 0xffffffff;
@@ -178,6 +181,11 @@ export function saveBm25Snapshot(index: Bm25Index): Buffer {
   fwd.array(s.fwdTerms);
   out.section(Tag.Forward, fwd);
 
+  const seq = new Writer();
+  seq.array(s.seqOffsets);
+  seq.array(s.seqTerms);
+  out.section(Tag.Sequences, seq);
+
   out.section(Tag.End, new Writer());
   return out.toBuffer();
 }
@@ -235,17 +243,21 @@ export function decodeBm25Snapshot(buf: Buffer): Bm25State {
   const fwd = r.section(Tag.Forward);
   const fwdOffsets = fwd.u32s();
   const fwdTerms = fwd.u32s();
+  const seq = r.section(Tag.Sequences);
+  const seqOffsets = seq.u32s();
+  const seqTerms = seq.u32s();
   r.section(Tag.End);
 
   const T = terms.length;
   const consistent =
     docLen.length === cap && df.length === T && maxTf.length === T && minDl.length === T &&
     postingOffsets.length === T + 1 && postingOffsets[T] === postingDocs.length &&
-    postingTfs.length === postingDocs.length && fwdOffsets.length === cap + 1 && fwdOffsets[cap] === fwdTerms.length;
+    postingTfs.length === postingDocs.length && fwdOffsets.length === cap + 1 && fwdOffsets[cap] === fwdTerms.length &&
+    seqOffsets.length === cap + 1 && seqOffsets[cap] === seqTerms.length;
   if (!consistent) throw new SnapshotFormatError('BM25 snapshot: section sizes disagree');
   return {
     k1, b, analyzer, chunkIds, freeIds, docLen, terms, df, maxTf, minDl,
-    postingOffsets, postingDocs, postingTfs, fwdOffsets, fwdTerms, totalLength,
+    postingOffsets, postingDocs, postingTfs, fwdOffsets, fwdTerms, seqOffsets, seqTerms, totalLength,
   };
 }
 

@@ -3,12 +3,14 @@
  * by the caller, so a coordinator that sums `stats()` and `termDocFreqs()` over all shards gets
  * scores that do not depend on the shard count.
  */
-import { createAnalyzer, type Analyzer, type AnalyzerOptions } from './analyzer.js';
-import type { Bitset } from './bitset.js';
+import { createAnalyzer, ENGLISH_STOP_WORDS, type Analyzer, type AnalyzerOptions } from './analyzer.js';
+import { Bitset } from './bitset.js';
 import { DocIdMap } from './doc-id-map.js';
 import { grown } from './grow.js';
 import { MaxScoreScratch, maxScoreTopK } from './max-score.js';
 import { MAX_TF, PostingsStore } from './postings-store.js';
+import { listBounds, pairPostings, type PairPostings } from './proximity.js';
+import { SequenceStore } from './sequence-store.js';
 import { TermScanner } from './term-scanner.js';
 import { TopKHeap } from './top-k-heap.js';
 
@@ -91,8 +93,27 @@ export interface Bm25State {
   /** Doc d's distinct term ids are `fwdTerms[fwdOffsets[d] .. fwdOffsets[d + 1]]`. */
   fwdOffsets: Uint32Array;
   fwdTerms: Uint32Array;
+  /** Doc d's content-term sequence is `seqTerms[seqOffsets[d] .. seqOffsets[d + 1]]`. */
+  seqOffsets: Uint32Array;
+  seqTerms: Uint32Array;
   totalLength: number;
 }
+
+/** Proximity pairs of a query with their document frequencies over every shard. */
+export interface PairQuery {
+  /** Pairs of analyzed query terms (see proximity.ts). */
+  readonly pairs: readonly (readonly [string, string])[];
+  /** `docFreqs[i]`: live documents, over all shards, where `pairs[i]` occurs. */
+  readonly docFreqs: ArrayLike<number>;
+  /** Weight of the pair scores against the term scores. */
+  readonly weight: number;
+}
+
+/** Pair postings kept between writes (a few queries' worth). */
+const PAIR_CACHE_SIZE = 256;
+
+/** List ids of pair lists in the MaxScore scratch (term ids stay far below). */
+const PAIR_LIST_BASE = 0xfff00000;
 
 const emptyHits = (): Bm25Hits => ({ ids: new Uint32Array(0), scores: new Float64Array(0), chunkIds: [] });
 
@@ -131,6 +152,16 @@ export class Bm25Index {
   private readonly scanner: TermScanner;
   private readonly heap: TopKHeap;
   private readonly scratch = new MaxScoreScratch();
+  /** Content-term sequences for proximity scoring. */
+  private seq = new SequenceStore();
+  /** `stopTerm[t]` is 1 when term t is the stem of a stop word (left out of sequences and pairs). */
+  private stopTerm = new Uint8Array(1024);
+  private readonly stopStems: ReadonlySet<string>;
+  /**
+   * Pair postings built since the last write: a fulltext query builds them to count the pairs'
+   * document frequencies and again to score, and the intersection is the costly part.
+   */
+  private pairCache = new Map<string, PairPostings>();
 
   /** An empty index. */
   constructor(options: Partial<Bm25Options> = {}) {
@@ -140,12 +171,26 @@ export class Bm25Index {
     }
     this.analyzer = createAnalyzer(this.options.analyzer);
     this.post = new PostingsStore(this.options.k1, this.options.b);
-    this.scanner = new TermScanner(this.analyzer, (stem) => this.post.intern(stem));
+    this.stopStems = new Set([...ENGLISH_STOP_WORDS].map((w) => this.analyzer.stem(w)));
+    this.scanner = new TermScanner(this.analyzer, (stem) => this.intern(stem));
     this.heap = new TopKHeap((a, b) => {
       const x = this.ids.chunkIdOf(a)!;
       const y = this.ids.chunkIdOf(b)!;
       return x < y ? -1 : x > y ? 1 : 0;
     });
+  }
+
+  /** Term id of a stem (new ones are added), recording whether it is a stop word. */
+  private intern(stem: string): number {
+    const t = this.post.intern(stem);
+    if (t >= this.stopTerm.length) this.stopTerm = grown(this.stopTerm, t + 1);
+    if (this.stopStems.has(stem)) this.stopTerm[t] = 1;
+    return t;
+  }
+
+  /** Whether an analyzed term is the stem of a stop word. */
+  isStopTerm(term: string): boolean {
+    return this.stopStems.has(term);
   }
 
   /** Upper bound (exclusive) of internal ids: the capacity an `allow` bitset needs. */
@@ -202,6 +247,8 @@ export class Bm25Index {
       this.fwdPool[this.fwdUsed++] = t;
       post.append(t, id, count < MAX_TF ? count : MAX_TF, len);
     }
+    this.seq.set(id, tokenIds, len, this.stopTerm);
+    if (this.pairCache.size > 0) this.pairCache.clear();
     this.docLen[id] = len;
     this.alive[id] = 1;
     this.liveCount++;
@@ -214,6 +261,8 @@ export class Bm25Index {
     const id = this.ids.release(chunkId);
     if (id === undefined) return false;
     this.alive[id] = 0;
+    this.seq.clear(id);
+    if (this.pairCache.size > 0) this.pairCache.clear();
     const start = this.fwdStart[id]!;
     const end = start + this.fwdCount[id]!;
     for (let i = start; i < end; i++) this.post.release(this.fwdPool[i]!);
@@ -246,10 +295,62 @@ export class Bm25Index {
   }
 
   /**
-   * Top-k live documents for `queryTerms` scored with `global` statistics, restricted to `allow`
-   * when given. Exact: equal to exhaustive BM25 scoring, MaxScore only skips hopeless documents.
+   * Live documents containing every analyzed word of `text` (none when it has no word), as a
+   * bitset of `capacity` ids: the `content` filter, quoted query phrases and negated words.
    */
-  search(queryTerms: readonly string[], k: number, global: GlobalStats, allow: Bitset | null = null): Bm25Hits {
+  docsContaining(text: string, capacity: number): Bitset {
+    const out = new Bitset(capacity);
+    const post = this.post;
+    const ids: number[] = [];
+    for (const term of new Set(this.analyzer.analyze(text))) {
+      const t = post.termIds.get(term);
+      if (t === undefined || post.len[t] === 0) return out;
+      ids.push(t);
+    }
+    if (ids.length === 0) return out;
+    ids.sort((x, y) => post.len[x]! - post.len[y]!);
+    const first = post.docsOf(ids[0]!).subarray(0, post.len[ids[0]!]!);
+    for (const d of first) if (d < capacity && this.alive[d] === 1) out.set(d);
+    for (let i = 1; i < ids.length; i++) {
+      const other = new Bitset(capacity);
+      const docs = post.docsOf(ids[i]!);
+      const n = post.len[ids[i]!]!;
+      for (let j = 0; j < n; j++) if (docs[j]! < capacity) other.set(docs[j]!);
+      out.and(other);
+    }
+    return out;
+  }
+
+  /** The postings of a proximity pair in this shard (empty when either term is unknown here). */
+  pairPostings(a: string, b: string): PairPostings {
+    const post = this.post;
+    const ta = post.termIds.get(a);
+    const tb = post.termIds.get(b);
+    if (ta === undefined || tb === undefined || post.len[ta] === 0 || post.len[tb] === 0) {
+      return { docs: new Uint32Array(0), tfs: new Uint16Array(0), n: 0 };
+    }
+    const key = ta < tb ? `${ta}:${tb}` : `${tb}:${ta}`;
+    const cached = this.pairCache.get(key);
+    if (cached) return cached;
+    post.ensureSorted(ta);
+    post.ensureSorted(tb);
+    const list = pairPostings(post.docsOf(ta), post.docsOf(tb), this.alive, this.seq, ta, tb);
+    if (this.pairCache.size >= PAIR_CACHE_SIZE) this.pairCache.delete(this.pairCache.keys().next().value!);
+    this.pairCache.set(key, list);
+    return list;
+  }
+
+  /** Live documents of this shard where each pair occurs, aligned with `pairs`. */
+  pairDocFreqs(pairs: readonly (readonly [string, string])[]): number[] {
+    return pairs.map(([a, b]) => this.pairPostings(a, b).n);
+  }
+
+  /**
+   * Top-k live documents for `queryTerms` scored with `global` statistics, restricted to `allow`
+   * when given; with `pairs`, each pair adds `weight` times its own BM25 score (fulltext search).
+   * Exact: equal to exhaustive scoring, MaxScore only skips hopeless documents.
+   */
+  search(queryTerms: readonly string[], k: number, global: GlobalStats, allow: Bitset | null = null, pairs: PairQuery | null = null): Bm25Hits {
     if (k <= 0 || global.docCount <= 0 || global.totalLength <= 0) return emptyHits();
     const { k1, b } = this.options;
     const post = this.post;
@@ -265,9 +366,35 @@ export class Bm25Index {
       if (j >= 0) lists.weight[j] = lists.weight[j]! + w;
       else lists.add(t, w);
     }
-    if (lists.m === 0) return emptyHits();
+    const termLists = lists.m;
     const avgdl = global.totalLength / global.docCount;
-    for (let j = 0; j < lists.m; j++) {
+    const pairLists: PairPostings[] = [];
+    if (pairs && pairs.weight > 0) {
+      // A pair repeated in the query is one list with the summed weight, like repeated terms.
+      const seen = new Map<string, number>();
+      pairs.pairs.forEach(([a, b], i) => {
+        const df = pairs.docFreqs[i] ?? 0;
+        if (df === 0) return;
+        const key = a < b ? `${a}\u0001${b}` : `${b}\u0001${a}`;
+        const w = pairs.weight * bm25Idf(global.docCount, df) * (k1 + 1);
+        const j = seen.get(key);
+        if (j !== undefined) {
+          lists.weight[j] = lists.weight[j]! + w;
+          return;
+        }
+        const list = this.pairPostings(a, b);
+        if (list.n === 0) return;
+        seen.set(key, lists.add(PAIR_LIST_BASE + pairLists.length, w));
+        pairLists.push(list);
+      });
+    }
+    if (lists.m === 0) return emptyHits();
+    for (let j = termLists; j < lists.m; j++) {
+      const list = pairLists[j - termLists]!;
+      const bounds = listBounds(list, this.docLen, k1, b, avgdl);
+      lists.setPostings(j, list.docs, list.tfs, list.n, bounds.blockLast, bounds.blockMax, bounds.sat);
+    }
+    for (let j = 0; j < termLists; j++) {
       const t = lists.term[j]!;
       post.ensureSorted(t);
       const docs = post.docsOf(t);
@@ -341,6 +468,7 @@ export class Bm25Index {
       postingTfs,
       fwdOffsets,
       fwdTerms: this.fwdPool.slice(0, this.fwdUsed),
+      ...(({ offsets, terms }) => ({ seqOffsets: offsets, seqTerms: terms }))(this.seq.export(cap)),
       totalLength: this.totalLength,
     };
   }
@@ -364,12 +492,13 @@ export class Bm25Index {
     index.fwdPool = grown(new Uint32Array(0), Math.max(state.fwdTerms.length, 1024));
     index.fwdPool.set(state.fwdTerms);
     index.fwdUsed = state.fwdTerms.length;
+    index.seq = SequenceStore.restore(state.seqOffsets, state.seqTerms);
     // One arena allocation for every short list instead of one per growth step.
     let arenaWords = 0;
     for (let t = 0; t < T; t++) arenaWords += PostingsStore.arenaWords(state.postingOffsets[t + 1]! - state.postingOffsets[t]!);
     index.post.reserveArena(arenaWords);
     for (let t = 0; t < T; t++) {
-      if (index.post.intern(state.terms[t]!) !== t) throw new Error(`duplicate term in state: ${state.terms[t]}`);
+      if (index.intern(state.terms[t]!) !== t) throw new Error(`duplicate term in state: ${state.terms[t]}`);
       const from = state.postingOffsets[t]!;
       const to = state.postingOffsets[t + 1]!;
       // load copies the entries (into the arena or exact-size own arrays), so views suffice here.
