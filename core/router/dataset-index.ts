@@ -247,14 +247,14 @@ export class DatasetIndex {
   }
 
   /**
-   * Hybrid: the union of the bm25 and the dense candidates (at least {@link HYBRID_POOL} of each),
-   * each candidate scored by both (missing scores computed), min-max normalised per leg over the
-   * union and fused as 0.7 x bm25 + 0.3 x dense — the fusion that measured best on SciFact
+   * Hybrid: the union of the fulltext and the dense candidates (at least {@link HYBRID_POOL} of
+   * each), each candidate scored by both (missing scores computed), min-max normalised per leg over
+   * the union and fused as 0.7 x fulltext + 0.3 x dense — the fusion that measured best on SciFact
    * (ARCHITECTURE.md: 0.690 nDCG@10 against 0.678 for bm25 alone; reciprocal-rank fusion collapsed).
    */
   async searchHybrid(vector: Float32Array, q: DatasetSearch, signal?: AbortSignal): Promise<DatasetHits> {
     const pool = Math.max(HYBRID_POOL, q.offset + q.limit);
-    const leg = { ...q, offset: 0, limit: pool, minScore: null, countTotal: false };
+    const leg = { ...q, offset: 0, limit: pool, minScore: null, countTotal: false, fulltext: true };
     const [lexical, dense] = await Promise.all([this.search(leg, signal), this.searchDense(vector, leg, signal)]);
     const ids = [...new Set([...lexical.chunkIds, ...dense.chunkIds])];
     if (ids.length === 0) return { chunkIds: [], scores: [], total: 0 };
@@ -262,7 +262,10 @@ export class DatasetIndex {
     const cos = new Map(dense.chunkIds.map((id, i) => [id, dense.scores[i]!]));
     const needLexical = ids.filter((id) => !bm25.has(id));
     if (needLexical.length > 0) {
-      const more = await this.search({ text: q.text, filter: { must: [{ has_id: { ids: needLexical } }] }, offset: 0, limit: needLexical.length, minScore: null, countTotal: false }, signal);
+      const more = await this.search(
+        { text: q.text, filter: { must: [{ has_id: { ids: needLexical } }] }, offset: 0, limit: needLexical.length, minScore: null, countTotal: false, fulltext: true },
+        signal,
+      );
       more.chunkIds.forEach((id, i) => bm25.set(id, more.scores[i]!));
     }
     const needDense = ids.filter((id) => !cos.has(id));
@@ -306,7 +309,7 @@ export class DatasetIndex {
    * query by the reranker, sorted by that score; score_threshold applies to it.
    */
   async searchHybridReranked(vector: Float32Array, q: DatasetSearch, reranker: Reranker, signal?: AbortSignal): Promise<DatasetHits> {
-    const leg = { ...q, offset: 0, limit: q.offset + q.limit, minScore: null, countTotal: false };
+    const leg = { ...q, offset: 0, limit: q.offset + q.limit, minScore: null, countTotal: false, fulltext: true };
     const [lexical, dense] = await Promise.all([this.search(leg, signal), this.searchDense(vector, leg, signal)]);
     const ids = [...new Set([...lexical.chunkIds, ...dense.chunkIds])];
     if (ids.length === 0) return { chunkIds: [], scores: [], total: 0 };

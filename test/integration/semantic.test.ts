@@ -98,7 +98,7 @@ describe('semantic search', () => {
     }
   });
 
-  it('fuses bm25 and semantic candidates for hybrid search exactly as the documented fusion', async () => {
+  it('fuses fulltext and semantic candidates for hybrid search exactly as the documented fusion', async () => {
     const chunks = loadChunks(stack.dataDir, tenant.datasetId);
     const vectors = storedVectors(tenant.datasetId);
     const r = rng(8);
@@ -108,7 +108,7 @@ describe('semantic search', () => {
       const res = await ds.post('/api/chunk/search', { query, search_type: 'hybrid', filters, page_size: 10 });
       expect(res.status, res.text).toBe(200);
       const allowed = chunks.filter((c) => filterHolds(c, filters));
-      const bm25 = new Map(bruteForceBm25(allowed.length === chunks.length ? chunks : chunks, query, filters).map((h) => [h.id, h.score]));
+      const bm25 = new Map(bruteForceBm25(chunks, query, filters, 0.9, 0.4, true).map((h) => [h.id, h.score]));
       const qv = fakeVector(query);
       const dense = allowed.map((c) => ({ id: c.id, score: cosine(vectors.get(c.id)!, qv) })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
       const pool = new Set([...[...bm25.keys()].slice(0, 100), ...dense.slice(0, 100).map((d) => d.id)]);
