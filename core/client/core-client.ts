@@ -23,6 +23,24 @@ export interface SearchArgs {
   count_total?: boolean;
   /** Semantic multi-query: weighted queries whose embeddings are summed. */
   queries?: { query: string; weight: number }[];
+  /** Semantic: search with this vector instead of embedding the query. */
+  vector?: number[];
+  /** Query-time boosts (REST scoring_options). */
+  scoring?: ScoringArgs | null;
+  /** Autocomplete: the last query word matches every indexed word it begins. */
+  prefix_last_word?: boolean;
+}
+
+/** A boost phrase and its factor. */
+export interface BoostPhraseArgs {
+  phrase: string;
+  factor: number;
+}
+
+/** Query-time boosts. */
+export interface ScoringArgs {
+  fulltext_boost?: BoostPhraseArgs | null;
+  semantic_boost?: BoostPhraseArgs | null;
 }
 
 /** Scroll arguments. */

@@ -20,6 +20,7 @@ import type { ShardPool } from '../pool/shard-pool.js';
 import { shardOf } from './placement.js';
 import type { Reranker } from '../embed/reranker.js';
 import { lexicalText, toShardDoc } from './to-shard-doc.js';
+import { MAX_COMPLETIONS, withCompletions } from '../../workers/shard/completions.js';
 
 /** Change-log entries read per batch while applying. */
 const APPLY_BATCH = 2000;
@@ -43,6 +44,10 @@ export interface DatasetSearch {
   readonly countTotal: boolean;
   /** Fulltext: BM25 plus proximity pairs of adjacent query words. */
   readonly fulltext?: boolean;
+  /** Query words also in the phrase weigh `factor` times more (bm25 and fulltext). */
+  readonly boost?: { readonly phrase: string; readonly factor: number } | null;
+  /** Autocomplete: the last word also matches the indexed words it begins. */
+  readonly prefixLastWord?: boolean;
 }
 
 /** Ranked results of a search. */
@@ -55,6 +60,18 @@ export interface DatasetHits {
 /** Identity of the parameters a dataset's shards are built with (part of the snapshot path). */
 export function indexFingerprint(params: Bm25Params, modelKey: string): string {
   return createHash('sha1').update(JSON.stringify([params.k1, params.b, params.distance ?? 'cosine', modelKey])).digest('hex').slice(0, 12);
+}
+
+/**
+ * The completions of the word being typed over all shards: each shard's most frequent ones,
+ * document frequencies summed, the {@link MAX_COMPLETIONS} most frequent kept. A completion a
+ * shard did not list (beyond its own top) counts 0 there: exact unless a shard has more.
+ */
+function mergeCompletions(parts: readonly TermStatsReply[]): { completions: string[]; completionDocFreqs: number[] } {
+  const df = new Map<string, number>();
+  for (const p of parts) (p.completions ?? []).forEach((c, i) => df.set(c, (df.get(c) ?? 0) + (p.completionDocFreqs?.[i] ?? 0)));
+  const top = [...df].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, MAX_COMPLETIONS);
+  return { completions: top.map((t) => t[0]), completionDocFreqs: top.map((t) => t[1]) };
 }
 
 /** Orders hits by score descending, then chunk id ascending (the same tie-break as each shard). */
@@ -197,7 +214,10 @@ export class DatasetIndex {
     if (this.shards > 1) {
       const parts = await Promise.all(
         this.shardNumbers().map((shard) =>
-          this.pool.run<TermStatsReply>({ op: 'termStats', datasetId: this.datasetId, shard, text: q.text, pairs: q.fulltext === true }, signal),
+          this.pool.run<TermStatsReply>(
+            { op: 'termStats', datasetId: this.datasetId, shard, text: q.text, pairs: q.fulltext === true, prefix: q.prefixLastWord === true },
+            signal,
+          ),
         ),
       );
       const first = parts[0]!;
@@ -208,11 +228,12 @@ export class DatasetIndex {
         docFreqs: first.terms.map((_, i) => parts.reduce((s, p) => s + (p.docFreqs[i] ?? 0), 0)),
         ...(first.pairs ? { pairs: first.pairs, pairDocFreqs: first.pairs.map((_, i) => parts.reduce((s, p) => s + (p.pairDocFreqs?.[i] ?? 0), 0)) } : {}),
       };
+      if (q.prefixLastWord) global = withCompletions({ ...global, ...mergeCompletions(parts) });
     }
     const replies = await Promise.all(
       this.shardNumbers().map((shard) =>
         this.pool.run<SearchShardReply>(
-          { op: 'search', datasetId: this.datasetId, shard, text: q.text, stats: global, k, filter: q.filter, minScore: q.minScore, countTotal: q.countTotal, fulltext: q.fulltext === true },
+          { op: 'search', datasetId: this.datasetId, shard, text: q.text, stats: global, k, filter: q.filter, minScore: q.minScore, countTotal: q.countTotal, fulltext: q.fulltext === true, boost: q.boost ?? null, prefix: q.prefixLastWord === true },
           signal,
         ),
       ),

@@ -30,6 +30,14 @@ export interface SearchQuery {
   readonly countTotal: boolean;
   /** Semantic multi-query: embeddings of these are summed with their weights. */
   readonly queries?: readonly { query: string; weight: number }[];
+  /** Semantic: this vector instead of the query's embedding. */
+  readonly vector?: Float32Array | null;
+  /** bm25/fulltext: query words also in the phrase weigh `factor` times more. */
+  readonly fulltextBoost?: { phrase: string; factor: number } | null;
+  /** semantic/hybrid: the query vector plus `factor` times the phrase's vector. */
+  readonly semanticBoost?: { phrase: string; factor: number } | null;
+  /** Autocomplete: the last word matches every indexed word it begins. */
+  readonly prefixLastWord?: boolean;
 }
 
 /** A scroll as the core receives it. */
@@ -147,19 +155,50 @@ export class Engine {
     return this.admission.run(async () => {
       const { index, spec } = await this.datasetWithSpec(q.datasetId);
       const filter = await this.prepareFilter(q.datasetId, q.filter);
-      const query = { text: q.query, filter, offset: q.offset, limit: q.limit, minScore: q.scoreThreshold, countTotal: q.countTotal };
+      const boost = q.fulltextBoost && q.fulltextBoost.phrase.trim() !== '' && q.fulltextBoost.factor !== 1 ? q.fulltextBoost : null;
+      const query = {
+        text: q.query,
+        filter,
+        offset: q.offset,
+        limit: q.limit,
+        minScore: q.scoreThreshold,
+        countTotal: q.countTotal,
+        boost,
+        prefixLastWord: q.prefixLastWord === true,
+      };
       if (q.searchType === 'semantic' || q.searchType === 'hybrid') {
-        const multi = q.queries ?? [];
-        if (multi.length > 0 && q.searchType !== 'semantic') throw badRequest('multi-query works only with search_type "semantic"');
-        const texts = multi.length > 0 ? multi.map((m) => m.query) : [q.query];
-        const vectors = await this.embedders.get(spec).embed(texts, 'query', signal);
-        const vector = multi.length > 0 ? weightedSum(vectors, multi.map((m) => m.weight)) : vectors[0]!;
+        const vector = await this.queryVector(q, spec, signal);
         if (q.searchType === 'semantic') return index.searchDense(vector, query, signal);
         const reranker = this.rerankerFor(spec.reranker);
         return reranker ? index.searchHybridReranked(vector, query, reranker, signal) : index.searchHybrid(vector, query, signal);
       }
       return index.search({ ...query, fulltext: q.searchType === 'fulltext' }, signal);
     });
+  }
+
+  /**
+   * The query vector of a semantic or hybrid search: the given vector, or the embedding of the
+   * query (the weighted sum of a multi-query's embeddings), moved by a semantic boost phrase.
+   */
+  private async queryVector(q: SearchQuery, spec: EmbeddingSpec, signal?: AbortSignal): Promise<Float32Array> {
+    const multi = q.queries ?? [];
+    if (multi.length > 0 && q.searchType !== 'semantic') throw badRequest('multi-query works only with search_type "semantic"');
+    const boost = q.semanticBoost && q.semanticBoost.phrase.trim() !== '' && q.semanticBoost.factor !== 0 ? q.semanticBoost : null;
+    let vector: Float32Array;
+    if (q.vector && q.vector.length > 0) {
+      if (q.vector.length !== spec.dimension) {
+        throw badRequest(`the search vector has ${q.vector.length} dimensions; this dataset's embedding model has ${spec.dimension}`);
+      }
+      vector = q.vector;
+    } else {
+      const texts = multi.length > 0 ? multi.map((m) => m.query) : [q.query];
+      const vectors = await this.embedders.get(spec).embed(texts, 'query', signal);
+      vector = multi.length > 0 ? weightedSum(vectors, multi.map((m) => m.weight)) : vectors[0]!;
+    }
+    if (!boost) return vector;
+    // As the reference does: q + factor x p, not renormalised.
+    const [phrase] = await this.embedders.get(spec).embed([boost.phrase], 'query', signal);
+    return weightedSum([vector, phrase!], [1, boost.factor]);
   }
 
   /** Filtered listing. */

@@ -24,6 +24,7 @@ export function toShardDoc(c: ChunkRecord, groupIds: readonly string[], vector: 
     lon: c.location?.lon ?? null,
     groupIds,
     metadata: c.metadata,
+    boost: c.fulltextBoost ? { phrase: c.fulltextBoost.phrase, factor: c.fulltextBoost.boost_factor } : null,
     vector,
   };
 }

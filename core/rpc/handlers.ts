@@ -15,6 +15,9 @@ interface SearchRequest {
   score_threshold: Bound | null;
   count_total: boolean;
   queries: { query: string; weight: number }[];
+  vector: number[];
+  scoring: { fulltext_boost: { phrase: string; factor: number } | null; semantic_boost: { phrase: string; factor: number } | null } | null;
+  prefix_last_word: boolean;
 }
 interface CountRequest {
   dataset_id: string;
@@ -69,6 +72,10 @@ export function coreHandlers(engine: Engine) {
           scoreThreshold: threshold === undefined || threshold === 0 ? null : threshold,
           countTotal: req.count_total,
           queries: req.queries ?? [],
+          vector: req.vector && req.vector.length > 0 ? Float32Array.from(req.vector) : null,
+          fulltextBoost: req.scoring?.fulltext_boost ?? null,
+          semanticBoost: req.scoring?.semantic_boost ?? null,
+          prefixLastWord: req.prefix_last_word === true,
         },
         signal,
       );

@@ -24,9 +24,9 @@ export default function run(task: ShardTask): unknown {
       shardFor(task, task.bm25).apply(task.upserts, task.deletes, task.seq);
       return shardFor(task).appliedSeq;
     case 'termStats':
-      return shardFor(task).termStats(task.text, task.pairs === true);
+      return shardFor(task).termStats(task.text, task.pairs === true, task.prefix === true);
     case 'search':
-      return shardFor(task).search(task.text, task.stats, task.k, task.filter, task.minScore, task.countTotal, task.fulltext === true);
+      return shardFor(task).search(task.text, task.stats, task.k, task.filter, task.minScore, task.countTotal, task.fulltext === true, task.boost ?? null, task.prefix === true);
     case 'searchDense':
       return shardFor(task).searchDense(task.vector, task.k, task.filter, task.threshold, task.countTotal);
     case 'denseScores':

@@ -19,6 +19,8 @@ export interface ShardDoc {
   readonly lon: number | null;
   readonly groupIds: readonly string[];
   readonly metadata: unknown;
+  /** fulltext_boost: the phrase's words weigh `factor` times more in this chunk. */
+  readonly boost?: { readonly phrase: string; readonly factor: number } | null;
   /** The chunk's dense vector from the dataset's current model, when it has one. */
   readonly vector?: Float32Array | null;
 }
@@ -46,6 +48,8 @@ export type ShardTask =
       readonly text: string;
       /** Also count the query's proximity pairs (fulltext search). */
       readonly pairs?: boolean;
+      /** Also list completions of the query's last word (autocomplete). */
+      readonly prefix?: boolean;
     } & ShardKey)
   | ({
       readonly op: 'search';
@@ -59,6 +63,10 @@ export type ShardTask =
       readonly countTotal: boolean;
       /** Fulltext: BM25 plus proximity pairs (see sparse/proximity.ts). */
       readonly fulltext?: boolean;
+      /** Query words also in this phrase weigh `factor` times more. */
+      readonly boost?: { readonly phrase: string; readonly factor: number } | null;
+      /** Autocomplete (single shard): complete the last word. */
+      readonly prefix?: boolean;
     } & ShardKey)
   | ({
       readonly op: 'searchDense';
@@ -87,6 +95,9 @@ export interface TermStatsReply {
   readonly pairs?: [string, string][];
   /** Documents where each pair occurs, aligned with `pairs`. */
   readonly pairDocFreqs?: number[];
+  /** Completions of the last query word found here (autocomplete), with their document frequencies. */
+  readonly completions?: string[];
+  readonly completionDocFreqs?: number[];
 }
 
 /** Reply of `search`: best first. */

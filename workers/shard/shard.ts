@@ -10,6 +10,7 @@ import { DenseIndex } from './dense/dense-index.js';
 import { denseMetricFor, passesScoreThreshold, type DenseMetric } from './dense/dense-metric.js';
 import { Bm25Index } from './sparse/bm25-index.js';
 import { PAIR_WEIGHT, queryPairs } from './sparse/proximity.js';
+import { lastWordBeingTyped, MAX_COMPLETIONS, withCompletions } from './completions.js';
 
 /** Sort key of a document for scroll-by-field; NaN when the document has none. */
 function sortKey(fields: FieldStore, id: number, field: string): number {
@@ -59,7 +60,7 @@ export class Shard {
       this.fields.clear(old);
       this.dense?.remove(old);
     }
-    const id = this.index.upsert(doc.chunkId, doc.text);
+    const id = this.index.upsert(doc.chunkId, doc.text, doc.boost ?? null);
     this.fields.set(id, doc);
     if (doc.vector) {
       // A vector of another length means the dataset changed models: the old vectors must go.
@@ -96,13 +97,20 @@ export class Shard {
   }
 
   /** The analyzed query with this shard's corpus statistics and document frequencies for it. */
-  termStats(text: string, withPairs = false): TermStatsReply {
+  termStats(text: string, withPairs = false, prefix = false): TermStatsReply {
     const terms = this.index.analyzer.analyze(text);
     const s = this.index.stats();
-    const reply = { terms, docCount: s.docCount, totalLength: s.totalLength, docFreqs: Array.from(this.index.termDocFreqs(terms)) };
-    if (!withPairs) return reply;
-    const pairs = queryPairs(terms, (t) => this.index.isStopTerm(t));
-    return { ...reply, pairs, pairDocFreqs: this.index.pairDocFreqs(pairs) };
+    let reply: TermStatsReply = { terms, docCount: s.docCount, totalLength: s.totalLength, docFreqs: Array.from(this.index.termDocFreqs(terms)) };
+    if (withPairs) {
+      const pairs = queryPairs(terms, (t) => this.index.isStopTerm(t));
+      reply = { ...reply, pairs, pairDocFreqs: this.index.pairDocFreqs(pairs) };
+    }
+    if (prefix) {
+      const last = lastWordBeingTyped(text);
+      const found = last === null ? { terms: [], docFreqs: [] } : this.index.termsWithPrefix(last, MAX_COMPLETIONS);
+      reply = { ...reply, completions: found.terms, completionDocFreqs: found.docFreqs };
+    }
+    return reply;
   }
 
   /**
@@ -118,14 +126,17 @@ export class Shard {
     minScore: number | null,
     countTotal: boolean,
     fulltext = false,
+    boost: { phrase: string; factor: number } | null = null,
+    prefix = false,
   ): SearchShardReply {
-    const stats = global ?? this.termStats(text, fulltext);
+    const stats = global ?? withCompletions(this.termStats(text, fulltext, prefix));
     const terms = stats.terms;
     const allow = this.allow(filter);
     const live = this.fields.size;
     const want = countTotal ? live : k;
     const pairs = fulltext && stats.pairs ? { pairs: stats.pairs, docFreqs: stats.pairDocFreqs ?? [], weight: PAIR_WEIGHT } : null;
-    const hits = this.index.search(terms, want, stats, allow, pairs);
+    const termBoost = boost ? { terms: new Set(this.index.analyzer.analyze(boost.phrase)), factor: boost.factor } : null;
+    const hits = this.index.search(terms, want, stats, allow, pairs, termBoost);
     const chunkIds: string[] = [];
     const scores: number[] = [];
     let total = 0;

@@ -99,6 +99,14 @@ export interface Bm25State {
   totalLength: number;
 }
 
+/** Query words whose weight is multiplied (fulltext_boost at query time). */
+export interface TermBoost {
+  /** Analyzed words of the boost phrase. */
+  readonly terms: ReadonlySet<string>;
+  /** Positive multiplier. */
+  readonly factor: number;
+}
+
 /** Proximity pairs of a query with their document frequencies over every shard. */
 export interface PairQuery {
   /** Pairs of analyzed query terms (see proximity.ts). */
@@ -108,6 +116,9 @@ export interface PairQuery {
   /** Weight of the pair scores against the term scores. */
   readonly weight: number;
 }
+
+/** Most completions a prefix in a content filter expands to. */
+const MAX_PREFIX_TERMS = 10_000;
 
 /** Pair postings kept between writes (a few queries' worth). */
 const PAIR_CACHE_SIZE = 256;
@@ -162,6 +173,8 @@ export class Bm25Index {
    * document frequencies and again to score, and the intersection is the costly part.
    */
   private pairCache = new Map<string, PairPostings>();
+  /** Term ids in string order (for prefix lookups), rebuilt when terms were added since. */
+  private sortedTerms: Uint32Array | null = null;
 
   /** An empty index. */
   constructor(options: Partial<Bm25Options> = {}) {
@@ -208,9 +221,20 @@ export class Bm25Index {
     return this.ids.chunkIdOf(id);
   }
 
-  /** Indexes `text` under `chunkId`, replacing any previous version; returns the internal id. */
-  upsert(chunkId: string, text: string): number {
-    return this.index(chunkId, this.scanner.scan(text));
+  /**
+   * Indexes `text` under `chunkId`, replacing any previous version; returns the internal id.
+   * With `boost` (the chunk's fulltext_boost), the term frequencies of the phrase's words that
+   * occur in the text are multiplied by its factor (rounded, at least 1).
+   */
+  upsert(chunkId: string, text: string, boost: { phrase: string; factor: number } | null = null): number {
+    const len = this.scanner.scan(text);
+    if (!boost || boost.phrase.trim() === '' || !(boost.factor > 0) || boost.factor === 1) return this.index(chunkId, len);
+    const ids = new Set<number>();
+    for (const term of this.analyzer.analyze(boost.phrase)) {
+      const t = this.post.termIds.get(term);
+      if (t !== undefined) ids.add(t);
+    }
+    return this.index(chunkId, len, ids, boost.factor);
   }
 
   /** Like {@link upsert} with already analyzed tokens (same analyzer options, please). */
@@ -219,7 +243,7 @@ export class Bm25Index {
   }
 
   /** Indexes the `len` term ids in `scanner.ids` (the document's tokens in order) under `chunkId`. */
-  private index(chunkId: string, len: number): number {
+  private index(chunkId: string, len: number, boosted: ReadonlySet<number> | null = null, factor = 1): number {
     if (this.ids.idOf(chunkId) !== undefined) this.remove(chunkId);
     const id = this.ids.allocate(chunkId);
     this.ensureDocCapacity(id + 1);
@@ -242,8 +266,9 @@ export class Bm25Index {
     const docTerms = this.docTerms;
     for (let j = 0; j < distinct; j++) {
       const t = docTerms[j]!;
-      const count = tfCount[t]!;
+      let count = tfCount[t]!;
       tfCount[t] = 0;
+      if (boosted !== null && boosted.has(t)) count = Math.max(1, Math.round(count * factor));
       this.fwdPool[this.fwdUsed++] = t;
       post.append(t, id, count < MAX_TF ? count : MAX_TF, len);
     }
@@ -302,6 +327,22 @@ export class Bm25Index {
     const out = new Bitset(capacity);
     const post = this.post;
     const ids: number[] = [];
+    // A value ending in "*" treats its last word as a prefix (autocomplete): any completion will do.
+    const prefix = /([\p{L}\p{N}\p{M}]+)\*\s*$/u.exec(text.normalize('NFKC').toLowerCase());
+    let completions: Bitset | null = null;
+    if (prefix) {
+      text = text.slice(0, text.lastIndexOf('*'));
+      const words = this.analyzer.unstemmed(text);
+      words.pop();
+      text = words.join(' ');
+      completions = new Bitset(capacity);
+      for (const term of this.termsWithPrefix(prefix[1]!, MAX_PREFIX_TERMS).terms) {
+        const t = post.termIds.get(term)!;
+        const docs = post.docsOf(t);
+        for (let j = 0; j < docs.length; j++) if (docs[j]! < capacity && this.alive[docs[j]!] === 1) completions.set(docs[j]!);
+      }
+      if (words.length === 0) return completions;
+    }
     for (const term of new Set(this.analyzer.analyze(text))) {
       const t = post.termIds.get(term);
       if (t === undefined || post.len[t] === 0) return out;
@@ -318,7 +359,39 @@ export class Bm25Index {
       for (let j = 0; j < n; j++) if (docs[j]! < capacity) other.set(docs[j]!);
       out.and(other);
     }
+    if (completions) out.and(completions);
     return out;
+  }
+
+  /**
+   * Live terms beginning with `prefix` (a lowercased, unstemmed word start), most frequent first,
+   * at most `limit`: autocomplete's completions of the word being typed.
+   */
+  termsWithPrefix(prefix: string, limit: number): { terms: string[]; docFreqs: number[] } {
+    const post = this.post;
+    if (prefix === '' || limit <= 0) return { terms: [], docFreqs: [] };
+    let sorted = this.sortedTerms;
+    if (!sorted || sorted.length !== post.size) {
+      const terms = post.terms;
+      sorted = this.sortedTerms = Uint32Array.from({ length: post.size }, (_, i) => i).sort((a, b) => (terms[a]! < terms[b]! ? -1 : terms[a]! > terms[b]! ? 1 : 0));
+    }
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (post.terms[sorted[mid]!]! < prefix) lo = mid + 1;
+      else hi = mid;
+    }
+    const found: { term: string; df: number }[] = [];
+    for (let i = lo; i < sorted.length; i++) {
+      const term = post.terms[sorted[i]!]!;
+      if (!term.startsWith(prefix)) break;
+      const df = post.df[sorted[i]!]!;
+      if (df > 0) found.push({ term, df });
+    }
+    found.sort((a, b) => b.df - a.df || (a.term < b.term ? -1 : 1));
+    const top = found.slice(0, limit);
+    return { terms: top.map((f) => f.term), docFreqs: top.map((f) => f.df) };
   }
 
   /** The postings of a proximity pair in this shard (empty when either term is unknown here). */
@@ -350,7 +423,14 @@ export class Bm25Index {
    * when given; with `pairs`, each pair adds `weight` times its own BM25 score (fulltext search).
    * Exact: equal to exhaustive scoring, MaxScore only skips hopeless documents.
    */
-  search(queryTerms: readonly string[], k: number, global: GlobalStats, allow: Bitset | null = null, pairs: PairQuery | null = null): Bm25Hits {
+  search(
+    queryTerms: readonly string[],
+    k: number,
+    global: GlobalStats,
+    allow: Bitset | null = null,
+    pairs: PairQuery | null = null,
+    boost: TermBoost | null = null,
+  ): Bm25Hits {
     if (k <= 0 || global.docCount <= 0 || global.totalLength <= 0) return emptyHits();
     const { k1, b } = this.options;
     const post = this.post;
@@ -361,7 +441,8 @@ export class Bm25Index {
     for (let i = 0; i < queryTerms.length; i++) {
       const t = post.termIds.get(queryTerms[i]!);
       if (t === undefined || post.len[t] === 0) continue;
-      const w = bm25Idf(global.docCount, global.docFreqs[i] ?? 0) * (k1 + 1);
+      let w = bm25Idf(global.docCount, global.docFreqs[i] ?? 0) * (k1 + 1);
+      if (boost && boost.terms.has(queryTerms[i]!)) w *= boost.factor;
       const j = lists.indexOf(t);
       if (j >= 0) lists.weight[j] = lists.weight[j]! + w;
       else lists.add(t, w);
