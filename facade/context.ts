@@ -5,6 +5,7 @@ import type { CoreClient } from '../core/client/core-client.js';
 import type { JobsClient } from '../core/client/jobs-client.js';
 import type { ApiKeyRecord, UserRecord } from '../core/domain/tenancy.js';
 import type { Store } from '../store/repository.js';
+import type { AnalyticsRecorder } from './analytics/recorder.js';
 
 /** Who is calling: the operator's ADMIN_API_KEY, or an organization API key. */
 export type Caller =
@@ -18,6 +19,8 @@ export interface Services {
   readonly core: CoreClient;
   readonly jobs: JobsClient;
   readonly logger: Logger;
+  /** Buffers analytics records of searches and recommendations; never blocks a request. */
+  readonly analytics: AnalyticsRecorder;
 }
 
 /** Per-request state. */

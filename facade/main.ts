@@ -6,16 +6,20 @@ import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
 import { onShutdown } from '../core/shutdown.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { startAnalytics } from './analytics/start-analytics.js';
 import { createApp } from './app.js';
 
 const config = loadConfig();
 const logger = createLogger(config, 'facade');
+const store = openSqliteStore(config.dataDir);
+const analytics = startAnalytics(config.redisUrl, store.analytics, logger);
 const services = {
   config,
   logger,
-  store: openSqliteStore(config.dataDir),
+  store,
   core: connectCore(config.coreAddress, config.coreDeadlineMs),
   jobs: connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs }),
+  analytics: analytics.recorder,
 };
 const server = http.createServer(createApp(services).callback());
 server.keepAliveTimeout = 65_000;
@@ -33,6 +37,8 @@ onShutdown(logger, async () => {
   const timer = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs).unref();
   await closed;
   clearTimeout(timer);
+  // After the drain, so every answered request's record is flushed (or written to the store).
+  await analytics.close();
   await services.jobs.close();
   services.core.close();
   await services.store.close();

@@ -3,6 +3,7 @@
  * facade, the core and the job workers see. It is asynchronous so that a PostgreSQL implementation
  * can satisfy it; the embedded SQLite implementation lives in `store/sqlite/`.
  */
+import type { RecommendationRecord, SearchRecord } from '../core/domain/analytics.js';
 import type { ChunkInput, ChunkPatch, ChunkRecord } from '../core/domain/chunk.js';
 import type { GroupInput, GroupRecord } from '../core/domain/group.js';
 import type {
@@ -220,6 +221,21 @@ export interface ChangeLogRepository {
   head(): Promise<number>;
 }
 
+/**
+ * Analytics records of searches and recommendations. Inserts ignore ids already stored, so a
+ * batch delivered twice (a retried flush job, or the facade's last-resort write) never duplicates.
+ */
+export interface AnalyticsRepository {
+  /** Stores the search records whose id is new, in one transaction; returns how many were new. */
+  insertSearches(records: readonly SearchRecord[]): Promise<number>;
+  /** Stores the recommendation records whose id is new, in one transaction; returns how many were new. */
+  insertRecommendations(records: readonly RecommendationRecord[]): Promise<number>;
+  /** One search record of the dataset, or undefined. */
+  getSearch(datasetId: string, id: string): Promise<SearchRecord | undefined>;
+  /** A page of the dataset's search records, newest first. */
+  listSearches(datasetId: string, page: { limit: number; offset: number }): Promise<SearchRecord[]>;
+}
+
 /** The whole store. */
 export interface Store {
   readonly organizations: OrganizationRepository;
@@ -231,6 +247,7 @@ export interface Store {
   readonly changeLog: ChangeLogRepository;
   readonly vectors: VectorRepository;
   readonly events: DatasetEventRepository;
+  readonly analytics: AnalyticsRepository;
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;

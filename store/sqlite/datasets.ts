@@ -87,8 +87,13 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter): DatasetRepository 
     clearGroups.run(id);
   });
 
+  // Analytics rows have no foreign key (a batch flushed after its dataset went must still insert).
+  const purgeSearches = db.prepare('DELETE FROM search_queries WHERE dataset_id = ?');
+  const purgeRecommendations = db.prepare('DELETE FROM recommendation_queries WHERE dataset_id = ?');
   const purge = db.transaction((id: string) => {
     purgeLog.run(id);
+    purgeSearches.run(id);
+    purgeRecommendations.run(id);
     purgeRow.run(id);
   });
 

@@ -138,4 +138,46 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX dataset_events_dataset ON dataset_events(dataset_id, created_at);
   `,
+  `
+  -- Analytics records, named as the reference's ClickHouse tables so the analytics endpoints can
+  -- serve them unchanged. No foreign key to datasets: a record flushed after its dataset was
+  -- deleted must still insert (a failing row would fail its whole batch, again on every retry).
+  -- JSON columns hold text; latency is in milliseconds; timestamps are epoch milliseconds;
+  -- query_rating stays NULL until a rating is sent (PUT /api/analytics/search).
+  CREATE TABLE search_queries (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    search_type TEXT NOT NULL,
+    search_method TEXT NOT NULL,
+    query TEXT NOT NULL,
+    request_params TEXT NOT NULL,
+    latency REAL NOT NULL,
+    top_score REAL NOT NULL,
+    results TEXT NOT NULL,
+    result_count INTEGER NOT NULL,
+    user_id TEXT,
+    metadata TEXT,
+    query_rating TEXT,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX search_queries_dataset ON search_queries(dataset_id, created_at);
+  CREATE INDEX search_queries_created ON search_queries(created_at);
+  CREATE TABLE recommendation_queries (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    recommendation_type TEXT NOT NULL,
+    positive_ids TEXT NOT NULL,
+    negative_ids TEXT NOT NULL,
+    positive_tracking_ids TEXT NOT NULL,
+    negative_tracking_ids TEXT NOT NULL,
+    request_params TEXT NOT NULL,
+    results TEXT NOT NULL,
+    top_score REAL NOT NULL,
+    user_id TEXT,
+    metadata TEXT,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX recommendation_queries_dataset ON recommendation_queries(dataset_id, created_at);
+  CREATE INDEX recommendation_queries_created ON recommendation_queries(created_at);
+  `,
 ];

@@ -32,8 +32,12 @@ export function sqliteOrganizations(db: Db): OrganizationRepository {
     return organizationFromRow(byId.get(id) as Record<string, unknown>);
   });
 
+  const purgeAnalytics = ['search_queries', 'recommendation_queries'].map((t) =>
+    db.prepare(`DELETE FROM ${t} WHERE dataset_id IN (SELECT id FROM datasets WHERE organization_id = ?)`),
+  );
   const purge = db.transaction((id: string) => {
     purgeLog.run(id);
+    for (const p of purgeAnalytics) p.run(id);
     purgeRows.run(id);
   });
 

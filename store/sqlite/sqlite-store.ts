@@ -1,5 +1,6 @@
 /** The embedded store: every repository over one SQLite file. */
 import type { Store } from '../repository.js';
+import { sqliteAnalytics } from './analytics.js';
 import { sqliteApiKeys } from './api-keys.js';
 import { ChangeLogWriter, sqliteChangeLog } from './change-log.js';
 import { sqliteChunks } from './chunks.js';
@@ -25,6 +26,7 @@ export function openSqliteStore(dataDir: string): Store {
     changeLog: sqliteChangeLog(db),
     vectors: sqliteVectors(db, log),
     events: sqliteDatasetEvents(db),
+    analytics: sqliteAnalytics(db),
     async ping() {
       ping.get();
     },

@@ -1,4 +1,4 @@
-/** Entry point of the job workers (BullMQ): maintenance purges and embedding. */
+/** Entry point of the job workers (BullMQ): maintenance purges, embedding and analytics flushes. */
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { connectCore } from '../../core/client/core-client.js';
@@ -10,6 +10,7 @@ import { createLogger } from '../../core/logger.js';
 import { onShutdown } from '../../core/shutdown.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { EmbedderCache } from '../../core/embed/embedder-cache.js';
+import { analyticsWorker } from './analytics.js';
 import { embedProcessor } from './embed.js';
 import { maintenanceProcessor, sweepDeleted } from './maintenance.js';
 
@@ -54,6 +55,8 @@ embed.on('failed', (job, err) => {
     .catch((e: unknown) => logger.error({ err: e }, 'could not record embedding failure'));
 });
 
+const analytics = analyticsWorker(store, connection, logger);
+
 const sweep = () => sweepDeleted(store, config.dataDir, logger).catch((err: unknown) => logger.error({ err }, 'sweep failed'));
 let embedSweeping = false;
 const embedSweep = async (): Promise<void> => {
@@ -84,7 +87,7 @@ logger.info('jobs started');
 onShutdown(logger, async () => {
   for (const t of timers) clearInterval(t);
   // close() waits for the jobs in progress to finish.
-  await Promise.all([maintenance.close(), embed.close()]);
+  await Promise.all([maintenance.close(), embed.close(), analytics.close()]);
   await embedders.close();
   await jobs.close();
   core.close();

@@ -1,0 +1,91 @@
+/**
+ * Analytics records: one per search, autocomplete, RAG retrieval and recommendation, kept in the
+ * store under the reference implementation's ClickHouse column names (`search_queries`,
+ * `recommendation_queries`) so that the analytics endpoints can serve them as they are. Also the
+ * BullMQ names and payload of the job that carries them from the facade to the store.
+ */
+
+/**
+ * What kind of request a search record describes: the reference's `search_type` column
+ * (`ClickhouseSearchTypes`), not the search method.
+ */
+export type SearchKind = 'search' | 'autocomplete' | 'search_over_groups' | 'rag';
+
+/** One result of a recorded request, in rank order. */
+export interface RecordedResult {
+  readonly id: string;
+  readonly score: number;
+}
+
+/** A search as recorded for analytics (stored in `search_queries`). */
+export interface SearchRecord {
+  /** Uuid; the `id` of the V2 search response, so clicks and ratings can name it. */
+  readonly id: string;
+  readonly datasetId: string;
+  /** Stored as `search_type`. */
+  readonly kind: SearchKind;
+  /**
+   * The request's `search_type` (semantic, fulltext, hybrid, bm25), stored as `search_method`:
+   * the reference's `search_type` column holds {@link SearchKind}, and its count report groups by both.
+   */
+  readonly searchMethod: string;
+  /** The query text (a multi-query's texts joined by spaces). */
+  readonly query: string;
+  /** The request body as the caller sent it (search bodies carry no secrets). */
+  readonly requestParams: unknown;
+  /** Time spent answering, in milliseconds. */
+  readonly latencyMs: number;
+  /** Score of the first result; 0 when there is none. */
+  readonly topScore: number;
+  readonly results: readonly RecordedResult[];
+  readonly resultCount: number;
+  /** The request's `user_id`; null when absent. */
+  readonly userId: string | null;
+  /** The request's `metadata` (any JSON); null when absent. */
+  readonly metadata: unknown;
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+}
+
+/** What a recommendation was asked for (the reference's capitalised `RecommendationType`). */
+export type RecommendationKind = 'Chunk' | 'Group';
+
+/** A recommendation as recorded for analytics (stored in `recommendation_queries`). */
+export interface RecommendationRecord {
+  /** Uuid; the `id` of the recommendation response. */
+  readonly id: string;
+  readonly datasetId: string;
+  readonly recommendationType: RecommendationKind;
+  readonly positiveIds: readonly string[];
+  readonly negativeIds: readonly string[];
+  readonly positiveTrackingIds: readonly string[];
+  readonly negativeTrackingIds: readonly string[];
+  /** The request body as the caller sent it. */
+  readonly requestParams: unknown;
+  readonly results: readonly RecordedResult[];
+  /** Score of the first result; 0 when there is none. */
+  readonly topScore: number;
+  readonly userId: string | null;
+  readonly metadata: unknown;
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+}
+
+/** The queue that carries analytics batches from the facade to the job workers. */
+export const ANALYTICS_QUEUE = 'quarry-analytics';
+
+/** Name of the job that stores one batch. */
+export const ANALYTICS_FLUSH_JOB = 'flush-analytics';
+
+/** Attempts of a flush job before BullMQ keeps it in its failed set (exponential backoff from 1 s). */
+export const ANALYTICS_ATTEMPTS = 10;
+
+/**
+ * Payload of a flush job. `id` is the job id too: sending the same batch again (after a lost
+ * reply) is deduplicated by BullMQ, and the store ignores record ids it already holds.
+ */
+export interface AnalyticsBatch {
+  readonly id: string;
+  readonly searches: readonly SearchRecord[];
+  readonly recommendations: readonly RecommendationRecord[];
+}

@@ -1,0 +1,109 @@
+/** SQLite analytics repository: `search_queries` and `recommendation_queries` (migration 3). */
+import type { RecommendationRecord, SearchKind, SearchRecord } from '../../core/domain/analytics.js';
+import type { AnalyticsRepository } from '../repository.js';
+import type { Db } from './database.js';
+import { fromJson, toJson } from './rows.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Row = Record<string, any>;
+
+/**
+ * A number the NOT NULL REAL columns accept. Records arrive as JSON, where NaN and Infinity
+ * become null; one such value must not fail (and, retried, lose) the whole batch it came with.
+ */
+const finite = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) ? n : 0);
+
+/** JSON text of a value, `null` (the JSON text) for absent ones: for NOT NULL JSON columns. */
+const jsonOf = (value: unknown): string => JSON.stringify(value ?? null);
+
+function searchFromRow(r: Row): SearchRecord {
+  return {
+    id: r.id,
+    datasetId: r.dataset_id,
+    kind: r.search_type as SearchKind,
+    searchMethod: r.search_method,
+    query: r.query,
+    requestParams: JSON.parse(r.request_params),
+    latencyMs: r.latency,
+    topScore: r.top_score,
+    results: JSON.parse(r.results),
+    resultCount: r.result_count,
+    userId: r.user_id,
+    metadata: fromJson(r.metadata, null),
+    createdAt: r.created_at,
+  };
+}
+
+/** Builds the analytics repository. */
+export function sqliteAnalytics(db: Db): AnalyticsRepository {
+  // OR IGNORE on the primary key: a batch stored twice (retried job, last-resort write) keeps one copy.
+  const insertSearch = db.prepare(
+    `INSERT OR IGNORE INTO search_queries (id, dataset_id, search_type, search_method, query, request_params, latency, top_score, results, result_count, user_id, metadata, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const insertRecommendation = db.prepare(
+    `INSERT OR IGNORE INTO recommendation_queries (id, dataset_id, recommendation_type, positive_ids, negative_ids, positive_tracking_ids, negative_tracking_ids, request_params, results, top_score, user_id, metadata, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const getSearch = db.prepare('SELECT * FROM search_queries WHERE dataset_id = ? AND id = ?');
+  const listSearches = db.prepare('SELECT * FROM search_queries WHERE dataset_id = ? ORDER BY created_at DESC, id LIMIT ? OFFSET ?');
+
+  const searches = db.transaction((records: readonly SearchRecord[]): number => {
+    let added = 0;
+    for (const r of records) {
+      added += insertSearch.run(
+        r.id,
+        r.datasetId,
+        r.kind,
+        r.searchMethod,
+        r.query,
+        jsonOf(r.requestParams),
+        finite(r.latencyMs),
+        finite(r.topScore),
+        jsonOf(r.results),
+        r.resultCount,
+        r.userId ?? null,
+        toJson(r.metadata),
+        r.createdAt,
+      ).changes;
+    }
+    return added;
+  });
+  const recommendations = db.transaction((records: readonly RecommendationRecord[]): number => {
+    let added = 0;
+    for (const r of records) {
+      added += insertRecommendation.run(
+        r.id,
+        r.datasetId,
+        r.recommendationType,
+        jsonOf(r.positiveIds),
+        jsonOf(r.negativeIds),
+        jsonOf(r.positiveTrackingIds),
+        jsonOf(r.negativeTrackingIds),
+        jsonOf(r.requestParams),
+        jsonOf(r.results),
+        finite(r.topScore),
+        r.userId ?? null,
+        toJson(r.metadata),
+        r.createdAt,
+      ).changes;
+    }
+    return added;
+  });
+
+  return {
+    async insertSearches(records) {
+      return records.length === 0 ? 0 : searches.immediate(records);
+    },
+    async insertRecommendations(records) {
+      return records.length === 0 ? 0 : recommendations.immediate(records);
+    },
+    async getSearch(datasetId, id) {
+      const row = getSearch.get(datasetId, id) as Row | undefined;
+      return row ? searchFromRow(row) : undefined;
+    },
+    async listSearches(datasetId, page) {
+      return (listSearches.all(datasetId, page.limit, page.offset) as Row[]).map(searchFromRow);
+    },
+  };
+}

@@ -1,0 +1,189 @@
+/**
+ * Search analytics end to end: searches over HTTP against the real processes, records checked in
+ * the SQLite file (read-only). The stack runs on a private Redis that is killed for 10 s while
+ * searches go on, and killed again while the facade shuts down: no record may be lost or doubled.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiResponse } from '../helpers/api.js';
+import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
+import { startStack, waitHealthy, type Stack } from '../helpers/stack.js';
+import { queryStore } from '../helpers/store-snapshot.js';
+
+let redis: OwnRedis;
+let stack: Stack;
+let t: Tenant;
+
+/** A `search_queries` row as stored. */
+interface SearchRow {
+  id: string;
+  dataset_id: string;
+  search_type: string;
+  search_method: string;
+  query: string;
+  request_params: string;
+  latency: number;
+  top_score: number;
+  results: string;
+  result_count: number;
+  user_id: string | null;
+  metadata: string | null;
+  created_at: number;
+}
+
+const WORDS = ['aspirin', 'fever', 'ibuprofen', 'children', 'zebrafish', 'regeneration', 'heart', 'sleep'];
+
+beforeAll(async () => {
+  redis = await startOwnRedis();
+  stack = await startStack({ env: { QUARRY_REDIS_URL: redis.url } });
+  t = await createTenant(stack);
+  const res = await t.ds.post(
+    '/api/chunk',
+    Array.from({ length: 40 }, (_, i) => ({
+      tracking_id: `c${i}`,
+      chunk_html: `${WORDS[i % WORDS.length]} ${WORDS[(i * 3 + 1) % WORDS.length]} study number ${i}`,
+    })),
+  );
+  expect(res.status, res.text).toBe(200);
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await redis?.stop();
+});
+
+/** Rows of this dataset with these ids. */
+function rows(ids: readonly string[]): SearchRow[] {
+  return queryStore<SearchRow>(
+    stack.dataDir,
+    'SELECT * FROM search_queries WHERE dataset_id = ? AND id IN (SELECT value FROM json_each(?))',
+    t.datasetId,
+    JSON.stringify(ids),
+  );
+}
+
+const totalRows = (): number =>
+  queryStore<{ n: number }>(stack.dataDir, 'SELECT COUNT(*) AS n FROM search_queries WHERE dataset_id = ?', t.datasetId)[0]!.n;
+
+async function until(what: string, cond: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (cond()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}\n${stack.output().slice(-4000)}`);
+}
+
+/** A search body: query, user and metadata vary with `i`. */
+function body(i: number): Record<string, unknown> {
+  return {
+    search_type: 'bm25',
+    query: i % 11 === 10 ? 'nothingmatcheswhatsoever' : `${WORDS[i % WORDS.length]} ${WORDS[(i + 3) % WORDS.length]}`,
+    page_size: 1 + (i % 5),
+    user_id: i % 4 === 0 ? undefined : `user-${i % 3}`,
+    metadata: i % 2 === 0 ? { client: 'test', n: i, nested: { tags: ['a', 'b'] } } : undefined,
+  };
+}
+
+/** A search sent and its answer. */
+type Searched = { sent: Record<string, unknown>; res: ApiResponse };
+
+/** Sends search `i`; returns what was sent and answered. */
+async function search(i: number): Promise<Searched> {
+  const sent = JSON.parse(JSON.stringify(body(i))) as Record<string, unknown>;
+  const res = await t.ds.post('/api/chunk/search', sent);
+  expect(res.status, res.text).toBe(200);
+  return { sent, res };
+}
+
+/** Asserts the stored record of each search against its request and response. */
+function expectRecorded(done: readonly Searched[]): void {
+  const byId = new Map(rows(done.map((d) => d.res.body.id)).map((r) => [r.id, r]));
+  expect(byId.size).toBe(done.length);
+  for (const { sent, res } of done) {
+    const row = byId.get(res.body.id)!;
+    const chunks = res.body.chunks as { chunk: { id: string }; score: number }[];
+    expect(row).toMatchObject({
+      dataset_id: t.datasetId,
+      search_type: 'search',
+      search_method: 'bm25',
+      query: sent.query,
+      user_id: (sent.user_id as string | undefined) ?? null,
+      result_count: chunks.length,
+      top_score: chunks[0]?.score ?? 0,
+    });
+    expect(JSON.parse(row.request_params)).toEqual(sent);
+    expect(row.metadata === null ? null : JSON.parse(row.metadata)).toEqual(sent.metadata ?? null);
+    expect(JSON.parse(row.results)).toEqual(chunks.map((c) => ({ id: c.chunk.id, score: c.score })));
+    expect(row.latency).toBeGreaterThan(0);
+    expect(row.latency).toBeLessThan(5000);
+    expect(Math.abs(row.created_at - Date.now())).toBeLessThan(120_000);
+  }
+}
+
+describe('search analytics', () => {
+  it('stores one correct record per search, named by the response id', async () => {
+    const before = totalRows();
+    const done: Searched[] = [];
+    for (let i = 0; i < 30; i++) done.push(await search(i));
+    expect(done.some((d) => d.res.body.chunks.length === 0)).toBe(true);
+    expect(new Set(done.map((d) => d.res.body.id)).size).toBe(30);
+    await until('30 records', () => rows(done.map((d) => d.res.body.id)).length === 30, 20_000);
+    expectRecorded(done);
+    expect(totalRows()).toBe(before + 30);
+  });
+
+  it('loses none and doubles none while Redis is away for 10 s', async () => {
+    const before = totalRows();
+    const done: Searched[] = [];
+    // Searches before, during and after the outage, two clients at a time.
+    const searching = { on: true };
+    let n = 0;
+    const client = async () => {
+      while (searching.on) {
+        done.push(await search(n++));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const clients = [client(), client()];
+    await new Promise((r) => setTimeout(r, 500));
+    await redis.kill();
+    const killedAt = done.length;
+    await new Promise((r) => setTimeout(r, 10_000));
+    const duringOutage = done.length - killedAt;
+    await redis.start();
+    await new Promise((r) => setTimeout(r, 1000));
+    searching.on = false;
+    await Promise.all(clients);
+    // Searches never needed Redis: they went on during the outage, buffered by the facade.
+    expect(duringOutage).toBeGreaterThan(50);
+    expect(stack.output()).toMatch(/analytics: could not send a batch/);
+    const ids = done.map((d) => d.res.body.id);
+    await until(`${ids.length} records`, () => rows(ids).length === ids.length, 60_000);
+    // Give a duplicate time to show up before counting.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(totalRows()).toBe(before + ids.length);
+    expectRecorded(done);
+    // The job workers rode out the outage (they are the ones that stored the records).
+    expect(stack.exits.jobs, stack.output().slice(-3000)).toBeUndefined();
+    await waitHealthy(stack.baseUrl, 20_000, () => stack.output().slice(-3000));
+  }, 120_000);
+
+  it('a facade stopped while Redis is away writes its buffered records to the store', async () => {
+    const before = totalRows();
+    await redis.kill();
+    const done: Searched[] = [];
+    for (let i = 0; i < 15; i++) done.push(await search(100 + i));
+    expect(rows(done.map((d) => d.res.body.id))).toHaveLength(0);
+    expect(await stack.kill('facade', 'SIGTERM'), stack.output().slice(-3000)).toBe(0);
+    // Written by the facade itself on its way out: present without Redis or the job workers.
+    expectRecorded(done);
+    expect(totalRows()).toBe(before + 15);
+    await redis.start();
+    await stack.start('facade');
+    const after = [await search(200)];
+    await until('record after restart', () => rows([after[0]!.res.body.id]).length === 1, 20_000);
+    expectRecorded(after);
+    expect(totalRows()).toBe(before + 16);
+  }, 120_000);
+});

@@ -1,0 +1,37 @@
+/**
+ * Analytics flush jobs: each job is one batch of records buffered by a facade; the worker stores
+ * it. Idempotent: the store ignores record ids it already holds, so a retried job, or a batch the
+ * facade also wrote directly on shutdown, is stored once.
+ */
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { ANALYTICS_ATTEMPTS, ANALYTICS_QUEUE, type AnalyticsBatch } from '../../core/domain/analytics.js';
+import type { Store } from '../../store/repository.js';
+
+/** Builds the processor: stores the batch's searches, then its recommendations. */
+export function analyticsProcessor(store: Store) {
+  return async (job: Job<AnalyticsBatch>): Promise<{ searches: number; recommendations: number }> => {
+    const searches = await store.analytics.insertSearches(job.data.searches ?? []);
+    const recommendations = await store.analytics.insertRecommendations(job.data.recommendations ?? []);
+    return { searches, recommendations };
+  };
+}
+
+/** Starts the worker of the analytics queue on `connection` (which must have maxRetriesPerRequest null). */
+export function analyticsWorker(store: Store, connection: Redis, logger: Logger): Worker<AnalyticsBatch> {
+  // One job at a time: SQLite has one writer, and one batch is a single short transaction.
+  const worker = new Worker<AnalyticsBatch>(ANALYTICS_QUEUE, analyticsProcessor(store), { connection, concurrency: 1 });
+  worker.on('error', (err) => logger.warn({ err: err.message }, 'analytics worker error'));
+  worker.on('failed', (job, err) => {
+    if (!job) return;
+    const last = job.attemptsMade >= (job.opts.attempts ?? ANALYTICS_ATTEMPTS);
+    const records = (job.data.searches?.length ?? 0) + (job.data.recommendations?.length ?? 0);
+    if (last) {
+      logger.error({ batch: job.id, records, attempts: job.attemptsMade, err: err.message }, 'analytics batch failed every attempt; it stays in the failed set of the analytics queue');
+    } else {
+      logger.warn({ batch: job.id, records, attempt: job.attemptsMade, err: err.message }, 'analytics batch failed; will retry');
+    }
+  });
+  return worker;
+}
