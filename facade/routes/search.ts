@@ -1,15 +1,22 @@
 /** Search, count and scroll: validated here, answered by the core, chunks read from the store. */
-import type { ChunkRecord } from '../../core/domain/chunk.js';
+import { performance } from 'node:perf_hooks';
 import { DATASET_CONFIG_DEFAULTS } from '../../core/domain/dataset-config.js';
 import { notFound } from '../../core/domain/errors.js';
 import { newId } from '../../core/domain/ids.js';
 import { Role } from '../../core/domain/tenancy.js';
-import { datasetAccess, type ApiVersion } from '../access.js';
+import { datasetAccess } from '../access.js';
 import type { Services } from '../context.js';
 import { withDefaultParams } from '../default-params.js';
-import { chunkV2, chunkFor, contentOnlyChunk, slimChunkFor } from '../present/chunk.js';
-import { parseCount, parseScroll, parseSearch, type SearchRequest } from '../schemas/search.js';
-import type { QuarryRouter } from './router.js';
+import { searchRecordFrom } from '../analytics/records.js';
+import { resolveHighlightOptions } from '../highlight/index.js';
+import { chunkV2 } from '../present/chunk.js';
+import { parseCount, parseScroll, parseSearch } from '../schemas/search.js';
+import { resolveScoringOptions, resolveSortOptions } from '../schemas/search-options.js';
+import { runChunkSearch, type ChunkSearch } from '../search/chunk-search.js';
+import { presentResult } from '../search/present-results.js';
+import { processQuery, withTermConditions } from '../search/query-syntax.js';
+import { lastWordBeingTyped } from '../../workers/shard/completions.js';
+import type { QuarryContext, QuarryRouter } from './router.js';
 
 /** A dataset's MAX_LIMIT: the most results any search may page through. */
 function maxLimit(config: Record<string, unknown>): number {
@@ -17,67 +24,79 @@ function maxLimit(config: Record<string, unknown>): number {
   return typeof v === 'number' && v > 0 ? v : DATASET_CONFIG_DEFAULTS.MAX_LIMIT;
 }
 
-function shapeChunk(req: SearchRequest, version: ApiVersion, c: ChunkRecord): Record<string, unknown> {
-  if (req.contentOnly) return contentOnlyChunk(c);
-  return req.slimChunks ? slimChunkFor(version, c) : chunkFor(version, c);
-}
-
 /** Registers search routes. */
 export function searchRoutes(router: QuarryRouter, services: Services): void {
   const { store, core } = services;
 
-  router.post('/api/chunk/search', async (ctx) => {
+  /** Search and autocomplete: one pipeline, autocomplete completes the last word and may extend. */
+  const rankedSearch = (kind: 'search' | 'autocomplete') => async (ctx: QuarryContext) => {
+    const started = performance.now();
     const access = await datasetAccess(ctx, services, Role.Read);
-    const req = parseSearch(withDefaultParams(ctx.state.body, access.caller, 'search'));
+    const body = withDefaultParams(ctx.state.body, access.caller, 'search');
+    const req = parseSearch(body);
+    const raw = body as Record<string, unknown>;
+    const sort = resolveSortOptions(raw);
+    const scoring = resolveScoringOptions(raw);
+    const multi = req.queries.length > 0;
+    // Multi-query searches are not highlighted (there is no single query to mark up).
+    const highlight = multi ? null : resolveHighlightOptions(raw);
+    const processed = multi ? { text: req.query, required: [], excluded: [] } : processQuery(req.query, req);
     const limit = maxLimit(access.dataset.serverConfiguration);
     const offset = (req.page - 1) * req.pageSize;
-    const window = Math.max(0, Math.min(req.pageSize, limit - offset));
-    const { chunks: hits, total } = await core.search({
-      dataset_id: access.dataset.id,
-      search_type: req.searchType,
-      query: req.query,
-      filter: req.filter,
-      offset,
-      limit: window,
-      score_threshold: req.scoreThreshold === null ? null : { value: req.scoreThreshold },
-      count_total: req.getTotalPages,
+    const search: ChunkSearch = {
+      searchType: req.searchType,
+      text: processed.text,
       queries: req.queries,
-    });
-    const records = new Map((await store.chunks.getMany(access.dataset.id, hits.map((h) => h.chunk_id))).map((c) => [c.id, c]));
-    let results = hits.flatMap((h) => {
-      const c = records.get(h.chunk_id);
-      return c ? [{ c, score: h.score }] : [];
-    });
-    if (req.useWeights) {
-      // Weights apply after the threshold, as the spec says; a weight of 0 (the default) leaves the score alone.
-      results = results.map((r) => ({ c: r.c, score: r.c.weight !== 0 ? r.score * r.c.weight : r.score })).sort((a, b) => b.score - a.score);
+      filter: withTermConditions(req.filter, processed.required, processed.excluded),
+      offset,
+      limit: Math.max(0, Math.min(req.pageSize, limit - offset)),
+      countTotal: req.getTotalPages,
+      scoreThreshold: req.scoreThreshold,
+      sort,
+      scoring,
+      maxLimit: limit,
+    };
+    let found;
+    if (kind === 'autocomplete') {
+      // The reference adds "content contains the query"; the word being typed matches as a prefix.
+      const typing = lastWordBeingTyped(processed.text) !== null;
+      const prefixed = { ...search, filter: withTermConditions(search.filter, [typing ? `${processed.text}*` : processed.text], []), prefixLastWord: typing };
+      found = await runChunkSearch(services, access.dataset, prefixed);
+      if (req.extendResults && found.results.length < search.limit) {
+        const more = await runChunkSearch(services, access.dataset, { ...search, offset: 0, limit: search.limit + found.results.length, countTotal: false });
+        const seen = new Set(found.results.map((r) => r.c.id));
+        const extra = more.results.filter((r) => !seen.has(r.c.id)).slice(0, search.limit - found.results.length);
+        found = { results: [...found.results, ...extra], total: found.total };
+      }
+    } else {
+      found = await runChunkSearch(services, access.dataset, search);
     }
+    const { results, total } = found;
     const totalPages = req.getTotalPages && req.pageSize > 0 ? Math.ceil(Math.min(total, limit) / req.pageSize) : 0;
     const id = newId();
-    if (access.apiVersion === 'V1') {
-      ctx.body = {
-        score_chunks: results.map((r) => ({ metadata: [shapeChunk(req, 'V1', r.c)], highlights: null, score: r.score })),
-        corrected_query: null,
-        total_chunk_pages: totalPages,
-      };
-    } else {
-      ctx.body = {
-        id,
-        chunks: results.map((r) => ({ chunk: shapeChunk(req, 'V2', r.c), highlights: null, score: r.score })),
-        corrected_query: null,
-        total_pages: totalPages,
-      };
-    }
-  });
+    services.analytics.recordSearch(
+      searchRecordFrom({ id, datasetId: access.dataset.id, kind, body, request: req, results: results.map((r) => ({ id: r.c.id, score: r.score })), startedAt: started }),
+    );
+    const shape = { version: access.apiVersion, slimChunks: req.slimChunks, contentOnly: req.contentOnly, highlight, query: processed.text };
+    const chunks = results.map((r) => presentResult(shape, r));
+    ctx.body =
+      access.apiVersion === 'V1'
+        ? { score_chunks: chunks, corrected_query: null, total_chunk_pages: totalPages }
+        : { id, chunks, corrected_query: null, total_pages: totalPages };
+  };
+
+  router.post('/api/chunk/search', rankedSearch('search'));
+  router.post('/api/chunk/autocomplete', rankedSearch('autocomplete'));
 
   router.post('/api/chunk/count', async (ctx) => {
     const access = await datasetAccess(ctx, services, Role.Read);
     const req = parseCount(ctx.state.body, maxLimit(access.dataset.serverConfiguration));
+    const processed = processQuery(req.query, { removeStopWords: false, quoteNegatedTerms: req.quoteNegatedTerms });
     const count = await core.count({
       dataset_id: access.dataset.id,
       search_type: req.searchType,
-      query: req.query,
-      filter: req.filter,
+      query: processed.text,
+      filter: withTermConditions(req.filter, processed.required, processed.excluded),
       score_threshold: req.scoreThreshold === null ? null : { value: req.scoreThreshold },
       limit: req.limit,
     });

@@ -14,18 +14,6 @@ const searchType = z
 
 const multiQuery = z.array(z.object({ query: z.string(), weight: finite }));
 
-const sortOptions = z
-  .object({
-    use_weights: z.boolean().nullable().optional(),
-    sort_by: jsonObject.nullable().optional(),
-    location_bias: jsonObject.nullable().optional(),
-    recency_bias: finite.nullable().optional(),
-    tag_weights: z.record(z.string(), finite).nullable().optional(),
-    mmr: jsonObject.nullable().optional(),
-  })
-  .nullable()
-  .optional();
-
 const searchBody = z.object({
   search_type: searchType,
   query: z.union([z.string(), multiQuery, jsonObject], { message: 'query must be a string (or an array of {query, weight} for semantic search)' }),
@@ -36,15 +24,13 @@ const searchBody = z.object({
   score_threshold: finite.nullable().optional(),
   slim_chunks: z.boolean().nullable().optional(),
   content_only: z.boolean().nullable().optional(),
-  use_weights: z.boolean().nullable().optional(),
-  sort_options: sortOptions,
-  highlight_options: jsonObject.nullable().optional(),
-  scoring_options: jsonObject.nullable().optional(),
+  // sort_options, scoring_options, highlight and typo options are checked by their resolvers.
   typo_options: jsonObject.nullable().optional(),
   remove_stop_words: z.boolean().nullable().optional(),
   use_quote_negated_terms: z.boolean().nullable().optional(),
   user_id: z.string().nullable().optional(),
   metadata: z.unknown().optional(),
+  extend_results: z.boolean().nullable().optional(),
 });
 
 /** A validated search. */
@@ -58,10 +44,12 @@ export interface SearchRequest {
   readonly scoreThreshold: number | null;
   readonly slimChunks: boolean;
   readonly contentOnly: boolean;
-  /** Multiply scores by chunk weights (flat `use_weights`, or `sort_options` present with it unset). */
-  readonly useWeights: boolean;
   /** Semantic multi-query (the query text is then their concatenation, for logs). */
   readonly queries: { query: string; weight: number }[];
+  readonly removeStopWords: boolean;
+  readonly quoteNegatedTerms: boolean;
+  /** Autocomplete: append results that do not start with the query after those that do. */
+  readonly extendResults: boolean;
 }
 
 /** Validates a search body. */
@@ -78,7 +66,6 @@ export function parseSearch(body: unknown): SearchRequest {
   } else if (b.query.trim() === '') {
     throw badRequest('Query cannot be empty');
   }
-  const sortUseWeights = b.sort_options ? (b.sort_options.use_weights ?? true) : false;
   return {
     searchType: b.search_type,
     query: typeof b.query === 'string' ? b.query : queries.map((q) => q.query).join(' '),
@@ -90,7 +77,9 @@ export function parseSearch(body: unknown): SearchRequest {
     scoreThreshold: b.score_threshold ?? null,
     slimChunks: b.slim_chunks ?? false,
     contentOnly: b.content_only ?? false,
-    useWeights: b.use_weights ?? sortUseWeights,
+    removeStopWords: b.remove_stop_words ?? false,
+    quoteNegatedTerms: b.use_quote_negated_terms ?? false,
+    extendResults: b.extend_results ?? false,
   };
 }
 
@@ -109,7 +98,14 @@ export function parseCount(body: unknown, maxLimit: number) {
   const b = parse(countBody, body);
   if (b.query.trim() === '') throw badRequest('Query cannot be empty');
   if (b.limit != null && b.limit > maxLimit) throw badRequest(`limit ${b.limit} is above the dataset's MAX_LIMIT of ${maxLimit}`);
-  return { searchType: b.search_type, query: b.query, filter: b.filters, scoreThreshold: b.score_threshold ?? null, limit: b.limit ?? maxLimit };
+  return {
+    searchType: b.search_type,
+    query: b.query,
+    filter: b.filters,
+    scoreThreshold: b.score_threshold ?? null,
+    limit: b.limit ?? maxLimit,
+    quoteNegatedTerms: b.use_quote_negated_terms ?? false,
+  };
 }
 
 const scrollBody = z.object({

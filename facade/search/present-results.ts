@@ -1,0 +1,39 @@
+/**
+ * Ranked chunks on the wire: V2 `{chunk, highlights, score}` and V1 `{metadata: [chunk],
+ * highlights, score}`, in the slim / content-only / full shape the request asks for, with the
+ * highlighted chunk_html when highlighting runs.
+ */
+import type { ChunkRecord } from '../../core/domain/chunk.js';
+import type { ApiVersion } from '../access.js';
+import { highlightChunk, type HighlightOptions } from '../highlight/index.js';
+import { chunkFor, contentOnlyChunk, slimChunkFor } from '../present/chunk.js';
+import type { Ranked } from './post-rank.js';
+
+/** How results are shaped. */
+export interface ResultShape {
+  readonly version: ApiVersion;
+  readonly slimChunks: boolean;
+  readonly contentOnly: boolean;
+  /** Null: no highlighting (`highlights: null`, as the reference answers without highlight_options). */
+  readonly highlight: HighlightOptions | null;
+  /** The text highlights are computed for. */
+  readonly query: string;
+}
+
+function shapeChunk(shape: ResultShape, c: ChunkRecord): Record<string, unknown> {
+  if (shape.contentOnly) return contentOnlyChunk(c);
+  return shape.slimChunks ? slimChunkFor(shape.version, c) : chunkFor(shape.version, c);
+}
+
+/** One result in the shape of the caller's API version. */
+export function presentResult(shape: ResultShape, r: Ranked): Record<string, unknown> {
+  let chunk = shapeChunk(shape, r.c);
+  let highlights: string[] | null = null;
+  // Slim chunks carry no html to mark up, so they get no highlights (as in the reference).
+  if (shape.highlight && !shape.slimChunks) {
+    const h = highlightChunk(r.c.chunkHtml ?? '', shape.query, shape.highlight);
+    chunk = { ...chunk, chunk_html: h.html };
+    highlights = h.highlights;
+  }
+  return shape.version === 'V1' ? { metadata: [chunk], highlights, score: r.score } : { chunk, highlights, score: r.score };
+}
