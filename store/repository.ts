@@ -6,6 +6,7 @@
 import type { RecommendationRecord, SearchRecord } from '../core/domain/analytics.js';
 import type { ChunkInput, ChunkPatch, ChunkRecord } from '../core/domain/chunk.js';
 import type { GroupInput, GroupRecord } from '../core/domain/group.js';
+import type { SparseVector } from '../core/domain/sparse-vector.js';
 import type {
   ApiKeyRecord,
   DatasetRecord,
@@ -190,6 +191,25 @@ export interface VectorRepository {
   getMany(chunkIds: readonly string[], model: string): Promise<Map<string, Float32Array>>;
 }
 
+/** A chunk whose SPLADE vector is missing or outdated, with the version it must be encoded from. */
+export interface PendingSparse {
+  readonly chunk: ChunkRecord;
+  /** The chunk's updated_at when read: the vector is stored only if the chunk is still at it. */
+  readonly sourceUpdatedAt: number;
+}
+
+/** SPLADE sparse vectors, one per chunk, written with a change-log entry like dense vectors. */
+export interface SparseVectorRepository {
+  /** Up to `limit` chunks whose sparse vector is missing, outdated or of another model. */
+  pending(datasetId: string, model: string, limit: number): Promise<PendingSparse[]>;
+  /** Number of chunks pending sparse encoding for `model`. */
+  pendingCount(datasetId: string, model: string): Promise<number>;
+  /** Stores vectors of chunks still at `sourceUpdatedAt` (others are stale and skipped); returns how many. One transaction. */
+  put(datasetId: string, model: string, vectors: readonly { chunkId: string; sourceUpdatedAt: number; vector: SparseVector }[]): Promise<number>;
+  /** Vectors of these chunks made by `model`. */
+  getMany(chunkIds: readonly string[], model: string): Promise<Map<string, SparseVector>>;
+}
+
 /** A worker event of a dataset. */
 export interface DatasetEvent {
   readonly id: string;
@@ -246,6 +266,7 @@ export interface Store {
   readonly groups: GroupRepository;
   readonly changeLog: ChangeLogRepository;
   readonly vectors: VectorRepository;
+  readonly sparseVectors: SparseVectorRepository;
   readonly events: DatasetEventRepository;
   readonly analytics: AnalyticsRepository;
   /** Resolves when the store answers a trivial query. */

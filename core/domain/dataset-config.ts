@@ -44,6 +44,13 @@ export const DATASET_CONFIG_DEFAULTS = Object.freeze({
   PUBLIC_DATASET: false,
   /** text-embeddings-inference compatible /rerank endpoint for hybrid search; empty uses score fusion. */
   RERANKER_BASE_URL: '',
+  /**
+   * text-embeddings-inference compatible /embed_sparse endpoint (a SPLADE model) for fulltext
+   * search; empty uses the embedded fulltext (BM25 with proximity pairs).
+   */
+  SPLADE_BASE_URL: '',
+  /** Separate /embed_sparse endpoint for queries (SPLADE query encoders differ); empty uses SPLADE_BASE_URL. */
+  SPLADE_QUERY_BASE_URL: '',
 });
 
 /** The configuration with defaults for every absent known key. */
@@ -82,6 +89,26 @@ export function embeddingSpec(stored: Record<string, unknown>): EmbeddingSpec {
     // The endpoint is part of the identity: the same model name on two servers may not be the same model.
     modelKey: baseUrl === '' ? 'use-lite@512' : `${model}@${dimension}@${baseUrl}`,
   };
+}
+
+/** A dataset's SPLADE encoder for fulltext search. */
+export interface SpladeSpec {
+  /** Root of the document encoder (`/embed_sparse` is appended). */
+  readonly docUrl: string;
+  /** Root of the query encoder. */
+  readonly queryUrl: string;
+  /** Bearer token for both. */
+  readonly apiKey: string;
+  /** Identity stored with every sparse vector (the document encoder's endpoint). */
+  readonly modelKey: string;
+}
+
+/** The SPLADE encoder of a dataset (SPLADE_BASE_URL, SPLADE_QUERY_BASE_URL, SPLADE_API_KEY), or null. */
+export function spladeSpec(stored: Record<string, unknown>): SpladeSpec | null {
+  const docUrl = str(stored.SPLADE_BASE_URL, '').trim().replace(/\/+$/, '');
+  if (docUrl === '') return null;
+  const queryUrl = str(stored.SPLADE_QUERY_BASE_URL, '').trim().replace(/\/+$/, '') || docUrl;
+  return { docUrl, queryUrl, apiKey: str(stored.SPLADE_API_KEY, ''), modelKey: `splade@${docUrl}` };
 }
 
 /** The cross-encoder of a dataset (RERANKER_BASE_URL, RERANKER_API_KEY), or null when none is configured. */

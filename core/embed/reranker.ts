@@ -5,7 +5,7 @@
  * every reply is checked (one finite score per text, indexes in range, none repeated).
  */
 import { QuarryError } from '../domain/errors.js';
-import { backoffDelayMs, parseRetryAfterMs, sleep } from './backoff.js';
+import { endpointUrl, postJson } from './post-json.js';
 
 /** Options of a {@link Reranker}. */
 export interface RerankerConfig {
@@ -32,15 +32,7 @@ export class Reranker {
   private readonly retryBaseDelayMs: number;
 
   constructor(private readonly config: RerankerConfig) {
-    let base: URL;
-    try {
-      base = new URL(config.baseUrl);
-    } catch {
-      throw new QuarryError('bad_request', `RERANKER_BASE_URL ${JSON.stringify(config.baseUrl)} is not a URL`);
-    }
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new QuarryError('bad_request', `RERANKER_BASE_URL must be http or https, got ${base.protocol}`);
-    base.pathname = `${base.pathname.replace(/\/+$/, '')}/rerank`;
-    this.url = base.toString();
+    this.url = endpointUrl(config.baseUrl, '/rerank', 'RERANKER_BASE_URL');
     this.batchSize = config.batchSize ?? 20;
     this.timeoutMs = config.timeoutMs ?? 10_000;
     this.maxRetries = config.maxRetries ?? 2;
@@ -51,43 +43,11 @@ export class Reranker {
   async score(query: string, texts: readonly string[], signal?: AbortSignal): Promise<number[]> {
     const out: number[] = [];
     for (let start = 0; start < texts.length; start += this.batchSize) {
-      out.push(...(await this.batch(query, texts.slice(start, start + this.batchSize), signal)));
+      const batch = texts.slice(start, start + this.batchSize);
+      const opts = { apiKey: this.config.apiKey, timeoutMs: this.timeoutMs, maxRetries: this.maxRetries, retryBaseDelayMs: this.retryBaseDelayMs, what: 'reranker' };
+      out.push(...parseScores(await postJson(this.url, { query, texts: batch, truncate: true }, opts, signal), batch.length, this.url));
     }
     return out;
-  }
-
-  private async batch(query: string, texts: readonly string[], signal?: AbortSignal): Promise<number[]> {
-    let lastError: QuarryError | undefined;
-    for (let attempt = 0; attempt <= this.maxRetries; attempt++) {
-      if (signal?.aborted) throw new QuarryError('timeout', 'the rerank request was cancelled (deadline passed)');
-      const timeout = AbortSignal.timeout(this.timeoutMs);
-      let res: Response;
-      try {
-        res = await fetch(this.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...(this.config.apiKey ? { authorization: `Bearer ${this.config.apiKey}` } : {}) },
-          body: JSON.stringify({ query, texts, truncate: true }),
-          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-        });
-      } catch (err) {
-        if (signal?.aborted) throw new QuarryError('timeout', 'the rerank request was cancelled (deadline passed)', { cause: err });
-        lastError = timeout.aborted
-          ? new QuarryError('timeout', `reranker ${this.url} did not answer within ${this.timeoutMs} ms`, { cause: err })
-          : new QuarryError('unavailable', `reranker ${this.url} is unreachable: ${(err as Error).message}`, { cause: err });
-        await sleep(backoffDelayMs(attempt, this.retryBaseDelayMs, 5_000), signal).catch(() => undefined);
-        continue;
-      }
-      const text = await res.text().catch(() => '');
-      if (res.status === 429 || res.status >= 500) {
-        lastError = new QuarryError('unavailable', `reranker ${this.url} answered ${res.status}: ${text.slice(0, 300)}`, { retryAfterSeconds: 1 });
-        const wait = parseRetryAfterMs(res.headers.get('retry-after')) ?? backoffDelayMs(attempt, this.retryBaseDelayMs, 5_000);
-        await sleep(Math.min(wait, 5_000), signal).catch(() => undefined);
-        continue;
-      }
-      if (!res.ok) throw new QuarryError('bad_request', `reranker ${this.url} refused the request (${res.status}): ${text.slice(0, 300)}`);
-      return parseScores(text, texts.length, this.url);
-    }
-    throw lastError ?? new QuarryError('unavailable', `reranker ${this.url} failed`);
   }
 }
 

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Filter } from '../domain/filter.js';
+import type { SparseVector } from '../domain/sparse-vector.js';
 import type { Store } from '../../store/repository.js';
 import type {
   Bm25Params,
@@ -14,6 +15,7 @@ import type {
   SearchShardReply,
   ShardDoc,
   ShardStatsReply,
+  ShardTask,
   TermStatsReply,
 } from '../../workers/shard/protocol.js';
 import type { ShardPool } from '../pool/shard-pool.js';
@@ -48,6 +50,8 @@ export interface DatasetSearch {
   readonly boost?: { readonly phrase: string; readonly factor: number } | null;
   /** Autocomplete: the last word also matches the indexed words it begins. */
   readonly prefixLastWord?: boolean;
+  /** Fulltext with a sparse encoder: the query's SPLADE vector (then BM25 is not used). */
+  readonly sparse?: SparseVector | null;
 }
 
 /** Ranked results of a search. */
@@ -58,8 +62,10 @@ export interface DatasetHits {
 }
 
 /** Identity of the parameters a dataset's shards are built with (part of the snapshot path). */
-export function indexFingerprint(params: Bm25Params, modelKey: string): string {
-  return createHash('sha1').update(JSON.stringify([params.k1, params.b, params.distance ?? 'cosine', modelKey])).digest('hex').slice(0, 12);
+export function indexFingerprint(params: Bm25Params, modelKey: string, sparseModelKey: string | null = null): string {
+  // Without a sparse encoder the identity is what it was before sparse vectors existed (same snapshot paths).
+  const parts = [params.k1, params.b, params.distance ?? 'cosine', modelKey, ...(sparseModelKey ? [sparseModelKey] : [])];
+  return createHash('sha1').update(JSON.stringify(parts)).digest('hex').slice(0, 12);
 }
 
 /**
@@ -106,8 +112,10 @@ export class DatasetIndex {
     private readonly store: Store,
     dataDir: string,
     private readonly logger: Logger,
+    /** SPLADE vectors of this encoder are indexed (null: the dataset has no sparse encoder). */
+    readonly sparseModelKey: string | null = null,
   ) {
-    this.fingerprint = indexFingerprint(params, modelKey);
+    this.fingerprint = indexFingerprint(params, modelKey, sparseModelKey);
     this.dir = path.join(dataDir, 'index', datasetId, `${shards}-${this.fingerprint}`);
   }
 
@@ -167,7 +175,10 @@ export class DatasetIndex {
       const present = new Set(chunks.map((c) => c.id));
       const upserts: ShardDoc[][] = this.shardNumbers().map(() => []);
       const deletes: string[][] = this.shardNumbers().map(() => []);
-      for (const c of chunks) upserts[shardOf(c.id, this.shards)]!.push(toShardDoc(c, (groups.get(c.id) ?? []).map((g) => g.id), vectors.get(c.id) ?? null));
+      const sparse = this.sparseModelKey ? await this.store.sparseVectors.getMany(chunks.map((c) => c.id), this.sparseModelKey) : new Map<string, SparseVector>();
+      for (const c of chunks) {
+        upserts[shardOf(c.id, this.shards)]!.push(toShardDoc(c, (groups.get(c.id) ?? []).map((g) => g.id), vectors.get(c.id) ?? null, sparse.get(c.id) ?? null));
+      }
       // An upsert whose chunk is gone was deleted later in the log than this batch saw: drop it.
       for (const [id, op] of last) if (op === 'delete' || !present.has(id)) deletes[shardOf(id, this.shards)]!.push(id);
       const seq = entries[entries.length - 1]!.seq;
@@ -208,6 +219,7 @@ export class DatasetIndex {
 
   /** Ranked search with statistics summed over all shards. */
   async search(q: DatasetSearch, signal?: AbortSignal): Promise<DatasetHits> {
+    if (q.fulltext && q.sparse) return this.searchSparse(q.sparse, q, signal);
     await this.ensureReady();
     const k = q.offset + q.limit;
     let global: TermStatsReply | null = null;
@@ -245,24 +257,40 @@ export class DatasetIndex {
     return { chunkIds: page.map((h) => h.id), scores: page.map((h) => h.score), total: replies.reduce((s, r) => s + r.total, 0) };
   }
 
+  /** Best chunks by SPLADE dot product over all shards (fulltext with a sparse encoder). */
+  async searchSparse(vector: SparseVector, q: Omit<DatasetSearch, 'text'>, signal?: AbortSignal): Promise<DatasetHits> {
+    return this.scatterVector('searchSparse', vector, q, false, signal);
+  }
+
   /**
    * Nearest chunks to a query vector over all shards. Scores are similarities for cosine and dot
    * (best = highest) and distances for euclidean and manhattan (best = lowest).
    */
   async searchDense(vector: Float32Array, q: Omit<DatasetSearch, 'text'>, signal?: AbortSignal): Promise<DatasetHits> {
+    return this.scatterVector('searchDense', vector, q, this.lowerIsBetter, signal);
+  }
+
+  /** One vector search on every shard, merged by score (ascending when lower is better), then paged. */
+  private async scatterVector(
+    op: 'searchDense' | 'searchSparse',
+    vector: Float32Array | SparseVector,
+    q: Omit<DatasetSearch, 'text'>,
+    lowerIsBetter: boolean,
+    signal?: AbortSignal,
+  ): Promise<DatasetHits> {
     await this.ensureReady();
     const k = q.offset + q.limit;
     const replies = await Promise.all(
       this.shardNumbers().map((shard) =>
         this.pool.run<SearchShardReply>(
-          { op: 'searchDense', datasetId: this.datasetId, shard, vector, k, filter: q.filter, threshold: q.minScore, countTotal: q.countTotal },
+          { op, datasetId: this.datasetId, shard, vector, k, filter: q.filter, threshold: q.minScore, countTotal: q.countTotal } as ShardTask,
           signal,
         ),
       ),
     );
     const merged: { id: string; score: number }[] = [];
     for (const r of replies) for (let i = 0; i < r.chunkIds.length; i++) merged.push({ id: r.chunkIds[i]!, score: r.scores[i]! });
-    merged.sort((a, b) => (this.lowerIsBetter ? a.score - b.score : b.score - a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    merged.sort((a, b) => (lowerIsBetter ? a.score - b.score : b.score - a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const page = merged.slice(q.offset, k);
     return { chunkIds: page.map((h) => h.id), scores: page.map((h) => h.score), total: replies.reduce((s, r) => s + r.total, 0) };
   }
@@ -284,7 +312,7 @@ export class DatasetIndex {
     const needLexical = ids.filter((id) => !bm25.has(id));
     if (needLexical.length > 0) {
       const more = await this.search(
-        { text: q.text, filter: { must: [{ has_id: { ids: needLexical } }] }, offset: 0, limit: needLexical.length, minScore: null, countTotal: false, fulltext: true },
+        { text: q.text, filter: { must: [{ has_id: { ids: needLexical } }] }, offset: 0, limit: needLexical.length, minScore: null, countTotal: false, fulltext: true, sparse: q.sparse ?? null },
         signal,
       );
       more.chunkIds.forEach((id, i) => bm25.set(id, more.scores[i]!));

@@ -5,7 +5,9 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { EmbedderCache } from '../embed/embedder-cache.js';
-import { DATASET_CONFIG_DEFAULTS, embeddingSpec, rerankerSpec, type EmbeddingSpec } from '../domain/dataset-config.js';
+import { DATASET_CONFIG_DEFAULTS, embeddingSpec, rerankerSpec, spladeSpec, type EmbeddingSpec, type SpladeSpec } from '../domain/dataset-config.js';
+import type { SparseVector } from '../domain/sparse-vector.js';
+import { boostSparse, SpladeClient } from '../embed/splade.js';
 import { Reranker } from '../embed/reranker.js';
 import { badRequest, notFound } from '../domain/errors.js';
 import type { Filter } from '../domain/filter.js';
@@ -68,6 +70,7 @@ export class Engine {
   private seenHead = 0;
   private readonly embedders = new EmbedderCache();
   private readonly rerankers = new Map<string, Reranker>();
+  private readonly splades = new Map<string, SpladeClient>();
 
   constructor(
     private readonly config: Config,
@@ -87,7 +90,9 @@ export class Engine {
     return (await this.datasetWithSpec(datasetId)).index;
   }
 
-  private async datasetWithSpec(datasetId: string): Promise<{ index: DatasetIndex; spec: EmbeddingSpec & { reranker: { baseUrl: string; apiKey: string } | null } }> {
+  private async datasetWithSpec(
+    datasetId: string,
+  ): Promise<{ index: DatasetIndex; spec: EmbeddingSpec & { reranker: { baseUrl: string; apiKey: string } | null; splade: SpladeSpec | null } }> {
     const record = await this.store.datasets.get(datasetId);
     const existing = this.datasets.get(datasetId);
     if (!record) {
@@ -98,9 +103,10 @@ export class Engine {
       throw notFound(`dataset ${datasetId} does not exist`);
     }
     const cfg = record.serverConfiguration;
-    const spec = { ...embeddingSpec(cfg), reranker: rerankerSpec(cfg) };
+    const spec = { ...embeddingSpec(cfg), reranker: rerankerSpec(cfg), splade: spladeSpec(cfg) };
+    const sparseKey = spec.splade?.modelKey ?? null;
     const params = { k1: num(cfg.BM25_K, DATASET_CONFIG_DEFAULTS.BM25_K), b: num(cfg.BM25_B, DATASET_CONFIG_DEFAULTS.BM25_B), distance: spec.distance };
-    if (existing && existing.fingerprint === indexFingerprint(params, spec.modelKey)) return { index: existing, spec };
+    if (existing && existing.fingerprint === indexFingerprint(params, spec.modelKey, sparseKey)) return { index: existing, spec };
     if (existing) {
       this.logger.info({ dataset: datasetId }, 'index parameters changed; rebuilding from the store');
       await existing.drop();
@@ -114,9 +120,27 @@ export class Engine {
       this.store,
       this.config.dataDir,
       this.logger,
+      sparseKey,
     );
     this.datasets.set(datasetId, candidate);
     return { index: candidate, spec };
+  }
+
+  /** The (shared) SPLADE client of a configuration. */
+  private spladeFor(spec: SpladeSpec): SpladeClient {
+    const key = JSON.stringify(spec);
+    let c = this.splades.get(key);
+    if (!c) this.splades.set(key, (c = new SpladeClient({ docUrl: spec.docUrl, queryUrl: spec.queryUrl, apiKey: spec.apiKey })));
+    return c;
+  }
+
+  /** The query's SPLADE vector (with a query-time fulltext_boost applied), or null without an encoder. */
+  private async sparseQuery(q: SearchQuery, spec: SpladeSpec | null, signal?: AbortSignal): Promise<SparseVector | null> {
+    if (!spec || (q.searchType !== 'fulltext' && q.searchType !== 'hybrid')) return null;
+    const client = this.spladeFor(spec);
+    const boost = q.fulltextBoost && q.fulltextBoost.phrase.trim() !== '' ? q.fulltextBoost : null;
+    const [vector, phrase] = await client.encode(boost ? [q.query, boost.phrase] : [q.query], 'query', signal);
+    return boost ? boostSparse(vector!, phrase!, boost.factor) : vector!;
   }
 
   /** The (shared) reranker of a configuration, or null for score fusion. */
@@ -165,6 +189,7 @@ export class Engine {
         countTotal: q.countTotal,
         boost,
         prefixLastWord: q.prefixLastWord === true,
+        sparse: await this.sparseQuery(q, spec.splade, signal),
       };
       if (q.searchType === 'semantic' || q.searchType === 'hybrid') {
         const vector = await this.queryVector(q, spec, signal);

@@ -1,5 +1,6 @@
 /** What a shard indexes of a stored chunk. */
 import type { ChunkRecord } from '../domain/chunk.js';
+import type { SparseVector } from '../domain/sparse-vector.js';
 import { htmlToText } from '../domain/html-text.js';
 import type { ShardDoc } from '../../workers/shard/protocol.js';
 
@@ -11,7 +12,7 @@ export function lexicalText(c: ChunkRecord): string {
 }
 
 /** Converts a stored chunk and its group ids into the shard's document. */
-export function toShardDoc(c: ChunkRecord, groupIds: readonly string[], vector: Float32Array | null = null): ShardDoc {
+export function toShardDoc(c: ChunkRecord, groupIds: readonly string[], vector: Float32Array | null = null, sparse: SparseVector | null = null): ShardDoc {
   return {
     chunkId: c.id,
     text: lexicalText(c),
@@ -26,5 +27,6 @@ export function toShardDoc(c: ChunkRecord, groupIds: readonly string[], vector: 
     metadata: c.metadata,
     boost: c.fulltextBoost ? { phrase: c.fulltextBoost.phrase, factor: c.fulltextBoost.boost_factor } : null,
     vector,
+    sparse,
   };
 }

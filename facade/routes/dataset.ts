@@ -1,7 +1,7 @@
 /** Datasets: create, update, read, list, usage, tags, clear and delete. */
 import type { Logger } from 'pino';
 import { badRequest } from '../../core/domain/errors.js';
-import { embeddingSpec } from '../../core/domain/dataset-config.js';
+import { embeddingSpec, spladeSpec } from '../../core/domain/dataset-config.js';
 import { Role } from '../../core/domain/tenancy.js';
 import { formatTimestamp } from '../../core/domain/time.js';
 import { datasetAccess, findDataset, organizationAccess, organizationHeader } from '../access.js';
@@ -58,8 +58,10 @@ export function datasetRoutes(router: QuarryRouter, services: Services): void {
       serverConfiguration:
         body.server_configuration == null ? undefined : { ...target.serverConfiguration, ...body.server_configuration },
     });
-    if (embeddingSpec(updated.serverConfiguration).modelKey !== embeddingSpec(target.serverConfiguration).modelKey) {
-      // A new embedding model makes every vector outdated: re-embed the whole dataset.
+    const modelChanged = embeddingSpec(updated.serverConfiguration).modelKey !== embeddingSpec(target.serverConfiguration).modelKey;
+    const spladeChanged = spladeSpec(updated.serverConfiguration)?.modelKey !== spladeSpec(target.serverConfiguration)?.modelKey;
+    if (modelChanged || spladeChanged) {
+      // A new embedding model or sparse encoder makes every vector outdated: re-encode the whole dataset.
       await embedSoon(services, updated.id, ctx.state.log);
     }
     ctx.body = present.dataset(updated);
@@ -125,6 +127,11 @@ export function datasetRoutes(router: QuarryRouter, services: Services): void {
       chunk_count: await store.datasets.chunkCount(dataset.id),
       // Chunks whose dense vector is missing or outdated: searchable by bm25 now, by semantic once embedded.
       chunks_pending_embedding: await store.vectors.pendingCount(dataset.id, embeddingSpec(dataset.serverConfiguration).modelKey),
+      // With a SPLADE encoder (SPLADE_BASE_URL): chunks not yet searchable by fulltext.
+      chunks_pending_sparse_encoding: await (async () => {
+        const splade = spladeSpec(dataset.serverConfiguration);
+        return splade ? store.sparseVectors.pendingCount(dataset.id, splade.modelKey) : 0;
+      })(),
     };
   });
 

@@ -180,4 +180,18 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX recommendation_queries_dataset ON recommendation_queries(dataset_id, created_at);
   CREATE INDEX recommendation_queries_created ON recommendation_queries(created_at);
   `,
+  // v4: SPLADE sparse vectors (fulltext search with SPLADE_BASE_URL), one per chunk. A vector is
+  // current while source_updated_at equals its chunk's updated_at (any edit makes it pending).
+  `
+  CREATE TABLE chunk_sparse_vectors (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    dataset_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    source_updated_at INTEGER NOT NULL,
+    indices BLOB NOT NULL,
+    vals BLOB NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX chunk_sparse_vectors_dataset ON chunk_sparse_vectors(dataset_id);
+  `,
 ];

@@ -9,6 +9,7 @@ import { sqliteDatasets } from './datasets.js';
 import { sqliteGroups } from './groups.js';
 import { sqliteOrganizations } from './organizations.js';
 import { sqliteUsers } from './users.js';
+import { sqliteSparseVectors } from './sparse-vectors.js';
 import { sqliteDatasetEvents, sqliteVectors } from './vectors.js';
 
 /** Opens the store in `dataDir` (creating and migrating it as needed). */
@@ -25,6 +26,7 @@ export function openSqliteStore(dataDir: string): Store {
     groups: sqliteGroups(db, log),
     changeLog: sqliteChangeLog(db),
     vectors: sqliteVectors(db, log),
+    sparseVectors: sqliteSparseVectors(db, log),
     events: sqliteDatasetEvents(db),
     analytics: sqliteAnalytics(db),
     async ping() {

@@ -29,6 +29,22 @@ export function fakeRerankScore(query: string, text: string): number {
   return (query.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((w) => words.has(w)).length;
 }
 
+/**
+ * The fake SPLADE encoder's vector of a text: each word hashed to an index below 30,000 (a
+ * BERT-sized vocabulary), value 1 + log(count); a query's values are halved so that document
+ * and query encoders differ, as real SPLADE query and document models do.
+ */
+export function fakeSparse(text: string, kind: 'doc' | 'query'): { index: number; value: number }[] {
+  const counts = new Map<number, number>();
+  for (const w of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    let h = 2166136261;
+    for (let i = 0; i < w.length; i++) h = Math.imul(h ^ w.charCodeAt(i), 16777619);
+    const index = (h >>> 0) % 30_000;
+    counts.set(index, (counts.get(index) ?? 0) + 1);
+  }
+  return [...counts].map(([index, n]) => ({ index, value: Math.fround((1 + Math.log(n)) * (kind === 'query' ? 0.5 : 1)) }));
+}
+
 /** A running fake server and knobs to make it misbehave. */
 export interface FakeEmbeddings {
   /** Base URL to put in EMBEDDING_BASE_URL (ends in /v1). */
@@ -39,6 +55,11 @@ export interface FakeEmbeddings {
   readonly reranked: string[][];
   /** Root for RERANKER_BASE_URL (the server answers /rerank under it). */
   readonly rerankUrl: string;
+  /** Root for SPLADE_BASE_URL (documents: /doc/embed_sparse) and SPLADE_QUERY_BASE_URL (/query/embed_sparse). */
+  readonly spladeDocUrl: string;
+  readonly spladeQueryUrl: string;
+  /** Inputs sent to /embed_sparse so far. */
+  readonly sparseRequests: string[][];
   /** Delay of every answer, in ms. */
   delayMs: number;
   /** When set, every request is answered with this status and an error body. */
@@ -48,7 +69,7 @@ export interface FakeEmbeddings {
 
 /** Starts the fake server on a free loopback port. */
 export async function startFakeEmbeddings(): Promise<FakeEmbeddings> {
-  const state = { requests: [] as string[][], reranked: [] as string[][], delayMs: 0, failWith: null as number | null };
+  const state = { requests: [] as string[][], reranked: [] as string[][], sparseRequests: [] as string[][], delayMs: 0, failWith: null as number | null };
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
@@ -59,6 +80,18 @@ export async function startFakeEmbeddings(): Promise<FakeEmbeddings> {
           const { query, texts } = JSON.parse(body) as { query: string; texts: string[] };
           state.reranked.push(texts);
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(texts.map((t, index) => ({ index, score: fakeRerankScore(query, t) }))));
+          return;
+        }
+        if (req.method === 'POST' && req.url?.endsWith('/embed_sparse')) {
+          if (state.failWith !== null) {
+            res.writeHead(state.failWith, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'fake failure' }));
+            return;
+          }
+          // text-embeddings-inference /embed_sparse: {inputs, truncate} -> [[{index, value}]].
+          const { inputs } = JSON.parse(body) as { inputs: string[] };
+          state.sparseRequests.push(inputs);
+          const kind = req.url.startsWith('/query/') ? 'query' : 'doc';
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(inputs.map((t) => fakeSparse(t, kind))));
           return;
         }
         if (req.method !== 'POST' || !req.url?.endsWith('/embeddings')) {
@@ -81,6 +114,8 @@ export async function startFakeEmbeddings(): Promise<FakeEmbeddings> {
   return Object.assign(state, {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     rerankUrl: `http://127.0.0.1:${port}`,
+    spladeDocUrl: `http://127.0.0.1:${port}/doc`,
+    spladeQueryUrl: `http://127.0.0.1:${port}/query`,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

@@ -8,7 +8,9 @@ import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { CoreClient } from '../../core/client/core-client.js';
 import type { ChunkRecord } from '../../core/domain/chunk.js';
-import { embeddingSpec } from '../../core/domain/dataset-config.js';
+import { embeddingSpec, spladeSpec, type SpladeSpec } from '../../core/domain/dataset-config.js';
+import { boostSparse, SpladeClient } from '../../core/embed/splade.js';
+import { lexicalText } from '../../core/router/to-shard-doc.js';
 import type { EmbedJob } from '../../core/domain/queues.js';
 import { semanticText } from '../../core/domain/semantic-text.js';
 import type { EmbedderCache } from '../../core/embed/embedder-cache.js';
@@ -46,6 +48,45 @@ async function embedChunks(embedder: Embedder, chunks: readonly ChunkRecord[]): 
   return vectors;
 }
 
+/** SPLADE clients by configuration, shared by the jobs of every dataset. */
+class SpladeClients {
+  private readonly clients = new Map<string, SpladeClient>();
+  get(spec: SpladeSpec): SpladeClient {
+    const key = JSON.stringify(spec);
+    let c = this.clients.get(key);
+    if (!c) this.clients.set(key, (c = new SpladeClient({ docUrl: spec.docUrl, queryUrl: spec.queryUrl, apiKey: spec.apiKey })));
+    return c;
+  }
+}
+const spladeClients = new SpladeClients();
+
+/**
+ * Encodes a dataset's pending chunks into SPLADE vectors (the text fulltext indexes, with the
+ * chunk's fulltext_boost applied: values of the phrase's indexes times the factor), stores them
+ * and asks the core to apply them; returns how many were stored.
+ */
+async function encodeSparse(store: Store, core: CoreClient, client: SpladeClient, model: string, datasetId: string, logger: Logger, job: Job<EmbedJob>): Promise<number> {
+  let encoded = 0;
+  for (let batch = 0; batch < MAX_BATCHES_PER_JOB; batch++) {
+    const pending = await store.sparseVectors.pending(datasetId, model, BATCH);
+    if (pending.length === 0) break;
+    const vectors = await client.encode(pending.map((p) => lexicalText(p.chunk)), 'doc');
+    const boosted = pending.map((p, i) => ({ c: p.chunk, i })).filter(({ c }) => c.fulltextBoost && c.fulltextBoost.phrase.trim() !== '');
+    if (boosted.length > 0) {
+      const phrases = await client.encode(boosted.map(({ c }) => c.fulltextBoost!.phrase), 'doc');
+      boosted.forEach(({ c, i }, j) => (vectors[i] = boostSparse(vectors[i]!, phrases[j]!, c.fulltextBoost!.boost_factor)));
+    }
+    encoded += await store.sparseVectors.put(datasetId, model, pending.map((p, i) => ({ chunkId: p.chunk.id, sourceUpdatedAt: p.sourceUpdatedAt, vector: vectors[i]! })));
+    await core.apply(datasetId).catch((err: unknown) => logger.warn({ dataset: datasetId, err: (err as Error).message }, 'core apply after sparse encoding failed'));
+    await job.updateProgress({ encoded });
+  }
+  if (encoded > 0) {
+    await store.events.add(datasetId, 'chunks_sparse_encoded', { count: encoded, model });
+    logger.info({ dataset: datasetId, encoded, model }, 'chunks sparse-encoded');
+  }
+  return encoded;
+}
+
 /** Builds the processor of the embed queue. */
 export function embedProcessor(store: Store, core: CoreClient, embedders: EmbedderCache, logger: Logger) {
   return async (job: Job<EmbedJob>): Promise<{ embedded: number }> => {
@@ -73,6 +114,8 @@ export function embedProcessor(store: Store, core: CoreClient, embedders: Embedd
       await store.events.add(datasetId, 'chunks_embedded', { count: embedded, model: spec.modelKey });
       logger.info({ dataset: datasetId, embedded, model: spec.modelKey }, 'chunks embedded');
     }
-    return { embedded };
+    const splade = spladeSpec(dataset.serverConfiguration);
+    const encoded = splade ? await encodeSparse(store, core, spladeClients.get(splade), splade.modelKey, datasetId, logger, job) : 0;
+    return { embedded: embedded + encoded };
   };
 }

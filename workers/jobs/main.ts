@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { connectCore } from '../../core/client/core-client.js';
 import { connectJobs } from '../../core/client/jobs-client.js';
 import { loadConfig } from '../../core/config.js';
-import { embeddingSpec } from '../../core/domain/dataset-config.js';
+import { embeddingSpec, spladeSpec } from '../../core/domain/dataset-config.js';
 import { EMBED_ATTEMPTS, Queues, type EmbedJob } from '../../core/domain/queues.js';
 import { createLogger } from '../../core/logger.js';
 import { onShutdown } from '../../core/shutdown.js';
@@ -67,8 +67,12 @@ const embedSweep = async (): Promise<void> => {
       const paused = deadLettered.get(id);
       if (paused !== undefined && Date.now() - paused < DEAD_LETTER_PAUSE_MS) continue;
       const dataset = await store.datasets.get(id);
-      if (!dataset || dataset.serverConfiguration.SEMANTIC_ENABLED === false) continue;
-      if ((await store.vectors.pendingCount(id, embeddingSpec(dataset.serverConfiguration).modelKey)) > 0) await jobs.embedDataset(id);
+      if (!dataset) continue;
+      const cfg = dataset.serverConfiguration;
+      const splade = spladeSpec(cfg);
+      const dense = cfg.SEMANTIC_ENABLED !== false && (await store.vectors.pendingCount(id, embeddingSpec(cfg).modelKey)) > 0;
+      const sparse = splade !== null && (await store.sparseVectors.pendingCount(id, splade.modelKey)) > 0;
+      if (dense || sparse) await jobs.embedDataset(id);
     }
   } catch (err) {
     logger.warn({ err: (err as Error).message }, 'embedding sweep failed');

@@ -29,6 +29,10 @@ export default function run(task: ShardTask): unknown {
       return shardFor(task).search(task.text, task.stats, task.k, task.filter, task.minScore, task.countTotal, task.fulltext === true, task.boost ?? null, task.prefix === true);
     case 'searchDense':
       return shardFor(task).searchDense(task.vector, task.k, task.filter, task.threshold, task.countTotal);
+    case 'searchSparse':
+      return shardFor(task).searchSparse(task.vector, task.k, task.filter, task.threshold, task.countTotal);
+    case 'sparseScores':
+      return shardFor(task).sparseScores(task.vector, task.chunkIds);
     case 'denseScores':
       return shardFor(task).denseScores(task.vector, task.chunkIds);
     case 'scroll':

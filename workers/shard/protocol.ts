@@ -3,6 +3,7 @@
  * imports these as types.
  */
 import type { Filter } from '../../core/domain/filter.js';
+import type { SparseVector } from '../../core/domain/sparse-vector.js';
 
 /** What a shard indexes of one chunk. */
 export interface ShardDoc {
@@ -21,6 +22,8 @@ export interface ShardDoc {
   readonly metadata: unknown;
   /** fulltext_boost: the phrase's words weigh `factor` times more in this chunk. */
   readonly boost?: { readonly phrase: string; readonly factor: number } | null;
+  /** The chunk's SPLADE vector, when the dataset has a sparse encoder and the chunk is encoded. */
+  readonly sparse?: SparseVector | null;
   /** The chunk's dense vector from the dataset's current model, when it has one. */
   readonly vector?: Float32Array | null;
 }
@@ -77,6 +80,16 @@ export type ShardTask =
       readonly threshold: number | null;
       readonly countTotal: boolean;
     } & ShardKey)
+  | ({
+      readonly op: 'searchSparse';
+      readonly vector: SparseVector;
+      readonly k: number;
+      readonly filter: Filter | null;
+      /** Minimum dot product (absent: none). */
+      readonly threshold: number | null;
+      readonly countTotal: boolean;
+    } & ShardKey)
+  | ({ readonly op: 'sparseScores'; readonly vector: SparseVector; readonly chunkIds: readonly string[] } & ShardKey)
   | ({ readonly op: 'denseScores'; readonly vector: Float32Array; readonly chunkIds: readonly string[] } & ShardKey)
   | ({ readonly op: 'scroll'; readonly filter: Filter | null; readonly afterId: string | null; readonly limit: number; readonly sortField: string | null; readonly descending: boolean } & ShardKey)
   | ({ readonly op: 'stats' } & ShardKey)

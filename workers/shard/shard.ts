@@ -9,6 +9,8 @@ import type { Bm25Params, ScrollShardReply, SearchShardReply, ShardDoc, ShardSta
 import { DenseIndex } from './dense/dense-index.js';
 import { denseMetricFor, passesScoreThreshold, type DenseMetric } from './dense/dense-metric.js';
 import { Bm25Index } from './sparse/bm25-index.js';
+import { SparseVectorIndex } from './sparse-vector/sparse-vector-index.js';
+import { sparseDot, type SparseVector } from '../../core/domain/sparse-vector.js';
 import { PAIR_WEIGHT, queryPairs } from './sparse/proximity.js';
 import { lastWordBeingTyped, MAX_COMPLETIONS, withCompletions } from './completions.js';
 
@@ -32,6 +34,8 @@ export class Shard {
   /** Dense vectors keyed by the BM25 index's internal ids; created with the first vector. */
   dense: DenseIndex | null = null;
   readonly metric: DenseMetric;
+  /** SPLADE vectors keyed by the BM25 index's internal ids (fulltext with a sparse encoder). */
+  readonly sparse = new SparseVectorIndex();
 
   constructor(readonly params: Bm25Params, index?: Bm25Index, dense?: DenseIndex | null) {
     this.index = index ?? new Bm25Index({ k1: params.k1, b: params.b });
@@ -46,6 +50,7 @@ export class Shard {
       if (id !== undefined) {
         this.fields.clear(id);
         this.dense?.remove(id);
+        this.sparse.remove(id);
       }
       this.index.remove(chunkId);
     }
@@ -59,9 +64,11 @@ export class Shard {
     if (old !== undefined) {
       this.fields.clear(old);
       this.dense?.remove(old);
+      this.sparse.remove(old);
     }
     const id = this.index.upsert(doc.chunkId, doc.text, doc.boost ?? null);
     this.fields.set(id, doc);
+    if (doc.sparse && doc.sparse.indices.length > 0) this.sparse.upsert(id, doc.sparse);
     if (doc.vector) {
       // A vector of another length means the dataset changed models: the old vectors must go.
       if (this.dense && this.dense.dimension !== doc.vector.length) this.dense = null;
@@ -150,6 +157,27 @@ export class Shard {
       }
     }
     return { chunkIds, scores, total: countTotal ? total : 0 };
+  }
+
+  /** Top `k` by SPLADE dot product, restricted by the filter and threshold. */
+  searchSparse(vector: SparseVector, k: number, filter: Filter | null, threshold: number | null, countTotal: boolean): SearchShardReply {
+    if (this.sparse.size === 0) return { chunkIds: [], scores: [], total: 0 };
+    const byChunkId = (a: number, b: number): number => {
+      const x = this.index.chunkId(a)!;
+      const y = this.index.chunkId(b)!;
+      return x < y ? -1 : x > y ? 1 : 0;
+    };
+    const hits = this.sparse.search(vector, k, this.allow(filter), threshold, byChunkId);
+    return { chunkIds: hits.ids.map((id) => this.index.chunkId(id)!), scores: hits.scores, total: countTotal ? hits.total : 0 };
+  }
+
+  /** SPLADE scores of these chunks against a query vector (NaN for a chunk without a vector here). */
+  sparseScores(vector: SparseVector, chunkIds: readonly string[]): number[] {
+    return chunkIds.map((cid) => {
+      const id = this.index.internalId(cid);
+      const v = id === undefined ? undefined : this.sparse.get(id);
+      return v ? sparseDot(v, vector) : Number.NaN;
+    });
   }
 
   /** Dense scores of these chunks against a query vector (NaN for a chunk without a vector here). */

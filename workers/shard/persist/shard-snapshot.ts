@@ -9,6 +9,7 @@ import type { Bm25Params, ShardDoc } from '../protocol.js';
 import { Shard } from '../shard.js';
 import { DenseSnapshotError, loadDenseSnapshot, saveDenseSnapshot } from '../dense/dense-snapshot.js';
 import type { DenseIndex } from '../dense/dense-index.js';
+import type { SparseVector } from '../../../core/domain/sparse-vector.js';
 import { loadBm25Snapshot, saveBm25Snapshot, SnapshotFormatError } from './bm25-snapshot.js';
 
 /** Magic bytes of a shard snapshot. */
@@ -25,7 +26,8 @@ export function encodeShard(shard: Shard, denseFile: string | null = null): Buff
   const docs: Omit<ShardDoc, 'text'>[] = [];
   for (let id = 0; id < shard.fields.capacity; id++) {
     const doc = shard.fields.doc(id);
-    if (doc) docs.push(doc);
+    const sparse = shard.sparse.get(id);
+    if (doc) docs.push(sparse ? { ...doc, sparse: { indices: Array.from(sparse.indices), values: Array.from(sparse.values) } as unknown as SparseVector } : doc);
   }
   const fields = Buffer.from(JSON.stringify({ docs, denseFile }), 'utf8');
   const head = Buffer.alloc(SHARD_SNAPSHOT_MAGIC.length + 4 + 8 + 4);
@@ -71,7 +73,10 @@ export function decodeShard(buf: Buffer, params: Bm25Params, dir?: string): Shar
   for (const doc of docs) {
     const id = index.internalId(doc.chunkId);
     if (id === undefined) throw new SnapshotFormatError(`shard snapshot fields name chunk ${doc.chunkId} missing from its index`);
-    shard.fields.set(id, { ...doc, text: '' });
+    shard.fields.set(id, { ...doc, text: '', sparse: null });
+    // SPLADE vectors travel as JSON arrays (exact for f32 values) beside the fields.
+    const sv = doc.sparse as unknown as { indices: number[]; values: number[] } | null | undefined;
+    if (sv && sv.indices.length > 0) shard.sparse.upsert(id, { indices: Uint32Array.from(sv.indices), values: Float32Array.from(sv.values) });
   }
   shard.appliedSeq = seq;
   return shard;

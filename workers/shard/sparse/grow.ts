@@ -1,6 +1,6 @@
 /** Amortised growth for typed arrays used as vectors. */
 
-type Growable = Uint32Array | Uint16Array | Uint8Array | Float64Array;
+type Growable = Uint32Array | Uint16Array | Uint8Array | Float64Array | Float32Array;
 
 /**
  * `arr` itself when it holds `need` elements, else a copy with room to spare (zero-filled tail).
