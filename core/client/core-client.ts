@@ -29,6 +29,18 @@ export interface SearchArgs {
   scoring?: ScoringArgs | null;
   /** Autocomplete: the last query word matches every indexed word it begins. */
   prefix_last_word?: boolean;
+  /** Typo correction (absent: none). */
+  typo?: TypoArgs | null;
+}
+
+/** typo_options on the wire to the core. */
+export interface TypoArgs {
+  one_typo_min: number;
+  one_typo_max: { value: number } | null;
+  two_typo_min: number;
+  two_typo_max: { value: number } | null;
+  disable_on_word: string[];
+  prioritize_domain_specific_words: boolean;
 }
 
 /** A boost phrase and its factor. */
@@ -59,7 +71,7 @@ export interface CoreClient {
   health(deadlineMs?: number): Promise<HealthReply>;
   /** Makes every change recorded for the dataset searchable. */
   apply(datasetId: string, minSeq?: number): Promise<number>;
-  search(args: SearchArgs): Promise<{ chunks: ScoredChunk[]; total: number }>;
+  search(args: SearchArgs): Promise<{ chunks: ScoredChunk[]; total: number; corrected_query: string }>;
   count(args: Omit<SearchArgs, 'offset' | 'limit' | 'count_total'> & { limit?: number }): Promise<number>;
   scroll(args: ScrollArgs): Promise<string[]>;
   stats(datasetId: string): Promise<{ chunk_count: number; shards: number; applied_seq: number }>;
@@ -101,8 +113,8 @@ export function connectCore(address: string, deadlineMs: number): CoreClient {
     apply: async (datasetId, minSeq = 0) =>
       Number((await call<{ applied_seq: number }>('Apply', { dataset_id: datasetId, min_seq: minSeq }, deadlineMs, false)).applied_seq),
     search: async (args) => {
-      const r = await call<{ chunks: ScoredChunk[]; total: number }>('Search', args);
-      return { chunks: r.chunks, total: Number(r.total) };
+      const r = await call<{ chunks: ScoredChunk[]; total: number; corrected_query: string }>('Search', args);
+      return { chunks: r.chunks, total: Number(r.total), corrected_query: r.corrected_query ?? '' };
     },
     count: async (args) => Number((await call<{ count: number }>('Count', args)).count),
     scroll: async (args) => (await call<{ chunk_ids: string[] }>('Scroll', args)).chunk_ids,

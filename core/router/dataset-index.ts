@@ -7,6 +7,8 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Filter } from '../domain/filter.js';
 import type { SparseVector } from '../domain/sparse-vector.js';
+import { decideCorrections, mergeTypoAnswers, planTypoLookups, type TypoAnswer } from '../typo/correct.js';
+import type { TypoOptions } from '../typo/options.js';
 import type { Store } from '../../store/repository.js';
 import type {
   Bm25Params,
@@ -255,6 +257,22 @@ export class DatasetIndex {
     merged.sort(byScoreThenId);
     const page = merged.slice(q.offset, k);
     return { chunkIds: page.map((h) => h.id), scores: page.map((h) => h.score), total: replies.reduce((s, r) => s + r.total, 0) };
+  }
+
+  /**
+   * Typo correction of a query against the words of every shard: one round trip asks each shard
+   * about the query's correctable words; answers are merged (counts summed) and decided here.
+   */
+  async correctTypos(query: string, options: TypoOptions, signal?: AbortSignal): Promise<{ correctedQuery: string | null; requiredWords: string[] }> {
+    const plan = planTypoLookups(query, options);
+    if (plan.lookups.length === 0) return { correctedQuery: null, requiredWords: [] };
+    await this.ensureReady();
+    const replies = await Promise.all(
+      this.shardNumbers().map((shard) => this.pool.run<TypoAnswer[]>({ op: 'typo', datasetId: this.datasetId, shard, lookups: plan.lookups }, signal)),
+    );
+    const decided = decideCorrections(plan, mergeTypoAnswers(replies));
+    // As the reference: corrected_query only when a word was corrected, not when one was only quoted.
+    return { correctedQuery: decided.corrections.length > 0 ? decided.correctedQuery : null, requiredWords: decided.requiredWords };
   }
 
   /** Best chunks by SPLADE dot product over all shards (fulltext with a sparse encoder). */

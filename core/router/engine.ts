@@ -16,6 +16,7 @@ import type { ShardPool } from '../pool/shard-pool.js';
 import { Admission } from './admission.js';
 import { DatasetIndex, indexFingerprint, type DatasetHits } from './dataset-index.js';
 import { checkFilter, resolveGroupTrackingIds } from './filter-check.js';
+import type { TypoOptions } from '../typo/options.js';
 
 /** Search types the core serves today. */
 const ENABLED_SEARCH_TYPES = new Set(['bm25', 'fulltext', 'semantic', 'hybrid']);
@@ -40,7 +41,12 @@ export interface SearchQuery {
   readonly semanticBoost?: { phrase: string; factor: number } | null;
   /** Autocomplete: the last word matches every indexed word it begins. */
   readonly prefixLastWord?: boolean;
+  /** Typo correction of the query (null: none). */
+  readonly typo?: TypoOptions | null;
 }
+
+/** Ranked hits, with the corrected query when typo correction changed it. */
+export type SearchHits = DatasetHits & { readonly correctedQuery?: string | null };
 
 /** A scroll as the core receives it. */
 export interface ScrollQuery {
@@ -172,13 +178,20 @@ export class Engine {
   }
 
   /** Ranked search. */
-  async search(q: SearchQuery, signal?: AbortSignal): Promise<DatasetHits> {
+  async search(q: SearchQuery, signal?: AbortSignal): Promise<SearchHits> {
     if (!ENABLED_SEARCH_TYPES.has(q.searchType)) {
       throw badRequest(`search_type "${q.searchType}" is not enabled on this server; use "bm25", "fulltext", "semantic" or "hybrid"`);
     }
     return this.admission.run(async () => {
       const { index, spec } = await this.datasetWithSpec(q.datasetId);
-      const filter = await this.prepareFilter(q.datasetId, q.filter);
+      let filter = await this.prepareFilter(q.datasetId, q.filter);
+      const typo = q.typo ? await index.correctTypos(q.query, q.typo, signal) : null;
+      if (typo && typo.requiredWords.length > 0) {
+        // Dataset words the user typed verbatim (prioritize_domain_specifc_words) must be in results.
+        const must = typo.requiredWords.map((w) => ({ field: { field: 'content', match_all: [{ text: w }] } }));
+        filter = { must: [...(filter?.must ?? []), ...must], must_not: filter?.must_not ?? [], should: filter?.should ?? [] };
+      }
+      if (typo?.correctedQuery) q = { ...q, query: typo.correctedQuery.replace(/"/g, ' ') };
       const boost = q.fulltextBoost && q.fulltextBoost.phrase.trim() !== '' && q.fulltextBoost.factor !== 1 ? q.fulltextBoost : null;
       const query = {
         text: q.query,
@@ -191,13 +204,20 @@ export class Engine {
         prefixLastWord: q.prefixLastWord === true,
         sparse: await this.sparseQuery(q, spec.splade, signal),
       };
+      let hits: DatasetHits;
       if (q.searchType === 'semantic' || q.searchType === 'hybrid') {
         const vector = await this.queryVector(q, spec, signal);
-        if (q.searchType === 'semantic') return index.searchDense(vector, query, signal);
-        const reranker = this.rerankerFor(spec.reranker);
-        return reranker ? index.searchHybridReranked(vector, query, reranker, signal) : index.searchHybrid(vector, query, signal);
+        const reranker = q.searchType === 'hybrid' ? this.rerankerFor(spec.reranker) : null;
+        hits =
+          q.searchType === 'semantic'
+            ? await index.searchDense(vector, query, signal)
+            : reranker
+              ? await index.searchHybridReranked(vector, query, reranker, signal)
+              : await index.searchHybrid(vector, query, signal);
+      } else {
+        hits = await index.search({ ...query, fulltext: q.searchType === 'fulltext' }, signal);
       }
-      return index.search({ ...query, fulltext: q.searchType === 'fulltext' }, signal);
+      return { ...hits, correctedQuery: typo?.correctedQuery ?? null };
     });
   }
 

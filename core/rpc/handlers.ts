@@ -18,6 +18,14 @@ interface SearchRequest {
   vector: number[];
   scoring: { fulltext_boost: { phrase: string; factor: number } | null; semantic_boost: { phrase: string; factor: number } | null } | null;
   prefix_last_word: boolean;
+  typo: {
+    one_typo_min: number;
+    one_typo_max: Bound | null;
+    two_typo_min: number;
+    two_typo_max: Bound | null;
+    disable_on_word: string[];
+    prioritize_domain_specific_words: boolean;
+  } | null;
 }
 interface CountRequest {
   dataset_id: string;
@@ -76,10 +84,22 @@ export function coreHandlers(engine: Engine) {
           fulltextBoost: req.scoring?.fulltext_boost ?? null,
           semanticBoost: req.scoring?.semantic_boost ?? null,
           prefixLastWord: req.prefix_last_word === true,
+          typo: req.typo
+            ? {
+                oneTypoWordRange: { min: req.typo.one_typo_min, max: boundValue(req.typo.one_typo_max) ?? null },
+                twoTypoWordRange: { min: req.typo.two_typo_min, max: boundValue(req.typo.two_typo_max) ?? null },
+                disableOnWord: req.typo.disable_on_word ?? [],
+                prioritizeDomainSpecificWords: req.typo.prioritize_domain_specific_words,
+              }
+            : null,
         },
         signal,
       );
-      return { chunks: hits.chunkIds.map((id, i) => ({ chunk_id: id, score: hits.scores[i] })), total: hits.total };
+      return {
+        chunks: hits.chunkIds.map((id, i) => ({ chunk_id: id, score: hits.scores[i] })),
+        total: hits.total,
+        corrected_query: hits.correctedQuery ?? '',
+      };
     },
     async Count(req: CountRequest, signal?: AbortSignal) {
       const threshold = boundValue(req.score_threshold);

@@ -9,6 +9,7 @@ import type { Services } from '../context.js';
 import { withDefaultParams } from '../default-params.js';
 import { searchRecordFrom } from '../analytics/records.js';
 import { resolveHighlightOptions } from '../highlight/index.js';
+import { resolveTypoOptions } from '../../core/typo/options.js';
 import { chunkV2 } from '../present/chunk.js';
 import { parseCount, parseScroll, parseSearch } from '../schemas/search.js';
 import { resolveScoringOptions, resolveSortOptions } from '../schemas/search-options.js';
@@ -37,6 +38,7 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     const raw = body as Record<string, unknown>;
     const sort = resolveSortOptions(raw);
     const scoring = resolveScoringOptions(raw);
+    const typo = req.queries.length > 0 ? null : resolveTypoOptions(raw.typo_options);
     const multi = req.queries.length > 0;
     // Multi-query searches are not highlighted (there is no single query to mark up).
     const highlight = multi ? null : resolveHighlightOptions(raw);
@@ -54,6 +56,7 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
       scoreThreshold: req.scoreThreshold,
       sort,
       scoring,
+      typo,
       maxLimit: limit,
     };
     let found;
@@ -66,23 +69,24 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
         const more = await runChunkSearch(services, access.dataset, { ...search, offset: 0, limit: search.limit + found.results.length, countTotal: false });
         const seen = new Set(found.results.map((r) => r.c.id));
         const extra = more.results.filter((r) => !seen.has(r.c.id)).slice(0, search.limit - found.results.length);
-        found = { results: [...found.results, ...extra], total: found.total };
+        found = { ...found, results: [...found.results, ...extra] };
       }
     } else {
       found = await runChunkSearch(services, access.dataset, search);
     }
     const { results, total } = found;
+    const correctedQuery = found.correctedQuery ?? null;
     const totalPages = req.getTotalPages && req.pageSize > 0 ? Math.ceil(Math.min(total, limit) / req.pageSize) : 0;
     const id = newId();
     services.analytics.recordSearch(
       searchRecordFrom({ id, datasetId: access.dataset.id, kind, body, request: req, results: results.map((r) => ({ id: r.c.id, score: r.score })), startedAt: started }),
     );
-    const shape = { version: access.apiVersion, slimChunks: req.slimChunks, contentOnly: req.contentOnly, highlight, query: processed.text };
+    const shape = { version: access.apiVersion, slimChunks: req.slimChunks, contentOnly: req.contentOnly, highlight, query: correctedQuery?.replace(/"/g, '') ?? processed.text };
     const chunks = results.map((r) => presentResult(shape, r));
     ctx.body =
       access.apiVersion === 'V1'
-        ? { score_chunks: chunks, corrected_query: null, total_chunk_pages: totalPages }
-        : { id, chunks, corrected_query: null, total_pages: totalPages };
+        ? { score_chunks: chunks, corrected_query: correctedQuery, total_chunk_pages: totalPages }
+        : { id, chunks, corrected_query: correctedQuery, total_pages: totalPages };
   };
 
   router.post('/api/chunk/search', rankedSearch('search'));

@@ -12,6 +12,7 @@ import { Reranker } from '../../core/embed/reranker.js';
 import { lexicalText } from '../../core/router/to-shard-doc.js';
 import type { Services } from '../context.js';
 import type { ScoringOptions, SortByField, SortByRerank, SortOptions } from '../schemas/search-options.js';
+import type { TypoOptions } from '../../core/typo/options.js';
 import { byScore, postRank, type Ranked } from './post-rank.js';
 
 /** Candidates fetched before a field sort or a re-scoring when the request names no amount. */
@@ -36,6 +37,8 @@ export interface ChunkSearch {
   readonly scoring: ScoringOptions | null;
   /** Autocomplete: complete the last word. */
   readonly prefixLastWord?: boolean;
+  /** Typo correction (null: none). */
+  readonly typo?: TypoOptions | null;
   /** The dataset's MAX_LIMIT (caps prefetches). */
   readonly maxLimit: number;
 }
@@ -44,6 +47,8 @@ export interface ChunkSearch {
 export interface ChunkSearchResult {
   readonly results: Ranked[];
   readonly total: number;
+  /** The query after typo correction, when it changed. */
+  readonly correctedQuery?: string | null;
 }
 
 /** A sortable value of a chunk's field; undefined when it has none (see SORTABLE_FIELDS). */
@@ -76,6 +81,16 @@ function coreArgs(dataset: DatasetRecord, s: ChunkSearch, searchType: string, of
     queries: [...s.queries],
     scoring: s.scoring ? { fulltext_boost: s.scoring.fulltextBoost, semantic_boost: s.scoring.semanticBoost } : null,
     prefix_last_word: s.prefixLastWord === true,
+    typo: s.typo
+      ? {
+          one_typo_min: s.typo.oneTypoWordRange.min,
+          one_typo_max: s.typo.oneTypoWordRange.max === null ? null : { value: s.typo.oneTypoWordRange.max },
+          two_typo_min: s.typo.twoTypoWordRange.min,
+          two_typo_max: s.typo.twoTypoWordRange.max === null ? null : { value: s.typo.twoTypoWordRange.max },
+          disable_on_word: [...s.typo.disableOnWord],
+          prioritize_domain_specific_words: s.typo.prioritizeDomainSpecificWords,
+        }
+      : null,
   };
 }
 
@@ -91,7 +106,7 @@ async function records(services: Services, datasetId: string, hits: readonly { c
 /** Prefetch by relevance, then order by a field (score_threshold does not apply, as in the reference). */
 async function sortedByField(services: Services, dataset: DatasetRecord, s: ChunkSearch, by: SortByField, limit: number): Promise<ChunkSearchResult> {
   const prefetch = Math.min(by.prefetch ?? DEFAULT_PREFETCH, s.maxLimit);
-  const { chunks, total } = await services.core.search(coreArgs(dataset, s, s.searchType, 0, prefetch, null, s.countTotal));
+  const { chunks, total, corrected_query } = await services.core.search(coreArgs(dataset, s, s.searchType, 0, prefetch, null, s.countTotal));
   const all = await records(services, dataset.id, chunks);
   const dir = by.descending ? -1 : 1;
   const keyed = all.map((r) => ({ r, v: fieldValue(r.c, by.field) }));
@@ -99,7 +114,7 @@ async function sortedByField(services: Services, dataset: DatasetRecord, s: Chun
     if (a.v === undefined || b.v === undefined) return a.v === b.v ? 0 : a.v === undefined ? 1 : -1;
     return (a.v < b.v ? -1 : a.v > b.v ? 1 : 0) * dir;
   });
-  return { results: keyed.slice(s.offset, s.offset + limit).map((k) => k.r), total: s.countTotal ? Math.min(total, prefetch) : 0 };
+  return { results: keyed.slice(s.offset, s.offset + limit).map((k) => k.r), total: s.countTotal ? Math.min(total, prefetch) : 0, correctedQuery: corrected_query || null };
 }
 
 /** Prefetch by the search type, re-score the candidates by another type or a cross-encoder, then threshold and page. */
@@ -109,10 +124,11 @@ async function reScored(services: Services, dataset: DatasetRecord, s: ChunkSear
     throw badRequest('sort_by.rerank_type "cross_encoder" needs a reranker: set RERANKER_BASE_URL in the dataset server_configuration');
   }
   const prefetch = Math.min(by.prefetch ?? DEFAULT_PREFETCH, s.maxLimit);
-  const { chunks } = await services.core.search(coreArgs(dataset, s, s.searchType, 0, prefetch, null, false));
+  const { chunks, corrected_query } = await services.core.search(coreArgs(dataset, s, s.searchType, 0, prefetch, null, false));
   const candidates = await records(services, dataset.id, chunks);
-  if (candidates.length === 0) return { results: [], total: 0 };
-  const query = by.query ?? s.text;
+  const correctedQuery = corrected_query || null;
+  if (candidates.length === 0) return { results: [], total: 0, correctedQuery };
+  const query = by.query ?? correctedQuery?.replace(/"/g, ' ') ?? s.text;
   let scores: Map<string, number>;
   if (spec) {
     const texts = candidates.map((r) => lexicalText(r.c).split(/\s+/).slice(0, 100).join(' '));
@@ -123,6 +139,7 @@ async function reScored(services: Services, dataset: DatasetRecord, s: ChunkSear
       ...coreArgs(dataset, s, by.rerankType, 0, candidates.length, null, false),
       query,
       queries: [],
+      typo: null,
       filter: { must: [{ has_id: { ids: candidates.map((r) => r.c.id) } }] },
     });
     scores = new Map(again.chunks.map((h) => [h.chunk_id, h.score]));
@@ -131,7 +148,7 @@ async function reScored(services: Services, dataset: DatasetRecord, s: ChunkSear
   const floor = Math.min(0, ...scores.values()) - 1;
   let ranked = candidates.map((r) => ({ c: r.c, score: scores.get(r.c.id) ?? floor })).sort(byScore);
   if (s.scoreThreshold !== null) ranked = ranked.filter((r) => r.score >= s.scoreThreshold!);
-  return { results: ranked.slice(s.offset, s.offset + limit), total: s.countTotal ? ranked.length : 0 };
+  return { results: ranked.slice(s.offset, s.offset + limit), total: s.countTotal ? ranked.length : 0, correctedQuery };
 }
 
 /** Runs a chunk search. */
@@ -141,15 +158,15 @@ export async function runChunkSearch(services: Services, dataset: DatasetRecord,
   let out: ChunkSearchResult;
   const sortBy = s.sort?.sortBy ?? null;
   if (limit === 0) {
-    const { total } = await services.core.search(coreArgs(dataset, s, s.searchType, s.offset, 0, s.scoreThreshold, s.countTotal));
-    out = { results: [], total };
+    const { total, corrected_query } = await services.core.search(coreArgs(dataset, s, s.searchType, s.offset, 0, s.scoreThreshold, s.countTotal));
+    out = { results: [], total, correctedQuery: corrected_query || null };
   } else if (sortBy?.kind === 'field') {
     out = await sortedByField(services, dataset, s, sortBy, limit);
   } else if (sortBy?.kind === 'rerank') {
     out = await reScored(services, dataset, s, sortBy, limit, signal);
   } else {
-    const { chunks, total } = await services.core.search(coreArgs(dataset, s, s.searchType, s.offset, limit, s.scoreThreshold, s.countTotal));
-    out = { results: await records(services, dataset.id, chunks), total };
+    const { chunks, total, corrected_query } = await services.core.search(coreArgs(dataset, s, s.searchType, s.offset, limit, s.scoreThreshold, s.countTotal));
+    out = { results: await records(services, dataset.id, chunks), total, correctedQuery: corrected_query || null };
   }
   if (!s.sort) return out;
   const vectors = mmr
@@ -157,5 +174,5 @@ export async function runChunkSearch(services: Services, dataset: DatasetRecord,
     : new Map<string, Float32Array>();
   // A field sort is the order the caller asked for: post-ranking would undo it.
   const ranked = sortBy?.kind === 'field' ? out.results : postRank(out.results, s.sort, vectors);
-  return { results: ranked.slice(0, s.limit), total: out.total };
+  return { results: ranked.slice(0, s.limit), total: out.total, correctedQuery: out.correctedQuery ?? null };
 }

@@ -467,6 +467,8 @@ const ROUTES: RouteCase[] = [
       [{ search_type: 'bm25', query: 'x', highlight_options: { highlight_threshold: 3 } }, /highlight_threshold/],
       [{ search_type: 'bm25', query: 'x', highlight_options: { highlight_strategy: 'magic' } }, /highlight_strategy/],
       [{ search_type: 'hybrid', query: 'x', sort_options: { sort_by: { rerank_type: 'cross_encoder' } } }, /RERANKER_BASE_URL/],
+      [{ search_type: 'bm25', query: 'x', typo_options: { correct_typos: 'yes' } }, /correct_typos/],
+      [{ search_type: 'bm25', query: 'x', typo_options: { correct_typos: true, two_typo_word_range: { min: -1 } } }, /two_typo_word_range/],
     ],
   },
   {

@@ -207,3 +207,43 @@ describe('highlights in responses', () => {
     expect(tags.body.chunks[0].chunk.chunk_html).toMatch(/<em>vaccine<\/em>/i);
   });
 });
+
+describe('typo correction', () => {
+  const typo = (query: string, typo_options: Record<string, unknown> = { correct_typos: true }) => bm25({ query, typo_options });
+
+  it('corrects misspelled words to dataset words and searches with the correction', async () => {
+    const res = await typo('protien vacine');
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.corrected_query).toBe('protein vaccine');
+    expect(scored(res)).toEqual(scored(await bm25({ query: 'protein vaccine' })));
+  });
+
+  it('leaves correct, English, disabled and out-of-range words alone (corrected_query null)', async () => {
+    expect((await typo('protein vaccine')).body.corrected_query).toBeNull();
+    // "runing" is English by the dictionary's rules (run + ing), never corrected.
+    expect((await typo('runing')).body.corrected_query).toBeNull();
+    expect((await typo('protien', { correct_typos: true, disable_on_word: ['Protien'] })).body.corrected_query).toBeNull();
+    // 4 letters: outside the default 5-8 ranges.
+    expect((await typo('gnee')).body.corrected_query).toBeNull();
+    expect((await typo('gnee', { correct_typos: true, one_typo_word_range: { min: 3, max: 8 }, two_typo_word_range: { min: 3 } })).body.corrected_query).toBe('gene');
+    expect((await typo('protien', { correct_typos: false })).body.corrected_query).toBeNull();
+    expect((await bm25({ query: 'protien' })).body.corrected_query).toBeNull();
+  });
+
+  it('quotes and requires a dataset word that is not English when prioritize_domain_specifc_words', async () => {
+    expect((await ds.post('/api/chunk', { tracking_id: 'domain', chunk_html: 'quarrybase vaccine notes' })).status).toBe(200);
+    const res = await typo('quarrybase vacine');
+    expect(res.body.corrected_query).toBe('"quarrybase" vaccine');
+    expect(idsOf(res).length).toBe(1);
+    const loose = await typo('quarrybase vacine', { correct_typos: true, prioritize_domain_specifc_words: false });
+    expect(loose.body.corrected_query).toBe('quarrybase vaccine');
+    expect(idsOf(loose).length).toBeGreaterThan(1);
+    expect((await ds.del('/api/chunk/tracking_id/domain')).status).toBe(204);
+  });
+
+  it('rejects bad typo options with a 400 naming the field', async () => {
+    const res = await typo('x', { correct_typos: true, one_typo_word_range: { min: 9, max: 2 } });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/one_typo_word_range/);
+  });
+});

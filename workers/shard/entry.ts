@@ -31,6 +31,8 @@ export default function run(task: ShardTask): unknown {
       return shardFor(task).searchDense(task.vector, task.k, task.filter, task.threshold, task.countTotal);
     case 'searchSparse':
       return shardFor(task).searchSparse(task.vector, task.k, task.filter, task.threshold, task.countTotal);
+    case 'typo':
+      return shardFor(task).vocabulary.answer(task.lookups);
     case 'sparseScores':
       return shardFor(task).sparseScores(task.vector, task.chunkIds);
     case 'denseScores':

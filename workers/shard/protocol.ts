@@ -4,6 +4,7 @@
  */
 import type { Filter } from '../../core/domain/filter.js';
 import type { SparseVector } from '../../core/domain/sparse-vector.js';
+import type { VocabularyLookup } from './typo/vocabulary.js';
 
 /** What a shard indexes of one chunk. */
 export interface ShardDoc {
@@ -89,6 +90,7 @@ export type ShardTask =
       readonly threshold: number | null;
       readonly countTotal: boolean;
     } & ShardKey)
+  | ({ readonly op: 'typo'; readonly lookups: readonly VocabularyLookup[] } & ShardKey)
   | ({ readonly op: 'sparseScores'; readonly vector: SparseVector; readonly chunkIds: readonly string[] } & ShardKey)
   | ({ readonly op: 'denseScores'; readonly vector: Float32Array; readonly chunkIds: readonly string[] } & ShardKey)
   | ({ readonly op: 'scroll'; readonly filter: Filter | null; readonly afterId: string | null; readonly limit: number; readonly sortField: string | null; readonly descending: boolean } & ShardKey)

@@ -10,6 +10,11 @@ import { DenseIndex } from './dense/dense-index.js';
 import { denseMetricFor, passesScoreThreshold, type DenseMetric } from './dense/dense-metric.js';
 import { Bm25Index } from './sparse/bm25-index.js';
 import { SparseVectorIndex } from './sparse-vector/sparse-vector-index.js';
+import { SequenceStore } from './sparse/sequence-store.js';
+import { Vocabulary } from './typo/vocabulary.js';
+
+/** No id is skipped when storing vocabulary ids. */
+const NO_SKIP = new Uint8Array(0);
 import { sparseDot, type SparseVector } from '../../core/domain/sparse-vector.js';
 import { PAIR_WEIGHT, queryPairs } from './sparse/proximity.js';
 import { lastWordBeingTyped, MAX_COMPLETIONS, withCompletions } from './completions.js';
@@ -36,6 +41,10 @@ export class Shard {
   readonly metric: DenseMetric;
   /** SPLADE vectors keyed by the BM25 index's internal ids (fulltext with a sparse encoder). */
   readonly sparse = new SparseVectorIndex();
+  /** The words of this shard's chunks with document counts, for typo correction. */
+  vocabulary = new Vocabulary();
+  /** Per internal id: the vocabulary ids of the chunk's words (to uncount them when it changes). */
+  vocabularyIds = new SequenceStore();
 
   constructor(readonly params: Bm25Params, index?: Bm25Index, dense?: DenseIndex | null) {
     this.index = index ?? new Bm25Index({ k1: params.k1, b: params.b });
@@ -51,6 +60,7 @@ export class Shard {
         this.fields.clear(id);
         this.dense?.remove(id);
         this.sparse.remove(id);
+        this.forgetWords(id);
       }
       this.index.remove(chunkId);
     }
@@ -65,9 +75,11 @@ export class Shard {
       this.fields.clear(old);
       this.dense?.remove(old);
       this.sparse.remove(old);
+      this.forgetWords(old);
     }
     const id = this.index.upsert(doc.chunkId, doc.text, doc.boost ?? null);
     this.fields.set(id, doc);
+    this.countWords(id, Vocabulary.wordsOf(doc.text));
     if (doc.sparse && doc.sparse.indices.length > 0) this.sparse.upsert(id, doc.sparse);
     if (doc.vector) {
       // A vector of another length means the dataset changed models: the old vectors must go.
@@ -157,6 +169,18 @@ export class Shard {
       }
     }
     return { chunkIds, scores, total: countTotal ? total : 0 };
+  }
+
+  /** Counts a chunk's words in the typo vocabulary. */
+  countWords(id: number, words: readonly string[]): void {
+    const ids = this.vocabulary.addDocument(words);
+    this.vocabularyIds.set(id, ids, ids.length, NO_SKIP);
+  }
+
+  /** Uncounts a chunk's words. */
+  private forgetWords(id: number): void {
+    this.vocabulary.removeIds(this.vocabularyIds.get(id));
+    this.vocabularyIds.clear(id);
   }
 
   /** Top `k` by SPLADE dot product, restricted by the filter and threshold. */

@@ -9,13 +9,15 @@ import type { Bm25Params, ShardDoc } from '../protocol.js';
 import { Shard } from '../shard.js';
 import { DenseSnapshotError, loadDenseSnapshot, saveDenseSnapshot } from '../dense/dense-snapshot.js';
 import type { DenseIndex } from '../dense/dense-index.js';
-import type { SparseVector } from '../../../core/domain/sparse-vector.js';
 import { loadBm25Snapshot, saveBm25Snapshot, SnapshotFormatError } from './bm25-snapshot.js';
+
+/** A chunk as the snapshot's JSON holds it: its fields, its words (typo vocabulary) and SPLADE vector. */
+type SnapshotDoc = Omit<ShardDoc, 'text' | 'sparse'> & { words?: number[]; sparse?: { indices: number[]; values: number[] } };
 
 /** Magic bytes of a shard snapshot. */
 export const SHARD_SNAPSHOT_MAGIC = Buffer.from('QSHARD\0\0', 'latin1');
-/** Current format version; older versions are rejected (the store rebuilds the shard). */
-export const SHARD_SNAPSHOT_VERSION = 2;
+/** Current format version (3 added the typo vocabulary); older versions are rejected (the store rebuilds the shard). */
+export const SHARD_SNAPSHOT_VERSION = 3;
 
 /**
  * Encodes a shard. Layout: magic, u32 version, f64 seq, u32 bm25 length, bm25, u32 fields
@@ -23,13 +25,26 @@ export const SHARD_SNAPSHOT_VERSION = 2;
  */
 export function encodeShard(shard: Shard, denseFile: string | null = null): Buffer {
   const bm25 = saveBm25Snapshot(shard.index);
-  const docs: Omit<ShardDoc, 'text'>[] = [];
+  const docs: SnapshotDoc[] = [];
+  // The typo vocabulary travels as each chunk's word list (ids into `words`): loading recounts it.
+  const words: string[] = [];
+  const wordIndex = new Map<number, number>();
   for (let id = 0; id < shard.fields.capacity; id++) {
     const doc = shard.fields.doc(id);
+    if (!doc) continue;
     const sparse = shard.sparse.get(id);
-    if (doc) docs.push(sparse ? { ...doc, sparse: { indices: Array.from(sparse.indices), values: Array.from(sparse.values) } as unknown as SparseVector } : doc);
+    const vocab = Array.from(shard.vocabularyIds.get(id), (v) => {
+      let i = wordIndex.get(v);
+      if (i === undefined) {
+        wordIndex.set(v, (i = words.length));
+        words.push(shard.vocabulary.wordOf(v));
+      }
+      return i;
+    });
+    const { sparse: _none, ...plain } = doc;
+    docs.push({ ...plain, words: vocab, ...(sparse ? { sparse: { indices: Array.from(sparse.indices), values: Array.from(sparse.values) } } : {}) });
   }
-  const fields = Buffer.from(JSON.stringify({ docs, denseFile }), 'utf8');
+  const fields = Buffer.from(JSON.stringify({ docs, denseFile, words }), 'utf8');
   const head = Buffer.alloc(SHARD_SNAPSHOT_MAGIC.length + 4 + 8 + 4);
   SHARD_SNAPSHOT_MAGIC.copy(head, 0);
   let o = SHARD_SNAPSHOT_MAGIC.length;
@@ -57,7 +72,7 @@ export function decodeShard(buf: Buffer, params: Bm25Params, dir?: string): Shar
   const fieldsLen = buf.readUInt32LE(bm25Start + bm25Len);
   const fieldsStart = bm25Start + bm25Len + 4;
   if (fieldsStart + fieldsLen !== buf.length) throw new SnapshotFormatError('shard snapshot is truncated');
-  const body = JSON.parse(buf.subarray(fieldsStart).toString('utf8')) as { docs: Omit<ShardDoc, 'text'>[]; denseFile: string | null };
+  const body = JSON.parse(buf.subarray(fieldsStart).toString('utf8')) as { docs: SnapshotDoc[]; denseFile: string | null; words?: string[] };
   const docs = body.docs;
   let dense: DenseIndex | null = null;
   if (body.denseFile !== null) {
@@ -73,10 +88,11 @@ export function decodeShard(buf: Buffer, params: Bm25Params, dir?: string): Shar
   for (const doc of docs) {
     const id = index.internalId(doc.chunkId);
     if (id === undefined) throw new SnapshotFormatError(`shard snapshot fields name chunk ${doc.chunkId} missing from its index`);
-    shard.fields.set(id, { ...doc, text: '', sparse: null });
+    const { words, sparse: sv, ...fields } = doc;
+    shard.fields.set(id, { ...fields, text: '' });
     // SPLADE vectors travel as JSON arrays (exact for f32 values) beside the fields.
-    const sv = doc.sparse as unknown as { indices: number[]; values: number[] } | null | undefined;
     if (sv && sv.indices.length > 0) shard.sparse.upsert(id, { indices: Uint32Array.from(sv.indices), values: Float32Array.from(sv.values) });
+    if (words) shard.countWords(id, words.map((w) => body.words![w]!));
   }
   shard.appliedSeq = seq;
   return shard;
