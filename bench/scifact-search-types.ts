@@ -1,7 +1,7 @@
 /**
  * SciFact through the running service with the default embedded model (USE-Lite): the rate at
  * which the job workers embed and index the corpus, then nDCG@10, recall@100 and HTTP latency of
- * bm25, semantic and hybrid search over the 300 test queries. Starts its own stack from dist/.
+ * bm25, fulltext, semantic and hybrid search over the 300 test queries. Starts its own stack from dist/.
  *
  *   npx tsx bench/scifact-search-types.ts [--docs N]   (the whole corpus takes ~25 min on 2 cores)
  */
@@ -38,7 +38,7 @@ try {
   console.log(`ingest over HTTP: ${ingested - started} ms; embedding + dense indexing in the job workers: ${(embeddedMs / 1000).toFixed(0)} s, ${(docs.length / (embeddedMs / 1000)).toFixed(2)} chunks/s`);
   console.log('| search type | nDCG@10 | recall@100 | HTTP p50 | HTTP p99 |');
   console.log('|---|---|---|---|---|');
-  for (const searchType of ['bm25', 'semantic', 'hybrid']) {
+  for (const searchType of ['bm25', 'fulltext', 'semantic', 'hybrid']) {
     const ranked = new Map<string, string[]>();
     const lat: number[] = [];
     for (const [qid] of qrels) {

@@ -8,8 +8,10 @@ import { requestId } from './middleware/request-id.js';
 import { chunkGroupRoutes } from './routes/chunk-group.js';
 import { chunkRoutes } from './routes/chunk.js';
 import { datasetRoutes } from './routes/dataset.js';
+import { groupSearchRoutes } from './routes/group-search.js';
 import { healthRoutes } from './routes/health.js';
 import { organizationRoutes } from './routes/organization.js';
+import { recommendRoutes } from './routes/recommend.js';
 import { newRouter } from './routes/router.js';
 import { searchRoutes } from './routes/search.js';
 import { userRoutes } from './routes/user.js';
@@ -27,6 +29,8 @@ export function createApp(services: Services): Koa<RequestState> {
   datasetRoutes(router, services);
   // Search routes first: /api/chunk/search must not be taken for /api/chunk/:chunk_id.
   searchRoutes(router, services);
+  recommendRoutes(router, services);
+  groupSearchRoutes(router, services);
   chunkRoutes(router, services);
   chunkGroupRoutes(router, services);
 

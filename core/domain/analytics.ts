@@ -9,7 +9,7 @@
  * What kind of request a search record describes: the reference's `search_type` column
  * (`ClickhouseSearchTypes`), not the search method.
  */
-export type SearchKind = 'search' | 'autocomplete' | 'search_over_groups' | 'rag';
+export type SearchKind = 'search' | 'autocomplete' | 'search_over_groups' | 'search_within_groups' | 'rag';
 
 /** One result of a recorded request, in rank order. */
 export interface RecordedResult {

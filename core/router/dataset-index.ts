@@ -23,7 +23,8 @@ import type {
 import type { ShardPool } from '../pool/shard-pool.js';
 import { shardOf } from './placement.js';
 import type { Reranker } from '../embed/reranker.js';
-import { lexicalText, toShardDoc } from './to-shard-doc.js';
+import { lexicalText } from '../domain/lexical-text.js';
+import { toShardDoc } from './to-shard-doc.js';
 import { MAX_COMPLETIONS, withCompletions } from '../../workers/shard/completions.js';
 
 /** Change-log entries read per batch while applying. */

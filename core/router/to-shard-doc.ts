@@ -1,15 +1,8 @@
 /** What a shard indexes of a stored chunk. */
 import type { ChunkRecord } from '../domain/chunk.js';
 import type { SparseVector } from '../domain/sparse-vector.js';
-import { htmlToText } from '../domain/html-text.js';
+import { lexicalText } from '../domain/lexical-text.js';
 import type { ShardDoc } from '../../workers/shard/protocol.js';
-
-/** The text BM25 indexes: fulltext_content when given, else chunk_html (as text unless told not to convert). */
-export function lexicalText(c: ChunkRecord): string {
-  if (c.fulltextContent != null) return c.fulltextContent;
-  const html = c.chunkHtml ?? '';
-  return c.convertHtmlToText ? htmlToText(html) : html;
-}
 
 /** Converts a stored chunk and its group ids into the shard's document. */
 export function toShardDoc(c: ChunkRecord, groupIds: readonly string[], vector: Float32Array | null = null, sparse: SparseVector | null = null): ShardDoc {

@@ -1,6 +1,5 @@
 /** Search, count and scroll: validated here, answered by the core, chunks read from the store. */
 import { performance } from 'node:perf_hooks';
-import { DATASET_CONFIG_DEFAULTS } from '../../core/domain/dataset-config.js';
 import { notFound } from '../../core/domain/errors.js';
 import { newId } from '../../core/domain/ids.js';
 import { Role } from '../../core/domain/tenancy.js';
@@ -8,22 +7,14 @@ import { datasetAccess } from '../access.js';
 import type { Services } from '../context.js';
 import { withDefaultParams } from '../default-params.js';
 import { searchRecordFrom } from '../analytics/records.js';
-import { resolveHighlightOptions } from '../highlight/index.js';
-import { resolveTypoOptions } from '../../core/typo/options.js';
 import { chunkV2 } from '../present/chunk.js';
 import { parseCount, parseScroll, parseSearch } from '../schemas/search.js';
-import { resolveScoringOptions, resolveSortOptions } from '../schemas/search-options.js';
-import { runChunkSearch, type ChunkSearch } from '../search/chunk-search.js';
+import { runChunkSearch } from '../search/chunk-search.js';
+import { highlightText, maxLimitOf, planSearch } from '../search/search-plan.js';
 import { presentResult } from '../search/present-results.js';
 import { processQuery, withTermConditions } from '../search/query-syntax.js';
 import { lastWordBeingTyped } from '../../workers/shard/completions.js';
 import type { QuarryContext, QuarryRouter } from './router.js';
-
-/** A dataset's MAX_LIMIT: the most results any search may page through. */
-function maxLimit(config: Record<string, unknown>): number {
-  const v = config.MAX_LIMIT;
-  return typeof v === 'number' && v > 0 ? v : DATASET_CONFIG_DEFAULTS.MAX_LIMIT;
-}
 
 /** Registers search routes. */
 export function searchRoutes(router: QuarryRouter, services: Services): void {
@@ -35,30 +26,10 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     const access = await datasetAccess(ctx, services, Role.Read);
     const body = withDefaultParams(ctx.state.body, access.caller, 'search');
     const req = parseSearch(body);
-    const raw = body as Record<string, unknown>;
-    const sort = resolveSortOptions(raw);
-    const scoring = resolveScoringOptions(raw);
-    const typo = req.queries.length > 0 ? null : resolveTypoOptions(raw.typo_options);
-    const multi = req.queries.length > 0;
-    // Multi-query searches are not highlighted (there is no single query to mark up).
-    const highlight = multi ? null : resolveHighlightOptions(raw);
-    const processed = multi ? { text: req.query, required: [], excluded: [] } : processQuery(req.query, req);
-    const limit = maxLimit(access.dataset.serverConfiguration);
-    const offset = (req.page - 1) * req.pageSize;
-    const search: ChunkSearch = {
-      searchType: req.searchType,
-      text: processed.text,
-      queries: req.queries,
-      filter: withTermConditions(req.filter, processed.required, processed.excluded),
-      offset,
-      limit: Math.max(0, Math.min(req.pageSize, limit - offset)),
-      countTotal: req.getTotalPages,
-      scoreThreshold: req.scoreThreshold,
-      sort,
-      scoring,
-      typo,
-      maxLimit: limit,
-    };
+    const limit = maxLimitOf(access.dataset.serverConfiguration);
+    const plan = planSearch(req, body as Record<string, unknown>, limit);
+    const { search, highlight } = plan;
+    const processed = { text: plan.text };
     let found;
     if (kind === 'autocomplete') {
       // The reference adds "content contains the query"; the word being typed matches as a prefix.
@@ -81,7 +52,7 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     services.analytics.recordSearch(
       searchRecordFrom({ id, datasetId: access.dataset.id, kind, body, request: req, results: results.map((r) => ({ id: r.c.id, score: r.score })), startedAt: started }),
     );
-    const shape = { version: access.apiVersion, slimChunks: req.slimChunks, contentOnly: req.contentOnly, highlight, query: correctedQuery?.replace(/"/g, '') ?? processed.text };
+    const shape = { version: access.apiVersion, slimChunks: req.slimChunks, contentOnly: req.contentOnly, highlight, query: highlightText(plan, correctedQuery) };
     const chunks = results.map((r) => presentResult(shape, r));
     ctx.body =
       access.apiVersion === 'V1'
@@ -94,7 +65,7 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
 
   router.post('/api/chunk/count', async (ctx) => {
     const access = await datasetAccess(ctx, services, Role.Read);
-    const req = parseCount(ctx.state.body, maxLimit(access.dataset.serverConfiguration));
+    const req = parseCount(ctx.state.body, maxLimitOf(access.dataset.serverConfiguration));
     const processed = processQuery(req.query, { removeStopWords: false, quoteNegatedTerms: req.quoteNegatedTerms });
     const count = await core.count({
       dataset_id: access.dataset.id,

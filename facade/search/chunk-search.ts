@@ -9,7 +9,7 @@ import { badRequest } from '../../core/domain/errors.js';
 import type { Filter } from '../../core/domain/filter.js';
 import type { DatasetRecord } from '../../core/domain/tenancy.js';
 import { Reranker } from '../../core/embed/reranker.js';
-import { lexicalText } from '../../core/router/to-shard-doc.js';
+import { lexicalText } from '../../core/domain/lexical-text.js';
 import type { Services } from '../context.js';
 import type { ScoringOptions, SortByField, SortByRerank, SortOptions } from '../schemas/search-options.js';
 import type { TypoOptions } from '../../core/typo/options.js';

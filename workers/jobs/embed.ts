@@ -10,7 +10,7 @@ import type { CoreClient } from '../../core/client/core-client.js';
 import type { ChunkRecord } from '../../core/domain/chunk.js';
 import { embeddingSpec, spladeSpec, type SpladeSpec } from '../../core/domain/dataset-config.js';
 import { boostSparse, SpladeClient } from '../../core/embed/splade.js';
-import { lexicalText } from '../../core/router/to-shard-doc.js';
+import { lexicalText } from '../../core/domain/lexical-text.js';
 import type { EmbedJob } from '../../core/domain/queues.js';
 import { semanticText } from '../../core/domain/semantic-text.js';
 import type { EmbedderCache } from '../../core/embed/embedder-cache.js';

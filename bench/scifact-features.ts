@@ -1,0 +1,88 @@
+/**
+ * What the search features add to a SciFact bm25 search through HTTP (not a test): highlights
+ * on and off (exactmatch and v1), typo correction on clean and on misspelled queries (with how
+ * often the misspelling was put right), and autocomplete per keystroke. One client, the 300 test
+ * queries; starts its own stack from dist/ (run `npm run build` first).
+ *
+ *   npx tsx bench/scifact-features.ts [--rounds N]
+ */
+import { loadQrels, loadSciFact } from './lib/scifact.js';
+import { quantile } from './lib/metrics.js';
+import { machine, post, startBenchStack } from './lib/spawn-stack.js';
+
+const roundsArg = process.argv.indexOf('--rounds');
+const rounds = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 3;
+
+/** A deterministic misspelling: the two middle letters of the query's longest word swapped. */
+function misspell(query: string): { text: string; word: string } | null {
+  const words = query.split(/\s+/);
+  let best = -1;
+  words.forEach((w, i) => {
+    if (/^[a-z]{6,}$/.test(w) && (best < 0 || w.length > words[best]!.length)) best = i;
+  });
+  if (best < 0) return null;
+  const w = words[best]!;
+  const m = Math.floor(w.length / 2);
+  const wrong = w.slice(0, m - 1) + w[m] + w[m - 1] + w.slice(m + 1);
+  if (wrong === w) return null;
+  words[best] = wrong;
+  return { text: words.join(' '), word: w };
+}
+
+const data = loadSciFact();
+const qrels = loadQrels('test');
+const queries = [...qrels.keys()].map((q) => data.queries.get(q)!);
+const stack = await startBenchStack({});
+try {
+  const admin = { authorization: stack.adminKey };
+  const org = await post(stack.baseUrl, '/api/organization', { name: 'bench' }, admin);
+  const ds = await post(stack.baseUrl, '/api/dataset', { dataset_name: 'scifact' }, { ...admin, 'tr-organization': org.id });
+  const headers = { ...admin, 'tr-dataset': ds.id };
+  for (let i = 0; i < data.docs.length; i += 120) {
+    await post(stack.baseUrl, '/api/chunk', data.docs.slice(i, i + 120).map((d) => ({ tracking_id: d.id, chunk_html: `${d.title} ${d.text}` })), headers);
+  }
+
+  /** p50/p99 in ms of `bodies` sent to `path`, after one warm-up pass. */
+  const measure = async (path: string, bodies: Record<string, unknown>[]): Promise<{ p50: number; p99: number; replies: any[] }> => {
+    let replies: any[] = [];
+    for (const b of bodies) await post(stack.baseUrl, path, b, headers);
+    const lat: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      replies = [];
+      for (const b of bodies) {
+        const t = process.hrtime.bigint();
+        replies.push(await post(stack.baseUrl, path, b, headers));
+        lat.push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+    }
+    lat.sort((a, b) => a - b);
+    return { p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), replies };
+  };
+  const row = (what: string, m: { p50: number; p99: number }, note = '') => console.log(`| ${what} | ${m.p50.toFixed(2)} ms | ${m.p99.toFixed(2)} ms | ${note} |`);
+
+  console.log(`machine: ${machine()}`);
+  console.log(`data: SciFact BEIR, ${data.docs.length} docs (title + text), ${queries.length} test queries, bm25, page_size 10, one client, ${rounds} rounds`);
+  console.log('| request | HTTP p50 | HTTP p99 | note |\n|---|---|---|---|');
+  const base = (q: string) => ({ query: q, search_type: 'bm25', page_size: 10 });
+  const plain = await measure('/api/chunk/search', queries.map(base));
+  row('bm25, no highlights', plain);
+  row('bm25 + highlights (exactmatch)', await measure('/api/chunk/search', queries.map((q) => ({ ...base(q), highlight_options: {} }))));
+  row('bm25 + highlights (v1)', await measure('/api/chunk/search', queries.map((q) => ({ ...base(q), highlight_options: { highlight_strategy: 'v1' } }))));
+  row('fulltext', await measure('/api/chunk/search', queries.map((q) => ({ ...base(q), search_type: 'fulltext' }))));
+  const typo = { correct_typos: true };
+  const clean = await measure('/api/chunk/search', queries.map((q) => ({ ...base(q), typo_options: typo })));
+  const changed = clean.replies.filter((r) => r.corrected_query !== null).length;
+  row('bm25 + typo correction, clean queries', clean, `${changed}/${queries.length} queries changed`);
+  const wrong = queries.map((q) => ({ q, m: misspell(q.toLowerCase()) })).filter((x) => x.m !== null);
+  const misspelled = await measure('/api/chunk/search', wrong.map((x) => ({ ...base(x.m!.text), typo_options: { ...typo, two_typo_word_range: { min: 5 } } })));
+  const fixed = misspelled.replies.filter((r, i) => typeof r.corrected_query === 'string' && r.corrected_query.split(/\s+/).includes(wrong[i]!.m!.word)).length;
+  row('bm25 + typo correction, one misspelled word', misspelled, `${wrong.length} queries; the word restored in ${fixed}; two_typo_word_range min 5, no max`);
+  const keystrokes: Record<string, unknown>[] = [];
+  for (const q of queries.slice(0, 100)) {
+    const text = q.split(/\s+/).slice(0, 3).join(' ');
+    for (let n = 3; n <= text.length; n++) keystrokes.push({ query: text.slice(0, n), search_type: 'bm25', page_size: 10 });
+  }
+  row('autocomplete per keystroke', await measure('/api/chunk/autocomplete', keystrokes), `${keystrokes.length} prefixes of the first 3 words of 100 queries`);
+} finally {
+  await stack.stop();
+}
