@@ -34,4 +34,4 @@ onShutdown(logger, async () => {
   await engine.close();
   await pool.close();
   await store.close();
-});
+}, config.shutdownGraceMs);

@@ -42,4 +42,4 @@ onShutdown(logger, async () => {
   await services.jobs.close();
   services.core.close();
   await services.store.close();
-});
+}, config.shutdownGraceMs);

@@ -186,4 +186,14 @@ describe('search analytics', () => {
     expectRecorded(after);
     expect(totalRows()).toBe(before + 16);
   }, 120_000);
+  it('the job workers exit on SIGTERM while Redis is away, within the grace period', async () => {
+    await redis.kill();
+    const started = Date.now();
+    const code = await stack.kill('jobs', 'SIGTERM');
+    // QUARRY_SHUTDOWN_GRACE_MS defaults to 10 s; the process must not wait on Redis for ever.
+    expect(Date.now() - started, stack.output().slice(-3000)).toBeLessThan(20_000);
+    expect(code).not.toBeNull();
+    await redis.start();
+    await stack.start('jobs');
+  }, 60_000);
 });

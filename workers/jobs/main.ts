@@ -30,6 +30,8 @@ const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
 connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
 
 const maintenance = new Worker(Queues.maintenance, maintenanceProcessor(store, config.dataDir, logger), { connection, concurrency: 1 });
+// Without a listener BullMQ prints every Redis reconnection error as a raw stack trace.
+maintenance.on('error', (err) => logger.warn({ err: err.message }, 'maintenance worker error'));
 maintenance.on('failed', (job, err) => logger.error({ job: job?.name, id: job?.data.id, err }, 'job failed'));
 
 const embedders = new EmbedderCache(config.embedThreads);
@@ -44,6 +46,7 @@ const embed = new Worker<EmbedJob>(Queues.embed, embedProcessor(store, core, emb
   stalledInterval: 5_000,
   autorun: config.embedJobs,
 });
+embed.on('error', (err) => logger.warn({ err: err.message }, 'embed worker error'));
 embed.on('failed', (job, err) => {
   if (!job) return;
   const last = job.attemptsMade >= (job.opts.attempts ?? EMBED_ATTEMPTS);
@@ -97,4 +100,4 @@ onShutdown(logger, async () => {
   core.close();
   connection.disconnect();
   await store.close();
-});
+}, config.shutdownGraceMs);
