@@ -27,6 +27,13 @@ import { lexicalText } from '../domain/lexical-text.js';
 import { toShardDoc } from './to-shard-doc.js';
 import { MAX_COMPLETIONS, withCompletions } from '../../workers/shard/completions.js';
 
+/**
+ * Queries whose merged term statistics a multi-shard dataset keeps, so that a repeated query
+ * skips the statistics round trip to the shards. Entries are valid for one applied sequence:
+ * any applied change empties the cache, so scores are exactly those of a fresh round trip.
+ */
+const STATS_CACHE_SIZE = 4096;
+
 /** Change-log entries read per batch while applying. */
 const APPLY_BATCH = 2000;
 /** Snapshot after this many applied changes... */
@@ -96,6 +103,10 @@ export class DatasetIndex {
   private firstUnsnapshottedAt = 0;
   private snapshotting: Promise<void> | undefined;
   private readonly dir: string;
+  /** Merged term statistics by query, valid for `statsCacheSeq` while no apply is running. */
+  private readonly statsCache = new Map<string, TermStatsReply>();
+  private statsCacheSeq = -1;
+  private applyInFlight = 0;
 
   /** Whether dense scores are distances (euclidean, manhattan) rather than similarities. */
   private get lowerIsBetter(): boolean {
@@ -185,12 +196,19 @@ export class DatasetIndex {
       // An upsert whose chunk is gone was deleted later in the log than this batch saw: drop it.
       for (const [id, op] of last) if (op === 'delete' || !present.has(id)) deletes[shardOf(id, this.shards)]!.push(id);
       const seq = entries[entries.length - 1]!.seq;
-      await Promise.all(
-        this.shardNumbers().map((shard) =>
-          this.pool.run({ op: 'apply', datasetId: this.datasetId, shard, upserts: upserts[shard]!, deletes: deletes[shard]!, seq, bm25: this.params }),
-        ),
-      );
-      this.appliedSeq = seq;
+      // Shards change from here on: cached statistics are stale (and none is stored meanwhile).
+      this.applyInFlight++;
+      this.statsCacheSeq = -1;
+      try {
+        await Promise.all(
+          this.shardNumbers().map((shard) =>
+            this.pool.run({ op: 'apply', datasetId: this.datasetId, shard, upserts: upserts[shard]!, deletes: deletes[shard]!, seq, bm25: this.params }),
+          ),
+        );
+        this.appliedSeq = seq;
+      } finally {
+        this.applyInFlight--;
+      }
       this.noteChanges(entries.length);
       if (read >= limit) break;
     }
@@ -226,7 +244,10 @@ export class DatasetIndex {
     await this.ensureReady();
     const k = q.offset + q.limit;
     let global: TermStatsReply | null = null;
-    if (this.shards > 1) {
+    const statsKey = `${q.fulltext === true ? 1 : 0}${q.prefixLastWord === true ? 1 : 0}${q.text}`;
+    const seqBefore = this.appliedSeq;
+    if (this.shards > 1 && this.applyInFlight === 0 && this.statsCacheSeq === seqBefore) global = this.statsCache.get(statsKey) ?? null;
+    if (this.shards > 1 && global === null) {
       const parts = await Promise.all(
         this.shardNumbers().map((shard) =>
           this.pool.run<TermStatsReply>(
@@ -244,6 +265,15 @@ export class DatasetIndex {
         ...(first.pairs ? { pairs: first.pairs, pairDocFreqs: first.pairs.map((_, i) => parts.reduce((s, p) => s + (p.pairDocFreqs?.[i] ?? 0), 0)) } : {}),
       };
       if (q.prefixLastWord) global = withCompletions({ ...global, ...mergeCompletions(parts) });
+      // Kept only when no change was applied while the shards answered.
+      if (this.applyInFlight === 0 && this.appliedSeq === seqBefore) {
+        if (this.statsCacheSeq !== seqBefore) {
+          this.statsCache.clear();
+          this.statsCacheSeq = seqBefore;
+        }
+        if (this.statsCache.size >= STATS_CACHE_SIZE) this.statsCache.delete(this.statsCache.keys().next().value!);
+        this.statsCache.set(statsKey, global);
+      }
     }
     const replies = await Promise.all(
       this.shardNumbers().map((shard) =>

@@ -229,6 +229,9 @@ export function sqliteChunks(db: Db, log: ChangeLogWriter): ChunkRepository {
     return true;
   });
 
+  // Many ids in one read transaction: one snapshot and one WAL-index check instead of one per id.
+  const findMany = db.transaction((datasetId: string, ids: readonly string[]): ChunkRecord[] => ids.flatMap((id) => find(datasetId, { id }) ?? []));
+
   return {
     async createMany(datasetId, inputs, upsert = []) {
       return createAll.immediate(datasetId, inputs, upsert);
@@ -240,6 +243,8 @@ export function sqliteChunks(db: Db, log: ChangeLogWriter): ChunkRepository {
       return find(datasetId, selector);
     },
     async getMany(datasetId, ids) {
+      // Inside a caller's transaction (a write that reads back) the plain loop is already one snapshot.
+      if (ids.length > 1 && !db.inTransaction) return findMany(datasetId, ids);
       return ids.flatMap((id) => find(datasetId, { id }) ?? []);
     },
     async getManyByTrackingIds(datasetId, trackingIds) {

@@ -93,6 +93,23 @@ describe('bm25 search against brute force from the store', () => {
     expect(withResults).toBeGreaterThan(15);
   });
 
+  it('a repeated query follows writes in between (no stale corpus statistics)', async () => {
+    const query = 'gamma delta';
+    const first = await ds.post('/api/chunk/search', { query, search_type: 'bm25', page_size: 10 });
+    expectSameRanking(first.body.chunks.map((x: any) => ({ id: x.chunk.id, score: x.score })), bruteForceBm25(chunks, query, null).slice(0, 10), 'before');
+    const added = await ds.post('/api/chunk', [{ tracking_id: 'stats-probe', chunk_html: 'gamma gamma delta probe' }]);
+    expect(added.status, added.text).toBe(200);
+    try {
+      const now = loadChunks(stack.dataDir, datasetId);
+      const again = await ds.post('/api/chunk/search', { query, search_type: 'bm25', page_size: 10 });
+      expectSameRanking(again.body.chunks.map((x: any) => ({ id: x.chunk.id, score: x.score })), bruteForceBm25(now, query, null).slice(0, 10), 'after a write');
+    } finally {
+      expect((await ds.del('/api/chunk/tracking_id/stats-probe')).status).toBe(204);
+    }
+    const back = await ds.post('/api/chunk/search', { query, search_type: 'bm25', page_size: 10 });
+    expect(back.body.chunks.map((x: any) => x.score)).toEqual(first.body.chunks.map((x: any) => x.score));
+  });
+
   it('pages through results without gaps or repeats', async () => {
     const query = 'fox quick protein';
     const expected = bruteForceBm25(chunks, query, null);
