@@ -34,6 +34,9 @@ import { MAX_COMPLETIONS, withCompletions } from '../../workers/shard/completion
  */
 const STATS_CACHE_SIZE = 4096;
 
+/** Chunks read from the store per batch while filling the typo vocabularies. */
+const TYPO_FILL_BATCH = 1000;
+
 /** Change-log entries read per batch while applying. */
 const APPLY_BATCH = 2000;
 /** Snapshot after this many applied changes... */
@@ -103,6 +106,8 @@ export class DatasetIndex {
   private firstUnsnapshottedAt = 0;
   private snapshotting: Promise<void> | undefined;
   private readonly dir: string;
+  /** Resolves once the shards' typo vocabularies are on and filled (null: not asked yet). */
+  private typoReady: Promise<void> | null = null;
   /** Merged term statistics by query, valid for `statsCacheSeq` while no apply is running. */
   private readonly statsCache = new Map<string, TermStatsReply>();
   private statsCacheSeq = -1;
@@ -298,12 +303,39 @@ export class DatasetIndex {
     const plan = planTypoLookups(query, options);
     if (plan.lookups.length === 0) return { correctedQuery: null, requiredWords: [] };
     await this.ensureReady();
+    await (this.typoReady ??= this.enableTypo().catch((err: unknown) => {
+      this.typoReady = null;
+      throw err;
+    }));
     const replies = await Promise.all(
       this.shardNumbers().map((shard) => this.pool.run<TypoAnswer[]>({ op: 'typo', datasetId: this.datasetId, shard, lookups: plan.lookups }, signal)),
     );
     const decided = decideCorrections(plan, mergeTypoAnswers(replies));
     // As the reference: corrected_query only when a word was corrected, not when one was only quoted.
     return { correctedQuery: decided.corrections.length > 0 ? decided.correctedQuery : null, requiredWords: decided.requiredWords };
+  }
+
+  /**
+   * Turns the shards' typo vocabularies on and fills them from the store (once per index; a
+   * vocabulary restored from a snapshot is complete and skips the fill). Writes applied meanwhile
+   * are counted by the shards themselves, and the fill skips the chunks they counted.
+   */
+  private async enableTypo(): Promise<void> {
+    const wasOn = await Promise.all(this.shardNumbers().map((shard) => this.pool.run<boolean>({ op: 'typoEnable', datasetId: this.datasetId, shard })));
+    if (wasOn.every(Boolean)) return;
+    const started = Date.now();
+    let after: string | null = null;
+    let filled = 0;
+    for (;;) {
+      const chunks = await this.store.chunks.scrollIds(this.datasetId, after, TYPO_FILL_BATCH);
+      if (chunks.length === 0) break;
+      const byShard = this.shardNumbers().map(() => [] as { chunkId: string; text: string }[]);
+      for (const c of chunks) byShard[shardOf(c.id, this.shards)]!.push({ chunkId: c.id, text: lexicalText(c) });
+      await Promise.all(byShard.map((docs, shard) => (docs.length === 0 ? null : this.pool.run({ op: 'typoFill', datasetId: this.datasetId, shard, docs }))));
+      filled += chunks.length;
+      after = chunks[chunks.length - 1]!.id;
+    }
+    this.logger.info({ dataset: this.datasetId, chunks: filled, ms: Date.now() - started }, 'typo vocabulary built');
   }
 
   /** Best chunks by SPLADE dot product over all shards (fulltext with a sparse encoder). */

@@ -241,6 +241,17 @@ describe('typo correction', () => {
     expect((await ds.del('/api/chunk/tracking_id/domain')).status).toBe(204);
   });
 
+  it('keeps the vocabulary through a core restart and keeps counting writes', async () => {
+    await stack.kill('core', 'SIGTERM');
+    await stack.start('core');
+    expect((await typo('protien vacine')).body.corrected_query).toBe('protein vaccine');
+    expect((await ds.post('/api/chunk', { tracking_id: 'domain2', chunk_html: 'quarrytwo vaccine notes' })).status).toBe(200);
+    expect((await typo('quarrytwo vacine')).body.corrected_query).toBe('"quarrytwo" vaccine');
+    expect((await ds.del('/api/chunk/tracking_id/domain2')).status).toBe(204);
+    // Gone from the vocabulary with its chunk: no longer a dataset word, so not quoted (and not English).
+    expect((await typo('quarrytwo vacine')).body.corrected_query).toBe('quarrytwo vaccine');
+  }, 60_000);
+
   it('rejects bad typo options with a 400 naming the field', async () => {
     const res = await typo('x', { correct_typos: true, one_typo_word_range: { min: 9, max: 2 } });
     expect(res.status).toBe(400);

@@ -191,3 +191,21 @@ describe('Vocabulary', () => {
     expect(() => new Vocabulary().lookup('abc', 3 as 2)).toThrow(RangeError);
   });
 });
+
+describe('Vocabulary.addText', () => {
+  it('counts exactly the words of wordsOf, ids included, on random texts with punctuation, digits and non-ASCII', () => {
+    const pieces = ['Alpha', 'beta', 'GAMMA', 'x-ray', 'covid-19', 'naïve', 'Straße', 'e.g.', 'a,b', '  ', '\t', '\n', '!', '?;', ':', 'déjà vu', '日本語', '123', "don't", 'zz\u00a0top', 'A'.repeat(60)];
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.constantFrom(...pieces), { maxLength: 12 }).map((p) => p.join(' ')), { maxLength: 20 }), (texts) => {
+        const a = new Vocabulary();
+        const b = new Vocabulary();
+        for (const t of texts) {
+          const ia = a.addText(t);
+          const ib = b.addDocument(Vocabulary.wordsOf(t));
+          expect(Array.from(ia, (id) => a.wordOf(id))).toEqual(Array.from(ib, (id) => b.wordOf(id)));
+        }
+        expect(new Map(a.entries())).toEqual(new Map(b.entries()));
+      }),
+    );
+  });
+});

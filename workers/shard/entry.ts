@@ -32,7 +32,12 @@ export default function run(task: ShardTask): unknown {
     case 'searchSparse':
       return shardFor(task).searchSparse(task.vector, task.k, task.filter, task.threshold, task.countTotal);
     case 'typo':
-      return shardFor(task).vocabulary.answer(task.lookups);
+      return shardFor(task).typoAnswers(task.lookups);
+    case 'typoEnable':
+      return shardFor(task).enableTypo();
+    case 'typoFill':
+      shardFor(task).fillTypo(task.docs);
+      return null;
     case 'sparseScores':
       return shardFor(task).sparseScores(task.vector, task.chunkIds);
     case 'denseScores':

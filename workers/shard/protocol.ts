@@ -91,6 +91,8 @@ export type ShardTask =
       readonly countTotal: boolean;
     } & ShardKey)
   | ({ readonly op: 'typo'; readonly lookups: readonly VocabularyLookup[] } & ShardKey)
+  | ({ readonly op: 'typoEnable' } & ShardKey)
+  | ({ readonly op: 'typoFill'; readonly docs: readonly { readonly chunkId: string; readonly text: string }[] } & ShardKey)
   | ({ readonly op: 'sparseScores'; readonly vector: SparseVector; readonly chunkIds: readonly string[] } & ShardKey)
   | ({ readonly op: 'denseScores'; readonly vector: Float32Array; readonly chunkIds: readonly string[] } & ShardKey)
   | ({ readonly op: 'scroll'; readonly filter: Filter | null; readonly afterId: string | null; readonly limit: number; readonly sortField: string | null; readonly descending: boolean } & ShardKey)

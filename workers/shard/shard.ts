@@ -11,7 +11,7 @@ import { denseMetricFor, passesScoreThreshold, type DenseMetric } from './dense/
 import { Bm25Index } from './sparse/bm25-index.js';
 import { SparseVectorIndex } from './sparse-vector/sparse-vector-index.js';
 import { SequenceStore } from './sparse/sequence-store.js';
-import { Vocabulary } from './typo/vocabulary.js';
+import { Vocabulary, type VocabularyAnswer, type VocabularyLookup } from './typo/vocabulary.js';
 
 /** No id is skipped when storing vocabulary ids. */
 const NO_SKIP = new Uint8Array(0);
@@ -41,8 +41,12 @@ export class Shard {
   readonly metric: DenseMetric;
   /** SPLADE vectors keyed by the BM25 index's internal ids (fulltext with a sparse encoder). */
   readonly sparse = new SparseVectorIndex();
-  /** The words of this shard's chunks with document counts, for typo correction. */
-  vocabulary = new Vocabulary();
+  /**
+   * The words of this shard's chunks with document counts, for typo correction; null until the
+   * dataset's first typo-corrected query turns it on (it costs about as much indexing time and
+   * memory as the BM25 index itself, so datasets that never correct typos do not pay for it).
+   */
+  vocabulary: Vocabulary | null = null;
   /** Per internal id: the vocabulary ids of the chunk's words (to uncount them when it changes). */
   vocabularyIds = new SequenceStore();
 
@@ -79,7 +83,7 @@ export class Shard {
     }
     const id = this.index.upsert(doc.chunkId, doc.text, doc.boost ?? null);
     this.fields.set(id, doc);
-    this.countWords(id, Vocabulary.wordsOf(doc.text));
+    this.countText(id, doc.text);
     if (doc.sparse && doc.sparse.indices.length > 0) this.sparse.upsert(id, doc.sparse);
     if (doc.vector) {
       // A vector of another length means the dataset changed models: the old vectors must go.
@@ -171,16 +175,49 @@ export class Shard {
     return { chunkIds, scores, total: countTotal ? total : 0 };
   }
 
-  /** Counts a chunk's words in the typo vocabulary. */
+  /** Counts a chunk's text in the typo vocabulary. */
+  private countText(id: number, text: string): void {
+    if (!this.vocabulary) return;
+    const ids = this.vocabulary.addText(text);
+    this.vocabularyIds.set(id, ids, ids.length, NO_SKIP);
+  }
+
+  /** Counts a chunk's words in the typo vocabulary (snapshot loading: the words, not the text). */
   countWords(id: number, words: readonly string[]): void {
+    this.vocabulary ??= new Vocabulary();
     const ids = this.vocabulary.addDocument(words);
     this.vocabularyIds.set(id, ids, ids.length, NO_SKIP);
   }
 
   /** Uncounts a chunk's words. */
   private forgetWords(id: number): void {
+    if (!this.vocabulary) return;
     this.vocabulary.removeIds(this.vocabularyIds.get(id));
     this.vocabularyIds.clear(id);
+  }
+
+  /** Turns the typo vocabulary on; returns whether it was on already (then it is complete). */
+  enableTypo(): boolean {
+    if (this.vocabulary) return true;
+    this.vocabulary = new Vocabulary();
+    return false;
+  }
+
+  /**
+   * Counts the texts of chunks the vocabulary does not hold yet (filling it from the store after
+   * {@link enableTypo}); chunks written since it was turned on are counted already and skipped.
+   */
+  fillTypo(docs: readonly { chunkId: string; text: string }[]): void {
+    if (!this.vocabulary) return;
+    for (const d of docs) {
+      const id = this.index.internalId(d.chunkId);
+      if (id !== undefined && this.vocabularyIds.get(id).length === 0) this.countText(id, d.text);
+    }
+  }
+
+  /** Answers typo lookups (no vocabulary: every word unknown, no candidates). */
+  typoAnswers(lookups: readonly VocabularyLookup[]): VocabularyAnswer[] {
+    return this.vocabulary ? this.vocabulary.answer(lookups) : lookups.map(() => ({ exact: 0, candidates: [] }));
   }
 
   /** Top `k` by SPLADE dot product, restricted by the filter and threshold. */

@@ -33,18 +33,19 @@ export function encodeShard(shard: Shard, denseFile: string | null = null): Buff
     const doc = shard.fields.doc(id);
     if (!doc) continue;
     const sparse = shard.sparse.get(id);
-    const vocab = Array.from(shard.vocabularyIds.get(id), (v) => {
+    const vocabulary = shard.vocabulary;
+    const vocab = vocabulary === null ? undefined : Array.from(shard.vocabularyIds.get(id), (v) => {
       let i = wordIndex.get(v);
       if (i === undefined) {
         wordIndex.set(v, (i = words.length));
-        words.push(shard.vocabulary.wordOf(v));
+        words.push(vocabulary.wordOf(v));
       }
       return i;
     });
     const { sparse: _none, ...plain } = doc;
     docs.push({ ...plain, words: vocab, ...(sparse ? { sparse: { indices: Array.from(sparse.indices), values: Array.from(sparse.values) } } : {}) });
   }
-  const fields = Buffer.from(JSON.stringify({ docs, denseFile, words }), 'utf8');
+  const fields = Buffer.from(JSON.stringify({ docs, denseFile, words, typo: shard.vocabulary !== null }), 'utf8');
   const head = Buffer.alloc(SHARD_SNAPSHOT_MAGIC.length + 4 + 8 + 4);
   SHARD_SNAPSHOT_MAGIC.copy(head, 0);
   let o = SHARD_SNAPSHOT_MAGIC.length;
@@ -72,7 +73,7 @@ export function decodeShard(buf: Buffer, params: Bm25Params, dir?: string): Shar
   const fieldsLen = buf.readUInt32LE(bm25Start + bm25Len);
   const fieldsStart = bm25Start + bm25Len + 4;
   if (fieldsStart + fieldsLen !== buf.length) throw new SnapshotFormatError('shard snapshot is truncated');
-  const body = JSON.parse(buf.subarray(fieldsStart).toString('utf8')) as { docs: SnapshotDoc[]; denseFile: string | null; words?: string[] };
+  const body = JSON.parse(buf.subarray(fieldsStart).toString('utf8')) as { docs: SnapshotDoc[]; denseFile: string | null; words?: string[]; typo?: boolean };
   const docs = body.docs;
   let dense: DenseIndex | null = null;
   if (body.denseFile !== null) {
@@ -85,6 +86,7 @@ export function decodeShard(buf: Buffer, params: Bm25Params, dir?: string): Shar
     }
   }
   const shard = new Shard(params, index, dense);
+  if (body.typo) shard.enableTypo();
   for (const doc of docs) {
     const id = index.internalId(doc.chunkId);
     if (id === undefined) throw new SnapshotFormatError(`shard snapshot fields name chunk ${doc.chunkId} missing from its index`);

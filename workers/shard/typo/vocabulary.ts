@@ -174,16 +174,62 @@ export class Vocabulary {
     const ids: number[] = [];
     for (const w of words) {
       const len = this.load(w);
-      if (len === 0) continue;
-      const h = hashUnits(this.units, 0, len);
-      let id = this.table.find(this.units, len, h);
-      if (id === NO_WORD) id = this.insert(len, h, 0);
-      if (this.stamps[id] === epoch) continue;
-      this.stamps[id] = epoch;
-      ids.push(id);
-      if (++this.counts[id]! === this.minIndexedCount) this.fileKeys(id, true);
+      if (len > 0) this.countUnits(len, epoch, ids);
     }
     return Uint32Array.from(ids);
+  }
+
+  /**
+   * `addDocument(Vocabulary.wordsOf(text))` without making a string per word: ASCII tokens are
+   * lowercased straight into the scratch units (the indexing hot path; a third of a shard's
+   * indexing time went into the string version); a token with any non-ASCII unit takes the
+   * string path, so the words counted are exactly those of {@link wordsOf}.
+   */
+  addText(text: string): Uint32Array {
+    const epoch = this.nextEpoch();
+    const ids: number[] = [];
+    const u = this.units;
+    let start = -1;
+    let len = 0;
+    let ascii = true;
+    const L = text.length;
+    for (let i = 0; i <= L; i++) {
+      const c = i < L ? text.charCodeAt(i) : 32;
+      // ASCII separators of wordsOf: whitespace and , . ; : ! ? (non-ASCII whitespace: string path).
+      const sep = c === 32 || (c >= 9 && c <= 13) || c === 44 || c === 46 || c === 59 || c === 58 || c === 33 || c === 63;
+      if (!sep) {
+        if (start < 0) {
+          start = i;
+          len = 0;
+          ascii = true;
+        }
+        if (c >= 128) ascii = false;
+        else if (len < MAX_WORD_CHARS && ((c >= 97 && c <= 122) || (c >= 65 && c <= 90))) u[len++] = c | 32;
+        continue;
+      }
+      if (start < 0) continue;
+      if (!ascii) {
+        for (const w of Vocabulary.wordsOf(text.slice(start, i))) {
+          const n = this.load(w);
+          if (n > 0) this.countUnits(n, epoch, ids);
+        }
+      } else if (len > 0) {
+        this.countUnits(len, epoch, ids);
+      }
+      start = -1;
+    }
+    return Uint32Array.from(ids);
+  }
+
+  /** Counts the word in the scratch units once per epoch (one document), collecting its id. */
+  private countUnits(len: number, epoch: number, ids: number[]): void {
+    const h = hashUnits(this.units, 0, len);
+    let id = this.table.find(this.units, len, h);
+    if (id === NO_WORD) id = this.insert(len, h, 0);
+    if (this.stamps[id] === epoch) return;
+    this.stamps[id] = epoch;
+    ids.push(id);
+    if (++this.counts[id]! === this.minIndexedCount) this.fileKeys(id, true);
   }
 
   /** Uncounts a document by the distinct ids {@link addDocument} returned for it. */
