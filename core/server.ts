@@ -35,19 +35,32 @@ function unary<Req, Res>(logger: Logger, fn: (req: Req, signal?: AbortSignal) =>
   };
 }
 
+/** The core's operations by RPC name: what the gRPC server and the in-process client both call. */
+export function coreMethods(
+  config: Config,
+  version: string,
+  engine: Engine,
+): Record<string, (req: any, signal?: AbortSignal) => Promise<unknown> | unknown> {
+  const handlers = coreHandlers(engine);
+  return {
+    Health: () => health(version, config.shardThreads),
+    Apply: handlers.Apply,
+    Search: handlers.Search,
+    Count: handlers.Count,
+    Scroll: handlers.Scroll,
+    Stats: handlers.Stats,
+    Drop: handlers.Drop,
+  };
+}
+
 /** Starts the core's gRPC server over an engine. */
 export async function startCoreServer(config: Config, logger: Logger, version: string, engine: Engine): Promise<CoreServer> {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 256 * 1024 * 1024 });
-  const handlers = coreHandlers(engine);
-  server.addService(loadCoreService().service, {
-    Health: unary(logger, () => health(version, config.shardThreads)),
-    Apply: unary(logger, handlers.Apply),
-    Search: unary(logger, handlers.Search),
-    Count: unary(logger, handlers.Count),
-    Scroll: unary(logger, handlers.Scroll),
-    Stats: unary(logger, handlers.Stats),
-    Drop: unary(logger, handlers.Drop),
-  });
+  const methods = coreMethods(config, version, engine);
+  server.addService(
+    loadCoreService().service,
+    Object.fromEntries(Object.entries(methods).map(([name, fn]) => [name, unary(logger, fn)])),
+  );
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${config.grpcHost}:${config.grpcPort}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
       err ? reject(err) : resolve(bound),

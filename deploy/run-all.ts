@@ -169,7 +169,8 @@ async function main(): Promise<void> {
     console.error(`run-all: invalid configuration: ${(err as Error).message}`);
     process.exit(1);
   }
-  const specs = childSpecs();
+  // A facade that hosts the core (QUARRY_CORE_IN_PROCESS) replaces the core process.
+  const specs = childSpecs().filter((s) => !(config.coreInProcess && s.name === 'core'));
   const missing = specs.filter((s) => !existsSync(s.script)).map((s) => s.script);
   if (missing.length > 0) {
     console.error(`run-all: missing entry points (run npm run build): ${missing.join(', ')}`);

@@ -1,6 +1,9 @@
 /** Entry point of the HTTP facade: builds the services, listens, and drains on shutdown. */
 import http from 'node:http';
 import { connectCore } from '../core/client/core-client.js';
+import { inProcessCore } from '../core/client/inproc-client.js';
+import { startCore } from '../core/host.js';
+import { VERSION } from '../core/version.js';
 import { connectJobs } from '../core/client/jobs-client.js';
 import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
@@ -13,11 +16,16 @@ const config = loadConfig();
 const logger = createLogger(config, 'facade');
 const store = openSqliteStore(config.dataDir);
 const analytics = startAnalytics(config.redisUrl, store.analytics, logger);
+// With QUARRY_CORE_IN_PROCESS the core (and its gRPC server, for the job workers) runs here and
+// searches skip the gRPC hop; otherwise the core is another process reached over gRPC.
+const hosted = config.coreInProcess ? await startCore(config, createLogger(config, 'core'), store) : undefined;
 const services = {
   config,
   logger,
   store,
-  core: connectCore(config.coreAddress, config.coreDeadlineMs),
+  core: hosted
+    ? inProcessCore(config, logger, VERSION, hosted.engine, config.coreDeadlineMs)
+    : connectCore(config.coreAddress, config.coreDeadlineMs),
   jobs: connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs }),
   analytics: analytics.recorder,
 };
@@ -41,5 +49,6 @@ onShutdown(logger, async () => {
   await analytics.close();
   await services.jobs.close();
   services.core.close();
+  await hosted?.stop();
   await services.store.close();
 }, config.shutdownGraceMs);

@@ -81,33 +81,23 @@ export interface CoreClient {
 
 type Callback<T> = (err: grpc.ServiceError | null, reply: T) => void;
 
-/** Connects to the core at `address` (`host:port`); calls carry `deadlineMs` unless overridden. */
-export function connectCore(address: string, deadlineMs: number): CoreClient {
-  const Client = loadCoreService();
-  const client = new Client(address, grpc.credentials.createInsecure(), {
-    'grpc.max_receive_message_length': 256 * 1024 * 1024,
-    // A restarted core must be found within a second, not after grpc's default backoff of minutes.
-    'grpc.initial_reconnect_backoff_ms': 100,
-    'grpc.max_reconnect_backoff_ms': 1000,
-  }) as grpc.Client & Record<string, (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: Callback<unknown>) => void>;
+/** A failed core call as callers see it (the same mapping for the gRPC and the in-process client). */
+export function coreError(address: string, ms: number, err: { code: number; details: string; message: string }): QuarryError {
+  if (err.code === grpc.status.UNAVAILABLE) {
+    return new QuarryError('unavailable', `the search core at ${address} is not answering (${err.details})`, { cause: err, retryAfterSeconds: 1 });
+  }
+  if (err.code === grpc.status.DEADLINE_EXCEEDED) {
+    return new QuarryError('timeout', `the search core did not answer within ${ms} ms`, { cause: err });
+  }
+  const retryAfterSeconds = err.code === grpc.status.RESOURCE_EXHAUSTED ? 1 : undefined;
+  return new QuarryError(codeFromGrpc(err.code), err.details || err.message, { cause: err, retryAfterSeconds });
+}
 
-  // Queries wait (within their deadline) for a core that is reconnecting; health and writes'
-  // Apply fail fast, since a write is already durable and health must report at once.
-  const call = <Res>(method: string, request: unknown, ms = deadlineMs, waitForReady = true): Promise<Res> =>
-    new Promise<Res>((resolve, reject) => {
-      client[method]!(request, new grpc.Metadata({ waitForReady }), { deadline: Date.now() + ms }, (err, reply) => {
-        if (!err) return resolve(reply as Res);
-        if (err.code === grpc.status.UNAVAILABLE) {
-          return reject(new QuarryError('unavailable', `the search core at ${address} is not answering (${err.details})`, { cause: err, retryAfterSeconds: 1 }));
-        }
-        if (err.code === grpc.status.DEADLINE_EXCEEDED) {
-          return reject(new QuarryError('timeout', `the search core did not answer within ${ms} ms`, { cause: err }));
-        }
-        const retryAfterSeconds = err.code === grpc.status.RESOURCE_EXHAUSTED ? 1 : undefined;
-        reject(new QuarryError(codeFromGrpc(err.code), err.details || err.message, { cause: err, retryAfterSeconds }));
-      });
-    });
+/** One unary call of the core: method name, request object, deadline, wait-for-ready. */
+export type CoreCall = <Res>(method: string, request: unknown, ms?: number, waitForReady?: boolean) => Promise<Res>;
 
+/** The typed operations over one generic unary call. */
+export function coreClientOver(call: CoreCall, deadlineMs: number, close: () => void): CoreClient {
   return {
     health: (ms) => call<HealthReply>('Health', {}, ms, false),
     apply: async (datasetId, minSeq = 0) =>
@@ -122,6 +112,29 @@ export function connectCore(address: string, deadlineMs: number): CoreClient {
     drop: async (datasetId) => {
       await call('Drop', { dataset_id: datasetId });
     },
-    close: () => client.close(),
+    close,
   };
+}
+
+/** Connects to the core at `address` (`host:port`); calls carry `deadlineMs` unless overridden. */
+export function connectCore(address: string, deadlineMs: number): CoreClient {
+  const Client = loadCoreService();
+  const client = new Client(address, grpc.credentials.createInsecure(), {
+    'grpc.max_receive_message_length': 256 * 1024 * 1024,
+    // A restarted core must be found within a second, not after grpc's default backoff of minutes.
+    'grpc.initial_reconnect_backoff_ms': 100,
+    'grpc.max_reconnect_backoff_ms': 1000,
+  }) as grpc.Client & Record<string, (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: Callback<unknown>) => void>;
+
+  // Queries wait (within their deadline) for a core that is reconnecting; health and writes'
+  // Apply fail fast, since a write is already durable and health must report at once.
+  const call: CoreCall = <Res>(method: string, request: unknown, ms = deadlineMs, waitForReady = true): Promise<Res> =>
+    new Promise<Res>((resolve, reject) => {
+      client[method]!(request, new grpc.Metadata({ waitForReady }), { deadline: Date.now() + ms }, (err, reply) => {
+        if (!err) return resolve(reply as Res);
+        reject(coreError(address, ms, err));
+      });
+    });
+
+  return coreClientOver(call, deadlineMs, () => client.close());
 }

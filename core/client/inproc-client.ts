@@ -1,0 +1,35 @@
+/**
+ * The core client of a process that hosts the engine itself (QUARRY_CORE_IN_PROCESS): the same
+ * messages as over gRPC (serialized and parsed by the same proto-loader definition, so a request
+ * and a reply look exactly as they do on the wire: defaults, nulls, number conversions) and the
+ * same error mapping, without HTTP/2, a socket and a second process on the way.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Engine } from '../router/engine.js';
+import { loadCoreService } from '../rpc/proto.js';
+import { toServiceError } from '../rpc/status.js';
+import { coreMethods } from '../server.js';
+import { coreClientOver, coreError, type CoreCall, type CoreClient } from './core-client.js';
+
+/** A CoreClient calling `engine` in this process. */
+export function inProcessCore(config: Config, logger: Logger, version: string, engine: Engine, deadlineMs: number): CoreClient {
+  const service = loadCoreService().service;
+  const methods = coreMethods(config, version, engine);
+  const call: CoreCall = async <Res>(method: string, request: unknown, ms = deadlineMs): Promise<Res> => {
+    const def = service[method]!;
+    const req = def.requestDeserialize(def.requestSerialize(request));
+    let reply: unknown;
+    try {
+      // As a gRPC deadline does: queued shard tasks are not started after it.
+      reply = await methods[method]!(req, AbortSignal.timeout(Math.max(1, ms)));
+    } catch (err) {
+      const mapped = toServiceError(err) as { code: number; details: string; message: string };
+      if (mapped.code === grpc.status.INTERNAL) logger.error({ err }, 'internal error in core call');
+      throw coreError('in-process', ms, mapped);
+    }
+    return def.responseDeserialize(def.responseSerialize(reply)) as Res;
+  };
+  return coreClientOver(call, deadlineMs, () => undefined);
+}
