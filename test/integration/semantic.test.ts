@@ -157,6 +157,20 @@ describe('semantic search', () => {
     }
     const above = await ds.post('/api/chunk/search', { query, search_type: 'hybrid', page_size: 10, score_threshold: 2 });
     expect(above.body.chunks.every((x: any) => x.score >= 2)).toBe(true);
+    // sort_by rerank_type cross_encoder: the bm25 top 30 re-scored by the same cross-encoder.
+    const prefetched = await ds.post('/api/chunk/search', { query, search_type: 'bm25', page_size: 30 });
+    const expected = prefetched.body.chunks
+      .map((x: any) => fakeRerankScore(query, chunks.get(x.chunk.id)!.text.split(/\s+/).slice(0, 100).join(' ')))
+      .sort((a: number, b: number) => b - a)
+      .slice(0, 10);
+    const reranked = await ds.post('/api/chunk/search', {
+      query,
+      search_type: 'bm25',
+      page_size: 10,
+      sort_options: { use_weights: false, sort_by: { rerank_type: 'cross_encoder', prefetch_amount: 30 } },
+    });
+    expect(reranked.status, reranked.text).toBe(200);
+    expect(reranked.body.chunks.map((x: any) => x.score)).toEqual(expected);
     // Back to score fusion for the tests that follow.
     expect((await tenant.org.put('/api/dataset', { dataset_id: tenant.datasetId, server_configuration: { ...config(), RERANKER_BASE_URL: '' } })).status).toBe(200);
   });
