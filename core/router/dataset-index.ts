@@ -34,6 +34,9 @@ import { MAX_COMPLETIONS, withCompletions } from '../../workers/shard/completion
  */
 const STATS_CACHE_SIZE = 4096;
 
+/** Longest a typo-corrected search waits for the dataset's first vocabulary build. */
+const TYPO_BUILD_WAIT_MS = 2000;
+
 /** Chunks read from the store per batch while filling the typo vocabularies. */
 const TYPO_FILL_BATCH = 1000;
 
@@ -303,10 +306,19 @@ export class DatasetIndex {
     const plan = planTypoLookups(query, options);
     if (plan.lookups.length === 0) return { correctedQuery: null, requiredWords: [] };
     await this.ensureReady();
-    await (this.typoReady ??= this.enableTypo().catch((err: unknown) => {
+    const building = (this.typoReady ??= this.enableTypo().catch((err: unknown) => {
       this.typoReady = null;
-      throw err;
+      this.logger.error({ err, dataset: this.datasetId }, 'typo vocabulary build failed');
     }));
+    // A large dataset's first build takes a while (~30 s per million chunks): searches do not
+    // wait for it longer than this, they run uncorrected until it is done.
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      building.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), TYPO_BUILD_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!waited || this.typoReady === null) return { correctedQuery: null, requiredWords: [] };
     const replies = await Promise.all(
       this.shardNumbers().map((shard) => this.pool.run<TypoAnswer[]>({ op: 'typo', datasetId: this.datasetId, shard, lookups: plan.lookups }, signal)),
     );
