@@ -32,8 +32,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Resolves once something accepts TCP connections on the port, or rejects after `ms`. */
-function waitForPort(port: number, ms: number, child: ChildProcess): Promise<void> {
+/** Resolves once something accepts TCP connections on the port, or rejects after `ms` (or when the redis child exits). */
+export function waitForPort(port: number, ms: number, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + ms;
   return new Promise((resolve, reject) => {
     const attempt = () => {

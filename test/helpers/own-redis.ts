@@ -6,10 +6,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from './global-setup.js';
+import { freePort, waitForPort } from './global-setup.js';
 
 /** A running (or deliberately stopped) private Redis. */
 export interface OwnRedis {
@@ -26,26 +25,6 @@ export interface OwnRedis {
   stop(): Promise<void>;
   /** Captured output of every run (for diagnostics). */
   output(): string;
-}
-
-function waitForPort(port: number, ms: number, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      if (child.exitCode !== null) return reject(new Error(`redis-server exited with code ${child.exitCode}`));
-      const socket = net.connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve();
-      });
-      socket.once('error', () => {
-        socket.destroy();
-        if (Date.now() > deadline) reject(new Error(`redis-server did not listen on ${port} within ${ms} ms`));
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
-  });
 }
 
 const exited = (child: ChildProcess): Promise<void> =>

@@ -40,8 +40,8 @@ export interface Stack {
   readonly env: Record<string, string>;
   /** SIGTERMs every process (SIGKILL after 15 s), then removes the data dir. Idempotent. */
   stop(): Promise<void>;
-  /** Sends a signal to one process and waits until it has exited; returns its exit code or signal. */
-  kill(name: ProcessName, signal?: NodeJS.Signals): Promise<number | string | null>;
+  /** Sends a signal to one process and waits until it has exited (SIGKILL after `killAfterMs`, default 15 s); returns its exit code or signal. */
+  kill(name: ProcessName, signal?: NodeJS.Signals, killAfterMs?: number): Promise<number | string | null>;
   /** (Re)starts one process with the same environment; for the facade, waits for health 200. */
   start(name: ProcessName): Promise<void>;
   /** Captured stdout/stderr of every process so far (for diagnostics). */
@@ -171,12 +171,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ? Promise.resolve()
       : new Promise((resolve) => child.once('exit', () => resolve()));
 
-  const kill = async (name: ProcessName, signal: NodeJS.Signals = 'SIGTERM') => {
+  const kill = async (name: ProcessName, signal: NodeJS.Signals = 'SIGTERM', killAfterMs = 15_000) => {
     const child = children[name];
     if (!child) throw new Error(`${name} was never started`);
     if (child.exitCode === null && child.signalCode === null) {
       child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
       await exited(child);
       clearTimeout(timer);
     }
