@@ -5,7 +5,6 @@ import type { Config } from './config.js';
 import { ShardPool } from './pool/shard-pool.js';
 import { Engine } from './router/engine.js';
 import { startCoreServer } from './server.js';
-import { loadEnglishDictionary } from './typo/english.js';
 import { VERSION } from './version.js';
 
 /** A running core. */
@@ -24,8 +23,6 @@ export async function startCore(config: Config, logger: Logger, store: Store): P
   const server = await startCoreServer(config, logger, VERSION, engine);
   // Warm in the background: the core answers at once, and a query for a dataset still loading waits for it.
   void engine.warmup().catch((err: unknown) => logger.error({ err }, 'warmup failed'));
-  // The English word list (~140 ms to load) is read now rather than by the first typo-corrected search.
-  setImmediate(() => loadEnglishDictionary());
   let catching = false;
   const catchUp = setInterval(() => {
     if (catching) return;

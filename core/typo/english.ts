@@ -21,7 +21,10 @@ export const ENGLISH_SUFFIXES: readonly string[] = Object.freeze([
 
 let dictionary: ReadonlySet<string> | undefined;
 
-/** Loads the dictionary now if it is not yet (call at startup to keep the first search fast). */
+/**
+ * The dictionary, loaded on first use (~140 ms and ~21 MB): by the first typo-corrected search,
+ * so that cores whose datasets never correct typos do not pay for it.
+ */
 export function loadEnglishDictionary(): ReadonlySet<string> {
   if (dictionary === undefined) {
     const words = new Set<string>();
