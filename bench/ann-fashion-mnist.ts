@@ -14,23 +14,15 @@
  * repetition, and the best repetition is reported, so load from other processes hits both alike.
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { gunzipSync } from 'node:zlib';
-import { exactSearch, MetricKind } from 'usearch';
 import { DenseIndex, type DenseQuantization } from '../workers/shard/dense/dense-index.js';
+import { exactGroundTruth, GT_K, readIdx, recallAt10 } from './lib/fashion-mnist.js';
 
-const DATA_DIR = '/usr/share/datasets/fashion-mnist';
-// Pinned so a different upstream file cannot silently change the numbers.
-const SHA256: Record<string, string> = {
-  'train-images-idx3-ubyte.gz': 'b0564c3eedabfbf835052cff8503ea422014ce006caf5b757f851416ee8300c7',
-  't10k-images-idx3-ubyte.gz': 'cc1d090a38ace84dfa1aa66e3ada7c336ef481a96936906477e6dd344da56eaa',
-};
 const WORK = '/tmp/quarry-ann-fmnist';
-const K = 10;
+const K = GT_K;
 const EFS = [16, 32, 64, 128, 256];
 const M = 16;
 const EF_CONSTRUCTION = 200;
@@ -39,79 +31,6 @@ const PYTHON = '/usr/bin/python3';
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
-
-/** Reads an IDX3 ubyte image file (gzipped): returns count, dimension and the raw bytes. */
-function readIdx(file: string): { n: number; dim: number; bytes: Uint8Array } {
-  const gz = fs.readFileSync(path.join(DATA_DIR, file));
-  const digest = createHash('sha256').update(gz).digest('hex');
-  if (digest !== SHA256[file]) throw new Error(`${file}: sha256 ${digest} is not the pinned ${SHA256[file]}`);
-  const buf = gunzipSync(gz);
-  if (buf.readUInt32BE(0) !== 0x803) throw new Error(`${file}: not an IDX3 ubyte file`);
-  const n = buf.readUInt32BE(4);
-  const dim = buf.readUInt32BE(8) * buf.readUInt32BE(12);
-  return { n, dim, bytes: new Uint8Array(buf.buffer, buf.byteOffset + 16, n * dim) };
-}
-
-/** Exact squared L2 between two byte vectors (integer arithmetic, so no rounding at all). */
-function l2sqBytes(a: Uint8Array, ai: number, b: Uint8Array, bi: number, dim: number): number {
-  let s = 0;
-  for (let j = 0; j < dim; j++) {
-    const d = a[ai + j]! - b[bi + j]!;
-    s += d * d;
-  }
-  return s;
-}
-
-/** Exact top-10 ids and distances per query, cached in WORK keyed by the query count. */
-function groundTruth(train: Uint8Array, trainF: Float32Array, queries: Uint8Array, queriesF: Float32Array, nq: number, dim: number) {
-  const cache = path.join(WORK, `gt-l2-${nq}.bin`);
-  const ids = new Uint32Array(nq * K);
-  const dist = new Float64Array(nq * K);
-  if (fs.existsSync(cache)) {
-    const b = fs.readFileSync(cache);
-    new Uint8Array(ids.buffer).set(b.subarray(0, ids.byteLength));
-    new Uint8Array(dist.buffer).set(b.subarray(ids.byteLength, ids.byteLength + dist.byteLength));
-    return { ids, dist, cached: true };
-  }
-  const CAND = 100;
-  const n = train.length / dim;
-  const t0 = performance.now();
-  // Batches keep the result matrix small; usearch's exact search uses every core here.
-  for (let from = 0; from < nq; from += 100) {
-    const to = Math.min(nq, from + 100);
-    const m = exactSearch(trainF, queriesF.slice(from * dim, to * dim), dim, CAND, MetricKind.L2sq, 0);
-    const keys = m.keys;
-    for (let q = from; q < to; q++) {
-      const cand: Array<{ id: number; d: number }> = [];
-      for (let c = 0; c < CAND; c++) {
-        const id = Number(keys[(q - from) * CAND + c]!);
-        if (id < n) cand.push({ id, d: l2sqBytes(queries, q * dim, train, id * dim, dim) });
-      }
-      cand.sort((x, y) => x.d - y.d || x.id - y.id);
-      for (let r = 0; r < K; r++) {
-        ids[q * K + r] = cand[r]!.id;
-        dist[q * K + r] = Math.sqrt(cand[r]!.d);
-      }
-    }
-  }
-  fs.writeFileSync(cache, Buffer.concat([Buffer.from(ids.buffer), Buffer.from(dist.buffer)]));
-  console.log(`ground truth: ${nq} queries in ${((performance.now() - t0) / 1000).toFixed(1)} s (cached in ${cache})`);
-  return { ids, dist, cached: false };
-}
-
-/** Tie-aware recall@10: a result counts when its exact distance is within the true 10th distance. */
-function recallOf(results: Uint32Array, train: Uint8Array, queries: Uint8Array, gtDist: Float64Array, nq: number, dim: number): number {
-  let hits = 0;
-  for (let q = 0; q < nq; q++) {
-    const kth = gtDist[q * K + K - 1]!;
-    for (let r = 0; r < K; r++) {
-      const id = results[q * K + r]!;
-      if (id === 0xffffffff) continue;
-      if (Math.sqrt(l2sqBytes(queries, q * dim, train, id * dim, dim)) <= kth + 1e-9) hits++;
-    }
-  }
-  return hits / (nq * K);
 }
 
 const PY = String.raw`
@@ -189,7 +108,9 @@ async function main(): Promise<void> {
   const queriesF = Float32Array.from(queryBytes);
   fs.writeFileSync(path.join(WORK, 'train.f32'), Buffer.from(trainF.buffer));
   fs.writeFileSync(path.join(WORK, 'queries.f32'), Buffer.from(queriesF.buffer));
-  const gt = groundTruth(train.bytes, trainF, queryBytes, queriesF, nq, dim);
+  const t0 = performance.now();
+  const gt = exactGroundTruth(train.bytes, queryBytes, n, nq, dim, WORK);
+  if (!gt.cached) console.log(`ground truth: ${nq} queries in ${((performance.now() - t0) / 1000).toFixed(1)} s (cached in ${WORK})`);
 
   // hnswlib builds first and alone, so neither build competes with the other for the cores.
   const hnsw = new Hnswlib(dim, n, nq, threads);
@@ -219,12 +140,12 @@ async function main(): Promise<void> {
       }
       const qps = nq / ((performance.now() - start) / 1000);
       const sorted = Array.from(lat).sort((a, b) => a - b);
-      const mine = { qps, recall: recallOf(results, train.bytes, queryBytes, gt.dist, nq, dim), p50: sorted[nq >> 1]! * 1000 };
+      const mine = { qps, recall: recallAt10(results, train.bytes, queryBytes, gt, nq, dim), p50: sorted[nq >> 1]! * 1000 };
       const prev = ours.get(ef);
       if (prev === undefined || mine.qps > prev.qps) ours.set(ef, mine);
 
       const h = await hnsw.run(ef);
-      const other = { qps: nq / h.loop, qpsBatch: nq / h.batch, recall: recallOf(h.labels, train.bytes, queryBytes, gt.dist, nq, dim) };
+      const other = { qps: nq / h.loop, qpsBatch: nq / h.batch, recall: recallAt10(h.labels, train.bytes, queryBytes, gt, nq, dim) };
       const prevH = theirs.get(ef);
       if (prevH === undefined || other.qps > prevH.qps) theirs.set(ef, { ...other, qpsBatch: Math.max(other.qpsBatch, prevH?.qpsBatch ?? 0) });
     }

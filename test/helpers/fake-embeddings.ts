@@ -23,6 +23,19 @@ export function fakeVector(text: string): Float32Array {
   return v.map((x) => x / n);
 }
 
+/** Cosine similarity of two vectors (the oracle side of semantic-search tests). */
+export function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
 /** The fake cross-encoder's score: how many query words the text contains (a deterministic stand-in). */
 export function fakeRerankScore(query: string, text: string): number {
   const words = new Set(text.toLowerCase().match(/[a-z0-9]+/g) ?? []);

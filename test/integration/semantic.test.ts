@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '../helpers/api.js';
-import { FAKE_DIM, fakeRerankScore, fakeVector, startFakeEmbeddings, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { cosine, FAKE_DIM, fakeRerankScore, fakeVector, startFakeEmbeddings, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { createDataset, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { randomChunks, randomFilter, randomQuery, rng } from '../helpers/random-corpus.js';
 import { bruteForceBm25, filterHolds, loadChunks } from '../helpers/search-oracle.js';
@@ -44,18 +44,6 @@ function storedVectors(datasetId: string): Map<string, Float32Array> {
     db.close();
   }
 }
-
-const cosine = (a: Float32Array, b: Float32Array) => {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return dot / Math.sqrt(na * nb);
-};
 
 beforeAll(async () => {
   fake = await startFakeEmbeddings();
