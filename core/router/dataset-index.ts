@@ -25,7 +25,7 @@ import { shardOf } from './placement.js';
 import type { Reranker } from '../embed/reranker.js';
 import { lexicalText } from '../domain/lexical-text.js';
 import { toShardDoc } from './to-shard-doc.js';
-import { MAX_COMPLETIONS, withCompletions } from '../../workers/shard/completions.js';
+import { MAX_COMPLETIONS, withCompletions } from '../domain/completions.js';
 
 /**
  * Queries whose merged term statistics a multi-shard dataset keeps, so that a repeated query

@@ -13,7 +13,7 @@ import { runChunkSearch } from '../search/chunk-search.js';
 import { highlightText, maxLimitOf, planSearch } from '../search/search-plan.js';
 import { presentResult } from '../search/present-results.js';
 import { processQuery, withTermConditions } from '../search/query-syntax.js';
-import { lastWordBeingTyped } from '../../workers/shard/completions.js';
+import { lastWordBeingTyped } from '../../core/domain/completions.js';
 import type { QuarryContext, QuarryRouter } from './router.js';
 
 /** Registers search routes. */

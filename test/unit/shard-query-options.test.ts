@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lastWordBeingTyped, withCompletions } from '../../workers/shard/completions.js';
+import { lastWordBeingTyped, withCompletions } from '../../core/domain/completions.js';
 import { Shard } from '../../workers/shard/shard.js';
 import type { ShardDoc } from '../../workers/shard/protocol.js';
 import { Bm25Index } from '../../workers/shard/sparse/bm25-index.js';

@@ -17,7 +17,7 @@ import { Vocabulary, type VocabularyAnswer, type VocabularyLookup } from './typo
 const NO_SKIP = new Uint8Array(0);
 import { sparseDot, type SparseVector } from '../../core/domain/sparse-vector.js';
 import { PAIR_WEIGHT, queryPairs } from './sparse/proximity.js';
-import { lastWordBeingTyped, MAX_COMPLETIONS, withCompletions } from './completions.js';
+import { lastWordBeingTyped, MAX_COMPLETIONS, withCompletions } from '../../core/domain/completions.js';
 
 /** Sort key of a document for scroll-by-field; NaN when the document has none. */
 function sortKey(fields: FieldStore, id: number, field: string): number {
