@@ -23,6 +23,19 @@ const serverConfiguration = jsonObject.superRefine((config, ctx) => {
   if (typeof metric === 'string' && !['cosine', 'dot', 'euclidean', 'euclid', 'manhattan'].includes(metric)) {
     ctx.addIssue({ code: 'custom', path: ['DISTANCE_METRIC'], message: 'must be cosine, dot, euclidean or manhattan' });
   }
+  // Model servers are called by the core and the job workers: a bad address is refused here, not
+  // discovered later as failing searches or dead-lettered jobs.
+  for (const key of ['EMBEDDING_BASE_URL', 'RERANKER_BASE_URL', 'SPLADE_BASE_URL', 'SPLADE_QUERY_BASE_URL']) {
+    const url = config[key];
+    if (typeof url !== 'string' || url.trim() === '') continue;
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(url.trim()).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok) ctx.addIssue({ code: 'custom', path: [key], message: 'must be an http(s) URL (or empty)' });
+  }
   const size = config.EMBEDDING_SIZE;
   if (typeof size === 'number' && (!Number.isInteger(size) || size < 1 || size > 8192)) {
     ctx.addIssue({ code: 'custom', path: ['EMBEDDING_SIZE'], message: 'must be an integer from 1 to 8192' });
