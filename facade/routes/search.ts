@@ -29,12 +29,11 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     const limit = maxLimitOf(access.dataset.serverConfiguration);
     const plan = planSearch(req, body as Record<string, unknown>, limit);
     const { search, highlight } = plan;
-    const processed = { text: plan.text };
     let found;
     if (kind === 'autocomplete') {
       // The reference adds "content contains the query"; the word being typed matches as a prefix.
-      const typing = lastWordBeingTyped(processed.text) !== null;
-      const prefixed = { ...search, filter: withTermConditions(search.filter, [typing ? `${processed.text}*` : processed.text], []), prefixLastWord: typing };
+      const typing = lastWordBeingTyped(plan.text) !== null;
+      const prefixed = { ...search, filter: withTermConditions(search.filter, [typing ? `${plan.text}*` : plan.text], []), prefixLastWord: typing };
       found = await runChunkSearch(services, access.dataset, prefixed);
       if (req.extendResults && found.results.length < search.limit) {
         const more = await runChunkSearch(services, access.dataset, { ...search, offset: 0, limit: search.limit + found.results.length, countTotal: false });
