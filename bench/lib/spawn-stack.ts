@@ -16,6 +16,8 @@ export interface BenchStack {
   readonly grpcAddress: string;
   readonly adminKey: string;
   readonly dataDir: string;
+  /** Process ids of redis, core, facade and jobs (for memory readings). */
+  readonly pids: Readonly<Record<'redis' | 'core' | 'facade' | 'jobs', number>>;
   stop(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
   for (const entry of ['dist/core/main.js', 'dist/facade/main.js', 'dist/workers/jobs/main.js']) {
     children.push(spawn(process.execPath, [path.join(repoRoot, entry)], { env: fullEnv, stdio: ['ignore', 'ignore', 'inherit'] }));
   }
+  const [redisPid, corePid, facadePid, jobsPid] = children.map((c) => c.pid ?? 0);
   const baseUrl = `http://127.0.0.1:${httpPort}`;
   await waitFor(async () => (await fetch(`${baseUrl}/api/health`)).status === 200, 'quarry');
   return {
@@ -69,6 +72,7 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
     grpcAddress: `127.0.0.1:${grpcPort}`,
     adminKey,
     dataDir,
+    pids: { redis: redisPid!, core: corePid!, facade: facadePid!, jobs: jobsPid! },
     async stop() {
       for (const c of children.reverse()) c.kill('SIGTERM');
       await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));

@@ -1,0 +1,131 @@
+/**
+ * Soak: every attack of `bench/lib/attacks.ts` in a loop for minutes, while another tenant
+ * searches. Prints, each minute and at the end, the victim's latency, how the attacks were
+ * answered, any wrong answer, and the resident memory of every process (Redis, core, HTTP API,
+ * job workers) at the start and the end. Starts its own stack from dist/ (`npm run build` first).
+ *
+ *   npx tsx bench/soak.ts [--minutes 10] [--attackers 2] [--victims 2] [--embed]
+ *
+ * `--embed` keeps background embedding on (the embedded model then embeds every chunk the
+ * attacks write, which is CPU the victim shares); by default it is off, as in the test suite.
+ */
+import fs from 'node:fs';
+import { ATTACKS, judge, type AttackTarget } from './lib/attacks.js';
+import { quantile } from './lib/metrics.js';
+import { machine, post, startBenchStack, type BenchStack } from './lib/spawn-stack.js';
+import { syntheticCorpus, syntheticQueries } from './lib/synthetic.js';
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) || fallback : fallback;
+}
+const minutes = arg('minutes', 10);
+const attackers = arg('attackers', 2);
+const victims = arg('victims', 2);
+const embed = process.argv.includes('--embed');
+
+/** Resident set size of a process in MiB, from /proc (0 when it is gone). */
+function rssMiB(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function rssLine(stack: BenchStack): string {
+  return Object.entries(stack.pids)
+    .map(([name, pid]) => `${name} ${rssMiB(pid).toFixed(0)} MiB`)
+    .join(', ');
+}
+
+/** An organization with an owner key, a read key and a dataset. */
+async function tenant(stack: BenchStack, name: string): Promise<{ orgId: string; ownerKey: string; readKey: string; datasetId: string }> {
+  const admin = { authorization: stack.adminKey };
+  const orgId = (await post(stack.baseUrl, '/api/organization', { name }, admin)).id as string;
+  const inOrg = { ...admin, 'tr-organization': orgId };
+  const ownerKey = (await post(stack.baseUrl, '/api/organization/api_key', { name: 'owner', role: 2 }, inOrg)).api_key as string;
+  const readKey = (await post(stack.baseUrl, '/api/organization/api_key', { name: 'read', role: 0 }, inOrg)).api_key as string;
+  const datasetId = (await post(stack.baseUrl, '/api/dataset', { dataset_name: `${name}-ds` }, { authorization: ownerKey, 'tr-organization': orgId })).id as string;
+  return { orgId, ownerKey, readKey, datasetId };
+}
+
+async function main(): Promise<void> {
+  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: embed ? 'true' : 'false' });
+  try {
+    const attacker = await tenant(stack, 'attacker');
+    const victim = await tenant(stack, 'victim');
+    const docs = [...syntheticCorpus({ docs: 2000, seed: 11 })];
+    for (let i = 0; i < docs.length; i += 100) {
+      const batch = docs.slice(i, i + 100).map((d) => ({ chunk_html: d.text, tag_set: d.tags }));
+      await post(stack.baseUrl, '/api/chunk', batch, { authorization: victim.ownerKey, 'tr-dataset': victim.datasetId });
+      await post(stack.baseUrl, '/api/chunk', batch.slice(0, 20), { authorization: attacker.ownerKey, 'tr-dataset': attacker.datasetId });
+    }
+    const queries = syntheticQueries(200, 5);
+    const target: AttackTarget = { baseUrl: stack.baseUrl, ...attacker, victim: { orgId: victim.orgId, datasetId: victim.datasetId } };
+    const victimHeaders = { authorization: victim.readKey, 'tr-dataset': victim.datasetId };
+
+    console.log(`soak: ${machine()}`);
+    console.log(`soak: ${minutes} min, ${attackers} attack loops over ${ATTACKS.length} attacks, ${victims} victim search loops, victim 2,000 synthetic chunks, embedding ${embed ? 'on' : 'off'}`);
+    const startRss = rssLine(stack);
+    console.log(`start RSS: ${startRss}`);
+
+    const until = Date.now() + minutes * 60_000;
+    let window: number[] = [];
+    const all: number[] = [];
+    const statuses = new Map<string, number>();
+    const failures: string[] = [];
+    let victimErrors = 0;
+    let attacksDone = 0;
+
+    const victimLoop = async (seed: number) => {
+      for (let i = seed; Date.now() < until; i++) {
+        const started = performance.now();
+        const res = await fetch(`${stack.baseUrl}/api/chunk/search`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...victimHeaders },
+          body: JSON.stringify({ query: queries[i % queries.length], search_type: 'bm25', page_size: 10 }),
+        }).catch(() => undefined);
+        await res?.arrayBuffer();
+        const ms = performance.now() - started;
+        if (res?.status !== 200) victimErrors++;
+        window.push(ms);
+        all.push(ms);
+      }
+    };
+    const attackLoop = async (offset: number) => {
+      for (let i = offset; Date.now() < until; i++) {
+        const attack = ATTACKS[i % ATTACKS.length]!;
+        const outcome = await attack.run(target);
+        attacksDone++;
+        const key = String(outcome.status);
+        statuses.set(key, (statuses.get(key) ?? 0) + 1);
+        const verdict = judge(attack, outcome, target);
+        if (verdict && failures.length < 50) failures.push(`${attack.name}: ${verdict}`);
+      }
+    };
+    const reporter = setInterval(() => {
+      const sorted = Float64Array.from(window).sort();
+      window = [];
+      console.log(
+        `${new Date().toISOString()} victim p50 ${quantile(sorted, 0.5).toFixed(2)} ms p99 ${quantile(sorted, 0.99).toFixed(2)} ms (${sorted.length} searches); attacks ${attacksDone}; wrong ${failures.length}; RSS ${rssLine(stack)}`,
+      );
+    }, 60_000);
+    await Promise.all([...Array.from({ length: victims }, (_, i) => victimLoop(i * 17)), ...Array.from({ length: attackers }, (_, i) => attackLoop(i * 5))]);
+    clearInterval(reporter);
+
+    const sorted = Float64Array.from(all).sort();
+    console.log('');
+    console.log(`start RSS: ${startRss}`);
+    console.log(`end RSS:   ${rssLine(stack)}`);
+    console.log(`victim: ${sorted.length} searches, p50 ${quantile(sorted, 0.5).toFixed(2)} ms, p99 ${quantile(sorted, 0.99).toFixed(2)} ms, max ${sorted[sorted.length - 1]?.toFixed(0)} ms, non-200 ${victimErrors}`);
+    console.log(`attacks: ${attacksDone}, answers by status: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
+    console.log(failures.length === 0 ? 'every attack answered as it should' : `wrong answers (first ${failures.length}):\n  ${failures.join('\n  ')}`);
+    process.exitCode = failures.length === 0 && victimErrors === 0 ? 0 : 1;
+  } finally {
+    await stack.stop();
+  }
+}
+
+await main();
