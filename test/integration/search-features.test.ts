@@ -182,7 +182,7 @@ describe('scoring_options', () => {
     const boosted = await bm25({ query: 'mice virus', page_size: 50, scoring_options: { fulltext_boost: { phrase: 'virus', boost_factor: 4 } } });
     expect(boosted.status, boosted.text).toBe(200);
     const withVirus = (id: string) => analyzer.analyze(chunks.find((c) => c.id === id)!.text).includes('viru');
-    const p = new Map(scored(plain).map((x: any) => [x.id, x.score]));
+    const p = new Map<string, number>(scored(plain).map((x: any) => [x.id as string, x.score as number]));
     for (const b of scored(boosted)) {
       if (!p.has(b.id)) continue;
       if (withVirus(b.id)) expect(b.score).toBeGreaterThan(p.get(b.id)!);
