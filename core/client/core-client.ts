@@ -126,6 +126,17 @@ export function coreClientOver(call: CoreCall, deadlineMs: number, close: () => 
   };
 }
 
+/** Calls that stop when the HTTP request they serve is abandoned. */
+const CANCELLABLE = new Set(['Search', 'Count', 'Scroll', 'Stats']);
+
+/**
+ * The signal that cancels a call of `method`: the signal of the HTTP request it serves for
+ * reads; none for Apply and Drop, which finish (the write they follow is already durable).
+ */
+export function cancelSignalFor(method: string): AbortSignal | undefined {
+  return CANCELLABLE.has(method) ? requestSignal() : undefined;
+}
+
 /** Connects to the core at `address` (`host:port`); calls carry `deadlineMs` unless overridden. */
 export function connectCore(address: string, deadlineMs: number): CoreClient {
   const Client = loadCoreService();
@@ -141,7 +152,7 @@ export function connectCore(address: string, deadlineMs: number): CoreClient {
   // made for an HTTP request is cancelled when that request's client goes away.
   const call: CoreCall = <Res>(method: string, request: unknown, ms = deadlineMs, waitForReady = true): Promise<Res> =>
     new Promise<Res>((resolve, reject) => {
-      const signal = requestSignal();
+      const signal = cancelSignalFor(method);
       if (signal?.aborted) return reject(new QuarryError('cancelled', 'the client went away before the core was called'));
       const connectedAtStart = client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
       const pending = client[method]!(request, new grpc.Metadata({ waitForReady }), { deadline: Date.now() + ms }, (err, reply) => {
