@@ -203,6 +203,8 @@ export class DatasetIndex {
    */
   reload(): Promise<void> {
     this.reloading ??= (async () => {
+      // A load in flight finishes first: two loads replaying into the same shards would interleave.
+      await this.ready?.catch(() => undefined);
       const run = this.applying.then(() => {
         this.ready = undefined;
         // A fresh shard has no typo vocabulary and other statistics than the cached ones.

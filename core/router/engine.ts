@@ -86,6 +86,7 @@ export class Engine {
   ) {
     this.admission = new Admission(config.maxConcurrentSearches);
     pool.onThreadLost((thread) => {
+      this.logger.error({ thread, restarts: pool.restarts }, 'a shard thread died and was replaced empty; reloading the datasets it held');
       for (const index of this.datasets.values()) index.threadLost(thread);
     });
   }

@@ -16,6 +16,7 @@ import { loadConfig } from '../../core/config.js';
 import { QuarryError } from '../../core/domain/errors.js';
 import { ShardNotLoadedError } from '../../core/pool/shard-not-loaded.js';
 import { ShardPool } from '../../core/pool/shard-pool.js';
+import { deadlineSignal } from '../../core/pool/task-stop.js';
 import { health } from '../../core/rpc/health.js';
 import { Engine } from '../../core/router/engine.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
@@ -167,6 +168,23 @@ describe('a shard thread that dies anyway', () => {
       const before = await engine.search(bm25);
       const countBefore = (await engine.stats(b.datasetId)).chunkCount;
       expect(countBefore).toBeGreaterThan(B_CHUNKS - 1);
+
+      // A running task stops at its deadline, or when its caller cancels it, and its thread lives on.
+      await engine.stats(a.datasetId);
+      const heavy = { must: [{ field: { field: 'metadata.k', match_any: ABSENT } }], must_not: [], should: [] };
+      const task = { op: 'search', datasetId: a.datasetId, shard: 0, text: 'alpha', stats: null, k: 10, filter: heavy, minScore: null, countTotal: false } as const;
+      let t0 = Date.now();
+      await expect(pool.run(task, deadlineSignal(Date.now() + 200, 'the test search'))).rejects.toMatchObject({ code: 'timeout' });
+      expect(Date.now() - t0, 'the task ran on past its deadline').toBeLessThan(2_500);
+      const ctl = new AbortController();
+      setTimeout(() => ctl.abort(new QuarryError('cancelled', 'the test went away')), 200);
+      t0 = Date.now();
+      await expect(pool.run(task, ctl.signal)).rejects.toMatchObject({ code: 'cancelled' });
+      expect(Date.now() - t0, 'the task ran on after it was cancelled').toBeLessThan(2_500);
+      // A task whose deadline passed while it was queued does not start.
+      await expect(pool.run(task, AbortSignal.abort(new QuarryError('timeout', 'already late')))).rejects.toMatchObject({ code: 'timeout' });
+      expect(pool.restarts).toBe(0);
+      expect(await engine.search(bm25)).toEqual(before);
 
       // Only `load` creates a shard: any other task on a shard a thread does not hold is an error.
       await expect(pool.run({ op: 'stats', datasetId: 'never-loaded', shard: 0 })).rejects.toBeInstanceOf(ShardNotLoadedError);
