@@ -2,7 +2,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { coreHandlers, deadlineSignal } from './rpc/handlers.js';
+import { callSignal, coreHandlers } from './rpc/handlers.js';
 import { health } from './rpc/health.js';
 import { loadCoreService } from './rpc/proto.js';
 import { toServiceError } from './rpc/status.js';
@@ -18,12 +18,12 @@ export interface CoreServer {
 
 /**
  * Wraps a unary handler so that a thrown error is answered once, with its mapped status, and
- * the call's deadline reaches the engine as an AbortSignal.
+ * the call's deadline and cancellation reach the engine as an AbortSignal.
  */
 function unary<Req, Res>(logger: Logger, fn: (req: Req, signal?: AbortSignal) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     Promise.resolve()
-      .then(() => fn(call.request, deadlineSignal(call as grpc.ServerUnaryCall<unknown, unknown>)))
+      .then(() => fn(call.request, callSignal(call as grpc.ServerUnaryCall<unknown, unknown>)))
       .then(
         (reply) => callback(null, reply),
         (err: unknown) => {
@@ -43,7 +43,7 @@ export function coreMethods(
 ): Record<string, (req: any, signal?: AbortSignal) => Promise<unknown> | unknown> {
   const handlers = coreHandlers(engine);
   return {
-    Health: () => health(version, config.shardThreads),
+    Health: () => health(version, config.shardThreads, engine.shardHealth()),
     Apply: handlers.Apply,
     Search: handlers.Search,
     Count: handlers.Count,

@@ -1,6 +1,7 @@
 /** Koa app factory (facade/main.ts listens). No side effects at import time. */
 import Koa from 'koa';
 import type { RequestState, Services } from './context.js';
+import { abortOnClose } from './middleware/abort-on-close.js';
 import { authenticate } from './middleware/auth.js';
 import { jsonBody } from './middleware/body.js';
 import { errors } from './middleware/errors.js';
@@ -36,6 +37,7 @@ export function createApp(services: Services): Koa<RequestState> {
 
   app.use(requestId(services.logger));
   app.use(errors());
+  app.use(abortOnClose());
   app.use(async (ctx, next) => {
     // Fully permissive CORS, as the reference implementation: keys, not origins, guard the API.
     ctx.set('Access-Control-Allow-Origin', ctx.get('origin') || '*');

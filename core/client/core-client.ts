@@ -3,7 +3,10 @@ import * as grpc from '@grpc/grpc-js';
 import { QuarryError, codeFromGrpc } from '../domain/errors.js';
 import type { Filter } from '../domain/filter.js';
 import type { HealthReply } from '../rpc/health.js';
+
+export type { HealthReply } from '../rpc/health.js';
 import { loadCoreService } from '../rpc/proto.js';
+import { requestSignal } from './request-signal.js';
 
 /** A ranked hit. */
 export interface ScoredChunk {
@@ -81,13 +84,20 @@ export interface CoreClient {
 
 type Callback<T> = (err: grpc.ServiceError | null, reply: T) => void;
 
-/** A failed core call as callers see it (the same mapping for the gRPC and the in-process client). */
-export function coreError(address: string, ms: number, err: { code: number; details: string; message: string }): QuarryError {
-  if (err.code === grpc.status.UNAVAILABLE) {
-    return new QuarryError('unavailable', `the search core at ${address} is not answering (${err.details})`, { cause: err, retryAfterSeconds: 1 });
+/**
+ * A failed core call as callers see it (the same mapping for the gRPC and the in-process client).
+ * `reachable` false means the channel never got a connection: a deadline that passed while
+ * waiting for one is an outage (503, retry), not a slow search (504).
+ */
+export function coreError(address: string, ms: number, err: { code: number; details: string; message: string }, reachable = true): QuarryError {
+  if (err.code === grpc.status.UNAVAILABLE || (err.code === grpc.status.DEADLINE_EXCEEDED && !reachable)) {
+    return new QuarryError('unavailable', `search core unavailable: the core at ${address} is not reachable (${err.details}); retry shortly`, {
+      cause: err,
+      retryAfterSeconds: 1,
+    });
   }
   if (err.code === grpc.status.DEADLINE_EXCEEDED) {
-    return new QuarryError('timeout', `the search core did not answer within ${ms} ms`, { cause: err });
+    return new QuarryError('timeout', `deadline exceeded: the search core did not answer within ${ms} ms`, { cause: err });
   }
   const retryAfterSeconds = err.code === grpc.status.RESOURCE_EXHAUSTED ? 1 : undefined;
   return new QuarryError(codeFromGrpc(err.code), err.details || err.message, { cause: err, retryAfterSeconds });
@@ -116,6 +126,17 @@ export function coreClientOver(call: CoreCall, deadlineMs: number, close: () => 
   };
 }
 
+/** Calls that stop when the HTTP request they serve is abandoned. */
+const CANCELLABLE = new Set(['Search', 'Count', 'Scroll', 'Stats']);
+
+/**
+ * The signal that cancels a call of `method`: the signal of the HTTP request it serves for
+ * reads; none for Apply and Drop, which finish (the write they follow is already durable).
+ */
+export function cancelSignalFor(method: string): AbortSignal | undefined {
+  return CANCELLABLE.has(method) ? requestSignal() : undefined;
+}
+
 /** Connects to the core at `address` (`host:port`); calls carry `deadlineMs` unless overridden. */
 export function connectCore(address: string, deadlineMs: number): CoreClient {
   const Client = loadCoreService();
@@ -127,13 +148,21 @@ export function connectCore(address: string, deadlineMs: number): CoreClient {
   }) as grpc.Client & Record<string, (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: Callback<unknown>) => void>;
 
   // Queries wait (within their deadline) for a core that is reconnecting; health and writes'
-  // Apply fail fast, since a write is already durable and health must report at once.
+  // Apply fail fast, since a write is already durable and health must report at once. A call
+  // made for an HTTP request is cancelled when that request's client goes away.
   const call: CoreCall = <Res>(method: string, request: unknown, ms = deadlineMs, waitForReady = true): Promise<Res> =>
     new Promise<Res>((resolve, reject) => {
-      client[method]!(request, new grpc.Metadata({ waitForReady }), { deadline: Date.now() + ms }, (err, reply) => {
+      const signal = cancelSignalFor(method);
+      if (signal?.aborted) return reject(new QuarryError('cancelled', 'the client went away before the core was called'));
+      const connectedAtStart = client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
+      const pending = client[method]!(request, new grpc.Metadata({ waitForReady }), { deadline: Date.now() + ms }, (err, reply) => {
+        signal?.removeEventListener('abort', cancel);
         if (!err) return resolve(reply as Res);
-        reject(coreError(address, ms, err));
-      });
+        const connected = connectedAtStart || client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
+        reject(coreError(address, ms, err, connected));
+      }) as unknown as grpc.ClientUnaryCall;
+      const cancel = (): void => pending.cancel();
+      signal?.addEventListener('abort', cancel, { once: true });
     });
 
   return coreClientOver(call, deadlineMs, () => client.close());

@@ -11,7 +11,8 @@ import type { Engine } from '../router/engine.js';
 import { loadCoreService } from '../rpc/proto.js';
 import { toServiceError } from '../rpc/status.js';
 import { coreMethods } from '../server.js';
-import { coreClientOver, coreError, type CoreCall, type CoreClient } from './core-client.js';
+import { deadlineSignal } from '../pool/task-stop.js';
+import { cancelSignalFor, coreClientOver, coreError, type CoreCall, type CoreClient } from './core-client.js';
 
 /** A CoreClient calling `engine` in this process. */
 export function inProcessCore(config: Config, logger: Logger, version: string, engine: Engine, deadlineMs: number): CoreClient {
@@ -22,8 +23,8 @@ export function inProcessCore(config: Config, logger: Logger, version: string, e
     const req = def.requestDeserialize(def.requestSerialize(request));
     let reply: unknown;
     try {
-      // As a gRPC deadline does: queued shard tasks are not started after it.
-      reply = await methods[method]!(req, AbortSignal.timeout(Math.max(1, ms)));
+      // As a gRPC deadline and a cancelled call do: the core stops the call's work.
+      reply = await methods[method]!(req, deadlineSignal(Date.now() + ms, 'the core call', cancelSignalFor(method)));
     } catch (err) {
       const mapped = toServiceError(err) as { code: number; details: string; message: string };
       if (mapped.code === grpc.status.INTERNAL) logger.error({ err }, 'internal error in core call');

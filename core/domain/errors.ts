@@ -7,6 +7,7 @@
 /** gRPC status numbers used by the table (kept here so domain code has no grpc-js import). */
 export const GrpcStatus = {
   OK: 0,
+  CANCELLED: 1,
   INVALID_ARGUMENT: 3,
   DEADLINE_EXCEEDED: 4,
   NOT_FOUND: 5,
@@ -37,7 +38,10 @@ export const ErrorCodes = {
   forbidden: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, expose: true },
   not_found: { http: 404, grpc: GrpcStatus.NOT_FOUND, expose: true },
   method_not_allowed: { http: 405, grpc: GrpcStatus.INVALID_ARGUMENT, expose: true },
-  timeout: { http: 408, grpc: GrpcStatus.DEADLINE_EXCEEDED, expose: true },
+  /** A deadline passed (the core's, or a model server's): a gateway timeout, not the client's fault. */
+  timeout: { http: 504, grpc: GrpcStatus.DEADLINE_EXCEEDED, expose: true },
+  /** The caller went away; nginx's 499 "client closed request", which nobody reads. */
+  cancelled: { http: 499, grpc: GrpcStatus.CANCELLED, expose: true },
   payload_too_large: { http: 413, grpc: GrpcStatus.RESOURCE_EXHAUSTED, expose: true },
   unsupported_media_type: { http: 415, grpc: GrpcStatus.INVALID_ARGUMENT, expose: true },
   overloaded: { http: 503, grpc: GrpcStatus.RESOURCE_EXHAUSTED, expose: true },

@@ -21,6 +21,8 @@ import type {
   TermStatsReply,
 } from '../../workers/shard/protocol.js';
 import type { ShardPool } from '../pool/shard-pool.js';
+import { ShardNotLoadedError } from '../pool/shard-not-loaded.js';
+import { QuarryError } from '../domain/errors.js';
 import { shardOf } from './placement.js';
 import type { Reranker } from '../embed/reranker.js';
 import { lexicalText } from '../domain/lexical-text.js';
@@ -70,6 +72,12 @@ export interface DatasetSearch {
   readonly sparse?: SparseVector | null;
 }
 
+/**
+ * Where a dataset's shards are, for health: never asked for, loading, serving, the last load
+ * failed, or a shard thread that held some of them died and they have not been reloaded yet.
+ */
+export type ShardState = 'unloaded' | 'loading' | 'ready' | 'failed' | 'lost';
+
 /** Ranked results of a search. */
 export interface DatasetHits {
   readonly chunkIds: string[];
@@ -115,6 +123,11 @@ export class DatasetIndex {
   private readonly statsCache = new Map<string, TermStatsReply>();
   private statsCacheSeq = -1;
   private applyInFlight = 0;
+  private loadState: 'unloaded' | 'loading' | 'ready' | 'failed' = 'unloaded';
+  /** Counts thread deaths that took shards of this dataset; a load started after the last one clears `lost`. */
+  private losses = 0;
+  private lost = false;
+  private reloading: Promise<void> | undefined;
 
   /** Whether dense scores are distances (euclidean, manhattan) rather than similarities. */
   private get lowerIsBetter(): boolean {
@@ -143,11 +156,94 @@ export class DatasetIndex {
 
   /** Loads snapshots and replays the change log once; later calls wait for the same load. */
   ensureReady(): Promise<void> {
-    this.ready ??= this.load().catch((err: unknown) => {
-      this.ready = undefined;
-      throw err;
-    });
+    if (this.ready) return this.ready;
+    const losses = this.losses;
+    this.loadState = 'loading';
+    this.ready = this.load().then(
+      () => {
+        this.loadState = 'ready';
+        if (this.losses === losses) this.lost = false;
+      },
+      (err: unknown) => {
+        this.ready = undefined;
+        this.loadState = 'failed';
+        throw err;
+      },
+    );
     return this.ready;
+  }
+
+  /** Health of this dataset's shards. */
+  get state(): ShardState {
+    return this.lost ? 'lost' : this.loadState;
+  }
+
+  /**
+   * A shard thread died: when it held shards of this dataset (after they were loaded), they are
+   * gone, so the dataset reloads (snapshot + change log) in the background; reads meanwhile wait
+   * for that reload or fail loudly, never answer from an empty shard.
+   */
+  threadLost(thread: number): void {
+    if (this.loadState === 'unloaded') return;
+    if (!this.shardNumbers().some((shard) => this.pool.threadOf(shard) === thread)) return;
+    this.losses++;
+    this.lost = true;
+    this.logger.warn({ dataset: this.datasetId, thread }, 'a shard thread holding this dataset died; reloading its shards');
+    void this.reload().catch((err: unknown) => this.logger.error({ err, dataset: this.datasetId }, 'reload after a shard thread restart failed'));
+  }
+
+  /** Whether shards were lost and not reloaded since. */
+  get needsReload(): boolean {
+    return this.lost;
+  }
+
+  /**
+   * Forgets the loaded state and loads again, after any apply in flight and before any later one
+   * (a reload replays the change log itself); concurrent callers share one reload.
+   */
+  reload(): Promise<void> {
+    this.reloading ??= (async () => {
+      // A load in flight finishes first: two loads replaying into the same shards would interleave.
+      await this.ready?.catch(() => undefined);
+      const run = this.applying.then(() => {
+        this.ready = undefined;
+        // A fresh shard has no typo vocabulary and other statistics than the cached ones.
+        this.typoReady = null;
+        this.statsCacheSeq = -1;
+        return this.ensureReady();
+      });
+      this.applying = run.catch(() => undefined);
+      await run;
+    })().finally(() => {
+      this.reloading = undefined;
+    });
+    return this.reloading;
+  }
+
+  /**
+   * Runs a read over the shards; when a thread answers that it does not hold a shard (it was
+   * replaced since the load), reloads the dataset and runs it once more. A second miss is a 503:
+   * an empty answer would pass for a dataset without matches.
+   */
+  private async withShards<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof ShardNotLoadedError)) throw err;
+      this.logger.warn({ dataset: this.datasetId, shard: err.shard }, 'a shard thread does not hold this dataset; reloading it before answering');
+      this.losses++;
+      this.lost = true;
+      await this.reload();
+    }
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof ShardNotLoadedError)) throw err;
+      throw new QuarryError('unavailable', `the shards of dataset ${this.datasetId} are reloading after a shard thread restart; retry shortly`, {
+        cause: err,
+        retryAfterSeconds: 1,
+      });
+    }
   }
 
   private async load(): Promise<void> {
@@ -171,7 +267,11 @@ export class DatasetIndex {
   }
 
   /** Applies the change log at least through `minSeq` (everything recorded when it is 0). */
-  async apply(minSeq: number): Promise<number> {
+  apply(minSeq: number): Promise<number> {
+    return this.withShards(() => this.applyThrough(minSeq));
+  }
+
+  private async applyThrough(minSeq: number): Promise<number> {
     await this.ensureReady();
     if (minSeq > 0 && this.appliedSeq >= minSeq) return this.appliedSeq;
     // One apply at a time per dataset, in log order.
@@ -231,15 +331,28 @@ export class DatasetIndex {
     }
   }
 
-  /** Writes every shard's snapshot (one at a time per dataset). */
+  /**
+   * Writes every shard's snapshot (one at a time per dataset). A shard its thread does not hold is
+   * not written (its last snapshot stays): writing an empty shard with a recent sequence would
+   * make the loss permanent.
+   */
   snapshot(): Promise<void> {
     if (this.snapshotting) return this.snapshotting;
-    if (!this.ready) return Promise.resolve();
+    if (!this.ready || this.lost) return Promise.resolve();
     this.unsnapshotted = 0;
-    this.snapshotting = Promise.all(
+    this.snapshotting = Promise.allSettled(
       this.shardNumbers().map((shard) => this.pool.run({ op: 'snapshot', datasetId: this.datasetId, shard, dir: this.dir })),
     )
-      .then(() => undefined)
+      .then((results) => {
+        const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as unknown);
+        if (failed.some((e) => e instanceof ShardNotLoadedError) && !this.lost) {
+          this.losses++;
+          this.lost = true;
+          void this.reload().catch((err: unknown) => this.logger.error({ err, dataset: this.datasetId }, 'reload after a missing shard failed'));
+        }
+        const other = failed.find((e) => !(e instanceof ShardNotLoadedError));
+        if (other !== undefined) throw other;
+      })
       .finally(() => {
         this.snapshotting = undefined;
       });
@@ -247,8 +360,12 @@ export class DatasetIndex {
   }
 
   /** Ranked search with statistics summed over all shards. */
-  async search(q: DatasetSearch, signal?: AbortSignal): Promise<DatasetHits> {
+  search(q: DatasetSearch, signal?: AbortSignal): Promise<DatasetHits> {
     if (q.fulltext && q.sparse) return this.searchSparse(q.sparse, q, signal);
+    return this.withShards(() => this.searchLexical(q, signal));
+  }
+
+  private async searchLexical(q: DatasetSearch, signal?: AbortSignal): Promise<DatasetHits> {
     await this.ensureReady();
     const k = q.offset + q.limit;
     let global: TermStatsReply | null = null;
@@ -302,7 +419,11 @@ export class DatasetIndex {
    * Typo correction of a query against the words of every shard: one round trip asks each shard
    * about the query's correctable words; answers are merged (counts summed) and decided here.
    */
-  async correctTypos(query: string, options: TypoOptions, signal?: AbortSignal): Promise<{ correctedQuery: string | null; requiredWords: string[] }> {
+  correctTypos(query: string, options: TypoOptions, signal?: AbortSignal): Promise<{ correctedQuery: string | null; requiredWords: string[] }> {
+    return this.withShards(() => this.correctTyposOnce(query, options, signal));
+  }
+
+  private async correctTyposOnce(query: string, options: TypoOptions, signal?: AbortSignal): Promise<{ correctedQuery: string | null; requiredWords: string[] }> {
     const plan = planTypoLookups(query, options);
     if (plan.lookups.length === 0) return { correctedQuery: null, requiredWords: [] };
     await this.ensureReady();
@@ -371,6 +492,16 @@ export class DatasetIndex {
     lowerIsBetter: boolean,
     signal?: AbortSignal,
   ): Promise<DatasetHits> {
+    return this.withShards(() => this.scatterVectorOnce(op, vector, q, lowerIsBetter, signal));
+  }
+
+  private async scatterVectorOnce(
+    op: 'searchDense' | 'searchSparse',
+    vector: Float32Array | SparseVector,
+    q: Omit<DatasetSearch, 'text'>,
+    lowerIsBetter: boolean,
+    signal?: AbortSignal,
+  ): Promise<DatasetHits> {
     await this.ensureReady();
     const k = q.offset + q.limit;
     const replies = await Promise.all(
@@ -394,7 +525,11 @@ export class DatasetIndex {
    * the union and fused as 0.7 x fulltext + 0.3 x dense — the fusion that measured best on SciFact
    * (ARCHITECTURE.md: 0.690 nDCG@10 against 0.678 for bm25 alone; reciprocal-rank fusion collapsed).
    */
-  async searchHybrid(vector: Float32Array, q: DatasetSearch, signal?: AbortSignal): Promise<DatasetHits> {
+  searchHybrid(vector: Float32Array, q: DatasetSearch, signal?: AbortSignal): Promise<DatasetHits> {
+    return this.withShards(() => this.searchHybridOnce(vector, q, signal));
+  }
+
+  private async searchHybridOnce(vector: Float32Array, q: DatasetSearch, signal?: AbortSignal): Promise<DatasetHits> {
     const pool = Math.max(HYBRID_POOL, q.offset + q.limit);
     const leg = { ...q, offset: 0, limit: pool, minScore: null, countTotal: false, fulltext: true };
     const [lexical, dense] = await Promise.all([this.search(leg, signal), this.searchDense(vector, leg, signal)]);
@@ -467,11 +602,15 @@ export class DatasetIndex {
   }
 
   /** Filtered listing by id ascending (after `afterId`) or by a field. */
-  async scroll(filter: Filter | null, afterId: string | null, limit: number, sortField: string | null, descending: boolean): Promise<string[]> {
+  scroll(filter: Filter | null, afterId: string | null, limit: number, sortField: string | null, descending: boolean, signal?: AbortSignal): Promise<string[]> {
+    return this.withShards(() => this.scrollOnce(filter, afterId, limit, sortField, descending, signal));
+  }
+
+  private async scrollOnce(filter: Filter | null, afterId: string | null, limit: number, sortField: string | null, descending: boolean, signal?: AbortSignal): Promise<string[]> {
     await this.ensureReady();
     const replies = await Promise.all(
       this.shardNumbers().map((shard) =>
-        this.pool.run<ScrollShardReply>({ op: 'scroll', datasetId: this.datasetId, shard, filter, afterId, limit, sortField, descending }),
+        this.pool.run<ScrollShardReply>({ op: 'scroll', datasetId: this.datasetId, shard, filter, afterId, limit, sortField, descending }, signal),
       ),
     );
     const all: { id: string; key: number }[] = [];
@@ -490,12 +629,14 @@ export class DatasetIndex {
   }
 
   /** Chunk count and applied sequence over all shards. */
-  async stats(): Promise<{ chunkCount: number; appliedSeq: number }> {
-    await this.ensureReady();
-    const replies = await Promise.all(
-      this.shardNumbers().map((shard) => this.pool.run<ShardStatsReply>({ op: 'stats', datasetId: this.datasetId, shard })),
-    );
-    return { chunkCount: replies.reduce((s, r) => s + r.chunkCount, 0), appliedSeq: this.appliedSeq };
+  stats(): Promise<{ chunkCount: number; appliedSeq: number }> {
+    return this.withShards(async () => {
+      await this.ensureReady();
+      const replies = await Promise.all(
+        this.shardNumbers().map((shard) => this.pool.run<ShardStatsReply>({ op: 'stats', datasetId: this.datasetId, shard })),
+      );
+      return { chunkCount: replies.reduce((s, r) => s + r.chunkCount, 0), appliedSeq: this.appliedSeq };
+    });
   }
 
   /** Forgets every shard of this dataset in memory. */

@@ -85,6 +85,26 @@ export class Engine {
     private readonly logger: Logger,
   ) {
     this.admission = new Admission(config.maxConcurrentSearches);
+    pool.onThreadLost((thread) => {
+      this.logger.error({ thread, restarts: pool.restarts }, 'a shard thread died and was replaced empty; reloading the datasets it held');
+      for (const index of this.datasets.values()) index.threadLost(thread);
+    });
+  }
+
+  /**
+   * Where the datasets' shards are: counts by state (see `ShardState` in dataset-index.ts) and how many shard
+   * threads were replaced. `lost` datasets lost shards with a thread and are not reloaded yet.
+   */
+  shardHealth(): { loaded: number; loading: number; failed: number; lost: number; threadRestarts: number } {
+    const counts = { loaded: 0, loading: 0, failed: 0, lost: 0 };
+    for (const index of this.datasets.values()) {
+      const state = index.state;
+      if (state === 'ready') counts.loaded++;
+      else if (state === 'loading') counts.loading++;
+      else if (state === 'failed') counts.failed++;
+      else if (state === 'lost') counts.lost++;
+    }
+    return { ...counts, threadRestarts: this.pool.restarts };
   }
 
   /**
@@ -247,11 +267,11 @@ export class Engine {
   }
 
   /** Filtered listing. */
-  async scroll(q: ScrollQuery): Promise<string[]> {
+  async scroll(q: ScrollQuery, signal?: AbortSignal): Promise<string[]> {
     return this.admission.run(async () => {
       const index = await this.dataset(q.datasetId);
       const filter = await this.prepareFilter(q.datasetId, q.filter);
-      return index.scroll(filter, q.offsetChunkId, q.limit, q.sortField, q.descending);
+      return index.scroll(filter, q.offsetChunkId, q.limit, q.sortField, q.descending, signal);
     });
   }
 
@@ -273,6 +293,10 @@ export class Engine {
    * process writing to the store): a cheap check of the log head, then the datasets behind it.
    */
   async catchUp(): Promise<void> {
+    // Datasets whose shards died with a thread and whose reload failed: try again.
+    for (const index of this.datasets.values()) {
+      if (index.needsReload) await index.reload().catch((err: unknown) => this.logger.warn({ err, dataset: index.datasetId }, 'reload failed'));
+    }
     const head = await this.store.changeLog.head();
     if (head <= this.seenHead) return;
     for (const index of this.datasets.values()) {

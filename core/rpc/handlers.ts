@@ -1,7 +1,8 @@
 /** gRPC handlers of the core: convert proto messages to the engine's canonical queries and back. */
 import type * as grpc from '@grpc/grpc-js';
 import { boundValue, type Bound, type Filter } from '../domain/filter.js';
-import { badRequest } from '../domain/errors.js';
+import { badRequest, QuarryError } from '../domain/errors.js';
+import { deadlineSignal } from '../pool/task-stop.js';
 import type { Engine } from '../router/engine.js';
 
 /* Proto-loader objects (keepCase, defaults): absent messages are null, absent scalars defaults. */
@@ -52,12 +53,18 @@ function requireDataset(id: string): string {
   return id;
 }
 
-/** An AbortSignal that fires at the call's deadline, so queued shard tasks are not started late. */
-export function deadlineSignal(call: grpc.ServerUnaryCall<unknown, unknown>): AbortSignal | undefined {
+/**
+ * An AbortSignal that fires at the call's deadline or when the caller cancels it (a client that
+ * went away), so that the core stops the call's work: shard tasks at their next check, model
+ * server requests at once.
+ */
+export function callSignal(call: grpc.ServerUnaryCall<unknown, unknown>): AbortSignal {
+  const cancelled = new AbortController();
+  call.once('cancelled', () => cancelled.abort(new QuarryError('cancelled', 'the caller cancelled the call')));
   const deadline = call.getDeadline();
   const at = deadline instanceof Date ? deadline.getTime() : Number(deadline);
-  if (!Number.isFinite(at) || at <= 0) return undefined;
-  return AbortSignal.timeout(Math.max(1, at - Date.now()));
+  if (!Number.isFinite(at) || at <= 0) return cancelled.signal;
+  return deadlineSignal(at, 'the core call', cancelled.signal);
 }
 
 /** Builds the handlers over an engine. */
@@ -119,7 +126,7 @@ export function coreHandlers(engine: Engine) {
       );
       return { count: req.limit > 0 ? Math.min(req.limit, hits.total) : hits.total };
     },
-    async Scroll(req: ScrollRequest) {
+    async Scroll(req: ScrollRequest, signal?: AbortSignal) {
       const ids = await engine.scroll({
         datasetId: requireDataset(req.dataset_id),
         filter: req.filter,
@@ -127,7 +134,7 @@ export function coreHandlers(engine: Engine) {
         limit: req.limit,
         sortField: req.sort_field || null,
         descending: req.sort_direction !== 'asc',
-      });
+      }, signal);
       return { chunk_ids: ids };
     },
     async Stats(req: { dataset_id: string }) {

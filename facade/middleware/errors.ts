@@ -31,7 +31,9 @@ export function errors(): Middleware<RequestState> {
         const e = err;
         ctx.status = e.httpStatus;
         ctx.body = { message: e.message };
-        if (e.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(e.retryAfterSeconds));
+        // Every 503 (overload, an unreachable core or model server, shards reloading) is worth a retry.
+        const retryAfter = e.retryAfterSeconds ?? (e.httpStatus === 503 ? 1 : undefined);
+        if (retryAfter !== undefined) ctx.set('Retry-After', String(retryAfter));
         return;
       }
       ctx.state.log?.error({ err }, 'internal error');

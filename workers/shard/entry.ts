@@ -1,62 +1,75 @@
 /**
  * The piscina worker of one shard thread. Each pool has exactly one thread, so the shards in
  * this module's map live in this thread alone; the core routes every task of a shard here.
+ *
+ * Only `load` creates a shard. Any other task on a shard this thread does not hold answers the
+ * `not_loaded` fault: a thread that replaced a crashed one starts empty, and answering from (or
+ * snapshotting) an empty shard would silently lose the dataset.
  */
 import { readShardSnapshot, writeShardSnapshot } from './persist/shard-snapshot.js';
-import type { Bm25Params, ShardTask } from './protocol.js';
+import type { ShardMessage, ShardReply } from './protocol.js';
 import { Shard } from './shard.js';
+import { beginTask, endTask, TaskStopped } from './task-stop.js';
 
 const shards = new Map<string, Shard>();
 
 const keyOf = (t: { datasetId: string; shard: number }): string => `${t.datasetId}/${t.shard}`;
 
-function shardFor(t: { datasetId: string; shard: number }, params: Bm25Params = { k1: 0.9, b: 0.4 }): Shard {
-  const key = keyOf(t);
-  let shard = shards.get(key);
-  if (!shard) shards.set(key, (shard = new Shard(params)));
+/** Thrown for a task on a shard this thread has not loaded. */
+class ShardNotLoaded extends Error {
+  constructor(key: string) {
+    super(`shard ${key} is not loaded in this thread`);
+    this.name = 'ShardNotLoaded';
+  }
+}
+
+function loaded(t: { datasetId: string; shard: number }): Shard {
+  const shard = shards.get(keyOf(t));
+  if (!shard) throw new ShardNotLoaded(keyOf(t));
   return shard;
 }
 
-/** Runs one task against this thread's shards. */
-export default function run(task: ShardTask): unknown {
+function dispatch(task: ShardMessage): unknown {
   switch (task.op) {
-    case 'apply':
-      shardFor(task, task.bm25).apply(task.upserts, task.deletes, task.seq);
-      return shardFor(task).appliedSeq;
+    case 'apply': {
+      const shard = loaded(task);
+      shard.apply(task.upserts, task.deletes, task.seq);
+      return shard.appliedSeq;
+    }
     case 'termStats':
-      return shardFor(task).termStats(task.text, task.pairs === true, task.prefix === true);
+      return loaded(task).termStats(task.text, task.pairs === true, task.prefix === true);
     case 'search':
-      return shardFor(task).search(task.text, task.stats, task.k, task.filter, task.minScore, task.countTotal, task.fulltext === true, task.boost ?? null, task.prefix === true);
+      return loaded(task).search(task.text, task.stats, task.k, task.filter, task.minScore, task.countTotal, task.fulltext === true, task.boost ?? null, task.prefix === true);
     case 'searchDense':
-      return shardFor(task).searchDense(task.vector, task.k, task.filter, task.threshold, task.countTotal);
+      return loaded(task).searchDense(task.vector, task.k, task.filter, task.threshold, task.countTotal);
     case 'searchSparse':
-      return shardFor(task).searchSparse(task.vector, task.k, task.filter, task.threshold, task.countTotal);
+      return loaded(task).searchSparse(task.vector, task.k, task.filter, task.threshold, task.countTotal);
     case 'typo':
-      return shardFor(task).typoAnswers(task.lookups);
+      return loaded(task).typoAnswers(task.lookups);
     case 'typoEnable':
-      return shardFor(task).enableTypo();
+      return loaded(task).enableTypo();
     case 'typoFill':
-      shardFor(task).fillTypo(task.docs);
+      loaded(task).fillTypo(task.docs);
       return null;
     case 'sparseScores':
-      return shardFor(task).sparseScores(task.vector, task.chunkIds);
+      return loaded(task).sparseScores(task.vector, task.chunkIds);
     case 'denseScores':
-      return shardFor(task).denseScores(task.vector, task.chunkIds);
+      return loaded(task).denseScores(task.vector, task.chunkIds);
     case 'scroll':
-      return shardFor(task).scroll(task.filter, task.afterId, task.limit, task.sortField, task.descending);
+      return loaded(task).scroll(task.filter, task.afterId, task.limit, task.sortField, task.descending);
     case 'stats':
-      return shardFor(task).stats();
+      return loaded(task).stats();
     case 'analyze':
-      return shardFor(task).index.analyzer.analyze(task.text);
+      return loaded(task).index.analyzer.analyze(task.text);
     case 'snapshot': {
-      const shard = shards.get(keyOf(task));
-      if (shard) writeShardSnapshot(task.dir, task.shard, shard);
-      return shard?.appliedSeq ?? 0;
+      const shard = loaded(task);
+      writeShardSnapshot(task.dir, task.shard, shard);
+      return shard.appliedSeq;
     }
     case 'load': {
-      const loaded = readShardSnapshot(task.dir, task.shard, task.bm25);
-      shards.set(keyOf(task), loaded ?? new Shard(task.bm25));
-      return { appliedSeq: loaded?.appliedSeq ?? 0, loaded: loaded !== undefined };
+      const fromSnapshot = readShardSnapshot(task.dir, task.shard, task.bm25);
+      shards.set(keyOf(task), fromSnapshot ?? new Shard(task.bm25));
+      return { appliedSeq: fromSnapshot?.appliedSeq ?? 0, loaded: fromSnapshot !== undefined };
     }
     case 'drop': {
       shards.delete(keyOf(task));
@@ -67,3 +80,17 @@ export default function run(task: ShardTask): unknown {
   }
 }
 
+/** Runs one task against this thread's shards; expected refusals come back as faults, not throws. */
+export default function run(task: ShardMessage): ShardReply {
+  try {
+    beginTask(task.stop);
+    return { value: dispatch(task) };
+  } catch (err) {
+    // Structured clone keeps neither the class nor extra fields of an Error: faults travel as data.
+    if (err instanceof TaskStopped) return { fault: err.reason === 'deadline' ? 'stopped_deadline' : 'stopped_cancelled', message: err.message };
+    if (err instanceof ShardNotLoaded) return { fault: 'not_loaded', message: err.message };
+    throw err;
+  } finally {
+    endTask();
+  }
+}

@@ -4,7 +4,10 @@
  */
 import type { Filter } from '../../core/domain/filter.js';
 import type { SparseVector } from '../../core/domain/sparse-vector.js';
+import type { TaskStop } from './task-stop.js';
 import type { VocabularyLookup } from './typo/vocabulary.js';
+
+export type { TaskStop } from './task-stop.js';
 
 /** What a shard indexes of one chunk. */
 export interface ShardDoc {
@@ -101,6 +104,19 @@ export type ShardTask =
   | ({ readonly op: 'snapshot'; readonly dir: string } & ShardKey)
   | ({ readonly op: 'load'; readonly dir: string; readonly bm25: Bm25Params } & ShardKey)
   | ({ readonly op: 'drop' } & ShardKey);
+
+/** A task as posted to a thread: read tasks carry their stop condition (see task-stop.ts). */
+export type ShardMessage = ShardTask & { readonly stop?: TaskStop };
+
+/**
+ * Why a task did not run: `stopped` (deadline passed or caller cancelled) or `not_loaded` (the
+ * thread does not hold the shard: only `load` creates one, so a fresh thread answers this until
+ * the core reloads the dataset).
+ */
+export type ShardFault = 'stopped_deadline' | 'stopped_cancelled' | 'not_loaded';
+
+/** Every reply of a thread: the task's value, or why it did not run. */
+export type ShardReply = { readonly value: unknown } | { readonly fault: ShardFault; readonly message: string };
 
 /** Reply of `termStats`: the analyzed query and this shard's statistics for it. */
 export interface TermStatsReply {

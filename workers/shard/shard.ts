@@ -4,6 +4,7 @@
  */
 import type { Filter } from '../../core/domain/filter.js';
 import { evaluateFilter, liveSet } from './filter/evaluate.js';
+import { checkStop } from './task-stop.js';
 import { FieldStore } from './filter/field-store.js';
 import type { Bm25Params, ScrollShardReply, SearchShardReply, ShardDoc, ShardStatsReply, TermStatsReply } from './protocol.js';
 import { DenseIndex } from './dense/dense-index.js';
@@ -264,6 +265,7 @@ export class Shard {
     const allow = this.allow(filter) ?? liveSet(this.fields, capacity);
     const picked: { id: string; key: number }[] = [];
     allow.forEach((internal) => {
+      checkStop();
       const chunkId = this.fields.chunkId[internal];
       if (chunkId == null) return;
       if (sortField === null) {
@@ -272,6 +274,8 @@ export class Shard {
         picked.push({ id: chunkId, key: sortKey(this.fields, internal, sortField) });
       }
     });
+    // Sorting cannot be polled; it is bounded by the shard's size, the loop above by time.
+    checkStop(picked.length);
     if (sortField === null) {
       picked.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     } else {

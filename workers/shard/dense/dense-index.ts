@@ -9,6 +9,7 @@ import { higherIsBetter, type DenseMetric } from './dense-metric.js';
 import { DenseTopK } from './top-k.js';
 import { dotAt, l1At, l2sqAt, normOf } from './vector-kernels.js';
 import { VectorSlab } from './vector-slab.js';
+import { checkStop } from '../task-stop.js';
 
 /** Storage precision of the vectors inside the HNSW graph (the f32 slab is always exact). */
 export type DenseQuantization = 'f32' | 'f16' | 'bf16' | 'i8';
@@ -346,6 +347,7 @@ export class DenseIndex {
     const code = this.metric === 'cos' ? 0 : this.metric === 'ip' ? 1 : this.metric === 'l2sq' ? 2 : 3;
     const aw = allow === null ? null : allow.words;
     for (let wi = 0; wi < live.length; wi++) {
+      checkStop();
       let v = live[wi]!;
       if (aw !== null) v &= wi < aw.length ? aw[wi]! : 0;
       while (v !== 0) {

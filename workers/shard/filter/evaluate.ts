@@ -6,6 +6,7 @@
 import { CLAUSES, inRange, plainValue, type Condition, type FieldCondition, type Filter, type Value } from '../../../core/domain/filter.js';
 import { parseTimestamp } from '../../../core/domain/time.js';
 import { Bitset } from '../sparse/bitset.js';
+import { checkStop } from '../task-stop.js';
 import { postingWords, type FieldStore } from './field-store.js';
 import { haversineMeters, inBox, inRing } from './geo.js';
 
@@ -46,10 +47,12 @@ function evaluateCondition(cond: Condition, fields: FieldStore, capacity: number
   const hasId = cond.kind === 'has_id' || (cond.kind === undefined && cond.has_id) ? cond.has_id : null;
   if (hasId) {
     for (const cid of hasId.ids ?? []) {
+      checkStop();
       const id = lookup(cid);
       if (id !== undefined && id < capacity) out.set(id);
     }
     for (const tid of hasId.tracking_ids ?? []) {
+      checkStop();
       const id = fields.trackingIndex.get(tid);
       if (id !== undefined && id < capacity) out.set(id);
     }
@@ -63,6 +66,8 @@ function evaluateCondition(cond: Condition, fields: FieldStore, capacity: number
     const all = (field.match_all?.length ?? 0) > 0 && !((field.match_any?.length ?? 0) > 0);
     const values = texts(all ? field.match_all! : (field.match_any?.length ?? 0) > 0 ? field.match_any! : (field.match ?? []));
     values.forEach((v, i) => {
+      // A word lookup allocates a bitset over the shard: count it as a scan's worth of work.
+      checkStop(64);
       const hits = text(v);
       if (all && i > 0) out.and(hits);
       else out.or(hits);
@@ -76,6 +81,7 @@ function evaluateCondition(cond: Condition, fields: FieldStore, capacity: number
 /** Sets in `out` every id in posting sets whose key passes `pick` (union). */
 function unionPostings(index: Map<string, Set<number>>, keys: Iterable<string>, out: Bitset, capacity: number): void {
   for (const key of keys) {
+    checkStop();
     const set = index.get(key);
     if (!set) continue;
     const words = postingWords(set);
@@ -94,7 +100,11 @@ function unionPostings(index: Map<string, Set<number>>, keys: Iterable<string>, 
 function scan(fields: FieldStore, capacity: number, fn: (id: number) => boolean, out: Bitset): void {
   const n = Math.min(capacity, fields.capacity);
   const alive = fields.alive;
-  for (let id = 0; id < n; id++) if (alive[id] === 1 && fn(id)) out.set(id);
+  for (let id = 0; id < n; id++) {
+    // Polled here and in matchValues: a predicate over a large match_any costs a value per step.
+    checkStop();
+    if (alive[id] === 1 && fn(id)) out.set(id);
+  }
 }
 
 const texts = (values: readonly Value[]): string[] => values.map((v) => String(plainValue(v)));
@@ -132,6 +142,7 @@ function contains(actual: unknown, v: Value): boolean {
 
 /** Evaluates a match/match_any/match_all predicate over a multi-valued field. */
 function matchValues(values: readonly unknown[], cond: FieldCondition): boolean {
+  checkStop((cond.match_any?.length ?? 0) + (cond.match_all?.length ?? 0) + (cond.match?.length ?? 0));
   if (cond.match_any && cond.match_any.length > 0) return cond.match_any.some((v) => values.some((a) => equals(a, v)));
   if (cond.match_all && cond.match_all.length > 0) return cond.match_all.every((v) => values.some((a) => equals(a, v)));
   if (cond.match && cond.match.length > 0) return cond.match.some((v) => values.some((a) => contains(a, v)));
@@ -189,7 +200,12 @@ function fieldCondition(cond: FieldCondition, fields: FieldStore, capacity: numb
       } else if (cond.match_all && cond.match_all.length > 0) {
         const wanted = texts(cond.match_all);
         const first = index.get(wanted[0]!);
-        if (first) for (const id of first) if (id < capacity && wanted.every((w) => index.get(w)?.has(id))) out.set(id);
+        if (first) {
+          for (const id of first) {
+            checkStop(wanted.length);
+            if (id < capacity && wanted.every((w) => index.get(w)?.has(id))) out.set(id);
+          }
+        }
       } else {
         const wanted = texts(cond.match ?? []);
         unionPostings(index, [...index.keys()].filter((k) => wanted.some((w) => k.includes(w))), out, capacity);

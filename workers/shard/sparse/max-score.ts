@@ -13,6 +13,7 @@ import { BOUND_SLACK, MaxScoreScratch, MIN_WINDOW, THETA_SLACK, WINDOW } from '.
 import { BLOCK_SHIFT } from './postings-store.js';
 import { seedFloor } from './seed-floor.js';
 import type { TopKHeap } from './top-k-heap.js';
+import { checkStop } from '../task-stop.js';
 
 export { MaxScoreScratch };
 
@@ -155,6 +156,8 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
   while (globalPivot < m && globalPrefix[globalPivot]! < thetaLo) globalPivot++;
 
   for (;;) {
+    // Between windows the scratch (acc, seen) is clean, so stopping here leaves nothing behind.
+    checkStop(m * 256);
     // Window start: the next doc of a list that could reach theta together with all others.
     let wmin = END;
     for (let q = globalPivot; q < m; q++) {

@@ -1,0 +1,52 @@
+/**
+ * The core's side of stopping shard tasks: a call's AbortSignal (its deadline, or its caller
+ * going away) becomes a {@link TaskStop} that the task polls inside its loops. The signal itself
+ * never reaches piscina, which would terminate the thread and every shard it holds.
+ */
+import { QuarryError } from '../domain/errors.js';
+import type { TaskStop } from '../../workers/shard/protocol.js';
+
+/** Absolute deadlines of the signals made by {@link deadlineSignal}. */
+const deadlines = new WeakMap<AbortSignal, number>();
+/** One shared flag per signal, so every shard task of one call sees the same cancellation. */
+const stops = new WeakMap<AbortSignal, TaskStop>();
+
+/**
+ * A signal that aborts at `at` (epoch ms) with a `timeout` error naming `what`, or as soon as
+ * `parent` aborts (the caller went away) with its reason.
+ */
+export function deadlineSignal(at: number, what: string, parent?: AbortSignal): AbortSignal {
+  const ctl = new AbortController();
+  const timer = setTimeout(
+    () => ctl.abort(new QuarryError('timeout', `deadline exceeded: ${what} did not finish within its deadline`)),
+    Math.max(0, at - Date.now()),
+  );
+  timer.unref();
+  if (parent) {
+    if (parent.aborted) ctl.abort(parent.reason);
+    else parent.addEventListener('abort', () => ctl.abort(parent.reason), { once: true });
+  }
+  ctl.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  deadlines.set(ctl.signal, at);
+  return ctl.signal;
+}
+
+/** The error a call stopped by `signal` fails with: its reason when that is one of ours, else a timeout. */
+export function abortError(signal: AbortSignal): QuarryError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof QuarryError) return reason;
+  return new QuarryError('timeout', 'deadline exceeded: the search was stopped before it finished', { cause: reason });
+}
+
+/** The stop condition shard tasks of the call behind `signal` carry. */
+export function taskStopFor(signal: AbortSignal): TaskStop {
+  let stop = stops.get(signal);
+  if (!stop) {
+    const cancelled = new Int32Array(new SharedArrayBuffer(4));
+    if (signal.aborted) Atomics.store(cancelled, 0, 1);
+    else signal.addEventListener('abort', () => Atomics.store(cancelled, 0, 1), { once: true });
+    stop = { deadline: deadlines.get(signal) ?? Number.POSITIVE_INFINITY, cancelled };
+    stops.set(signal, stop);
+  }
+  return stop;
+}
