@@ -83,6 +83,9 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     if (req.offsetChunkId && !(await store.chunks.get(access.dataset.id, { id: req.offsetChunkId }))) {
       throw notFound(`offset_chunk_id ${req.offsetChunkId} does not exist in this dataset`);
     }
+    // In id order one more id is read: it is where the next page starts (the page starts at
+    // offset_chunk_id, inclusive, as the spec says, so the last id of a page is not the next offset).
+    const byId = req.sortField === null;
     const ids =
       req.pageSize === 0
         ? []
@@ -90,11 +93,12 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
             dataset_id: access.dataset.id,
             filter: req.filter,
             offset_chunk_id: req.offsetChunkId ?? '',
-            limit: req.pageSize,
+            limit: byId ? req.pageSize + 1 : req.pageSize,
             sort_field: req.sortField ?? '',
             sort_direction: req.descending ? 'desc' : 'asc',
           });
-    const chunks = await store.chunks.getMany(access.dataset.id, ids);
-    ctx.body = { chunks: chunks.map(chunkV2) };
+    const next = byId && ids.length > req.pageSize ? ids[req.pageSize]! : null;
+    const chunks = await store.chunks.getMany(access.dataset.id, ids.slice(0, req.pageSize));
+    ctx.body = { chunks: chunks.map(chunkV2), next_offset_chunk_id: next };
   });
 }
