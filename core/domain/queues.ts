@@ -35,8 +35,8 @@ export interface PurgeJob {
   readonly id: string;
 }
 
-/** Attempts of a bulk delete job (each attempt resumes: what it deleted is gone from the index). */
-export const BULK_DELETE_ATTEMPTS = 5;
+/** Attempts of a bulk delete job, 1 s apart doubling (~17 min in all: a core restart is waited out); each attempt resumes, what it deleted being gone. */
+export const BULK_DELETE_ATTEMPTS = 10;
 
 /**
  * Payload of bulk delete jobs: the chunks of the dataset matching the filter (the filter AST, as

@@ -193,6 +193,23 @@ describe('bulk delete by filter', () => {
     }
   });
 
+  it('deletes across several batches of the job (more matches than one batch of 1000)', async () => {
+    const res = await tenant.org.post('/api/dataset', { dataset_name: 'bulk-delete-large' });
+    expect(res.status, res.text).toBe(200);
+    const large = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': res.body.id });
+    await ingest(large, Array.from({ length: 2300 }, (_, i) => ({ chunk_html: `row ${i}`, num_value: i % 9 })));
+    const before = loadChunks(stack.dataDir, res.body.id);
+    const filter = { must: [{ field: 'num_value', range: { lte: 4 } }] };
+    const doomed = new Set(before.filter((c) => filterHolds(c, filter)).map((c) => c.id));
+    expect(doomed.size).toBeGreaterThan(1000);
+    expect((await large.del('/api/chunk', { filter })).status).toBe(204);
+    const [done] = await waitBulkDeletes(large, 1, 60_000);
+    expect(done!.count).toBe(doomed.size);
+    const after = loadChunks(stack.dataDir, res.body.id);
+    expect(after.map((c) => c.id).sort()).toEqual(before.filter((c) => !doomed.has(c.id)).map((c) => c.id).sort());
+    expect((await scrollAll(large, 500)).ids).toEqual(after.map((c) => c.id).sort());
+  });
+
   it('refuses bad bodies and filters with a 4xx {message}, writing nothing', async () => {
     const dir = stack.dataDir;
     await expectRejected(dir, () => bulk.del('/api/chunk', {}), 400, /filter is required/);
