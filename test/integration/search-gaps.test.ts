@@ -59,7 +59,12 @@ describe('server_configuration search type flags', () => {
     ['/api/chunk_group/group_oriented_search', { query: 'gene trial', search_type: type }],
     ['/api/chunk_group/group_oriented_autocomplete', { query: 'gene tri', search_type: type }],
     ...(type === 'hybrid' ? [] : ([['/api/chunk/count', { query: 'gene trial', search_type: type }]] as [string, Record<string, unknown>][])),
-    ...(type === 'hybrid' ? [] : ([['/api/chunk/recommend', { positive_chunk_ids: [chunkId], recommend_type: type }]] as [string, Record<string, unknown>][])),
+    ...(type === 'hybrid'
+      ? []
+      : ([
+          ['/api/chunk/recommend', { positive_chunk_ids: [chunkId], recommend_type: type }],
+          ['/api/chunk_group/recommend', { positive_group_tracking_ids: ['g1'], recommend_type: type }],
+        ] as [string, Record<string, unknown>][])),
   ];
 
   it('refuses searches of a disabled type with a 400 naming the flag, on every search route', async () => {
