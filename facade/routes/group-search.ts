@@ -1,7 +1,8 @@
 /**
  * Group searches: a chunk search restricted to one group's members, and a search (or an
- * autocomplete) whose results are groups ranked by their best chunk. All run the chunk search's pipeline (query syntax,
- * sort, scoring and highlight options) and take the chunk search's body plus their own members.
+ * autocomplete) whose results are groups ranked by their best chunk. All run the chunk search's
+ * pipeline (query syntax, sort, scoring and highlight options) and take the chunk search's body
+ * plus their own members.
  */
 import { performance } from 'node:perf_hooks';
 import { searchRecordFrom } from '../analytics/records.js';
