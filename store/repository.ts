@@ -137,6 +137,11 @@ export interface ChunkRepository {
   getManyByTrackingIds(datasetId: string, trackingIds: readonly string[]): Promise<ChunkRecord[]>;
   /** Deletes one chunk; false when it does not exist. */
   delete(datasetId: string, selector: ChunkSelector): Promise<boolean>;
+  /**
+   * Deletes the chunks with these ids created at or before `createdAtOrBefore` (ms), in one
+   * transaction, each like {@link delete}; returns how many were deleted (unknown ids are skipped).
+   */
+  deleteMany(datasetId: string, ids: readonly string[], createdAtOrBefore: number): Promise<number>;
   /** Chunks ordered by id, starting after `afterId` (exclusive) or from the first. */
   scrollIds(datasetId: string, afterId: string | null, limit: number): Promise<ChunkRecord[]>;
 }

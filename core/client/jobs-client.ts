@@ -2,7 +2,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { QuarryError } from '../domain/errors.js';
-import { EMBED_ATTEMPTS, Jobs, Queues, embedJobId, type EmbedJob, type PurgeJob } from '../domain/queues.js';
+import { BULK_DELETE_ATTEMPTS, EMBED_ATTEMPTS, Jobs, Queues, embedJobId, type BulkDeleteJob, type EmbedJob, type PurgeJob } from '../domain/queues.js';
 
 /** The jobs the facade can ask for. */
 export interface JobsClient {
@@ -12,6 +12,8 @@ export interface JobsClient {
   purgeDataset(id: string): Promise<void>;
   /** Asks the job workers to embed the dataset's pending chunks. */
   embedDataset(datasetId: string): Promise<void>;
+  /** Asks the job workers to delete the chunks matching a filter (503 when Redis does not take the job). */
+  bulkDeleteChunks(job: BulkDeleteJob): Promise<void>;
   /** Resolves when Redis answers PING. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -28,6 +30,8 @@ export function connectJobs(url: string, options: { embedBackoffMs?: number } = 
   maintenance.on('error', () => {});
   const embed = new Queue<EmbedJob>(Queues.embed, { connection: redis });
   embed.on('error', () => {});
+  const bulkDelete = new Queue<BulkDeleteJob>(Queues.bulkDelete, { connection: redis });
+  bulkDelete.on('error', () => {});
   const add = async (name: string, id: string): Promise<void> => {
     try {
       // jobId makes a repeated request idempotent: one purge per resource (BullMQ refuses ':' in ids).
@@ -54,6 +58,13 @@ export function connectJobs(url: string, options: { embedBackoffMs?: number } = 
         throw new QuarryError('unavailable', `could not enqueue embedding for dataset ${datasetId}: ${(err as Error).message}`, { cause: err, retryAfterSeconds: 5 });
       }
     },
+    async bulkDeleteChunks(job) {
+      try {
+        await bulkDelete.add(Jobs.bulkDeleteChunks, job, { attempts: BULK_DELETE_ATTEMPTS, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true });
+      } catch (err) {
+        throw new QuarryError('unavailable', `could not enqueue the bulk delete for dataset ${job.datasetId}: ${(err as Error).message}`, { cause: err, retryAfterSeconds: 5 });
+      }
+    },
     async ping() {
       const reply = await redis.ping();
       if (reply !== 'PONG') throw new Error(`unexpected PING reply ${reply}`);
@@ -61,6 +72,7 @@ export function connectJobs(url: string, options: { embedBackoffMs?: number } = 
     async close() {
       await maintenance.close().catch(() => {});
       await embed.close().catch(() => {});
+      await bulkDelete.close().catch(() => {});
       redis.disconnect();
     },
   };

@@ -1,4 +1,5 @@
 /** Every BullMQ queue, job and Redis key name of quarry, in one place. */
+import type { Filter } from './filter.js';
 
 /** Queue names. */
 export const Queues = {
@@ -6,6 +7,8 @@ export const Queues = {
   maintenance: 'quarry-maintenance',
   /** Embedding of chunks whose dense vector is missing or outdated, one job per dataset. */
   embed: 'quarry-embed',
+  /** Deletions of the chunks matching a filter (DELETE /api/chunk), one job per request. */
+  bulkDelete: 'quarry-bulk-delete',
 } as const;
 
 /** Job names per queue. */
@@ -13,6 +16,7 @@ export const Jobs = {
   purgeOrganization: 'purge-organization',
   purgeDataset: 'purge-dataset',
   embedDataset: 'embed-dataset',
+  bulkDeleteChunks: 'bulk-delete-chunks',
 } as const;
 
 /** Payload of embed jobs: the worker embeds whatever the dataset has pending. */
@@ -29,4 +33,18 @@ export const EMBED_ATTEMPTS = 5;
 /** Payload of purge jobs. */
 export interface PurgeJob {
   readonly id: string;
+}
+
+/** Attempts of a bulk delete job, 1 s apart doubling (~17 min in all: a core restart is waited out); each attempt resumes, what it deleted being gone. */
+export const BULK_DELETE_ATTEMPTS = 10;
+
+/**
+ * Payload of bulk delete jobs: the chunks of the dataset matching the filter (the filter AST, as
+ * the core takes it) and created at or before `requestedAt` (ms since the epoch, the time of the
+ * request: chunks written after it are not the caller's target, as the reference guards it).
+ */
+export interface BulkDeleteJob {
+  readonly datasetId: string;
+  readonly filter: Filter;
+  readonly requestedAt: number;
 }

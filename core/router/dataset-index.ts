@@ -601,7 +601,7 @@ export class DatasetIndex {
     return { chunkIds: page.map((h) => h.id), scores: page.map((h) => h.score), total: q.countTotal ? ranked.length : 0 };
   }
 
-  /** Filtered listing by id ascending (after `afterId`) or by a field. */
+  /** Filtered listing by id ascending (from `afterId`, inclusive) or by a field. */
   scroll(filter: Filter | null, afterId: string | null, limit: number, sortField: string | null, descending: boolean, signal?: AbortSignal): Promise<string[]> {
     return this.withShards(() => this.scrollOnce(filter, afterId, limit, sortField, descending, signal));
   }

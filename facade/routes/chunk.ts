@@ -1,7 +1,7 @@
-/** Chunks: create (one or a batch), update, get by id / tracking id / many, delete. */
+/** Chunks: create (one or a batch), update, get by id / tracking id / many, delete (one, or by filter), split HTML. */
 import { notFound } from '../../core/domain/errors.js';
 import { Role } from '../../core/domain/tenancy.js';
-import { datasetAccess } from '../access.js';
+import { datasetAccess, requireCaller } from '../access.js';
 import { embedSoon, indexNow } from '../indexing.js';
 import type { Services } from '../context.js';
 import { chunkFor, chunkV2 } from '../present/chunk.js';
@@ -14,6 +14,9 @@ import {
   parseUpdateChunk,
   parseUpdateChunkByTrackingId,
 } from '../schemas/chunk.js';
+import { parseBulkDelete } from '../schemas/bulk-delete.js';
+import { parseChunkSplit } from '../schemas/chunk-split.js';
+import { splitHtml } from '../../core/domain/split-html.js';
 import type { QuarryRouter } from './router.js';
 
 /** Registers chunk routes. */
@@ -38,6 +41,24 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     await indexNow(services, dataset.id, ctx.state.log);
     await embedSoon(services, dataset.id, ctx.state.log);
     ctx.status = 204;
+  });
+
+  router.delete('/api/chunk', async (ctx) => {
+    const { dataset } = await datasetAccess(ctx, services, Role.Admin);
+    const filter = parseBulkDelete(ctx.state.body);
+    const requestedAt = Date.now();
+    // The core checks the filter's meaning now (known fields, predicates that fit them), so a bad
+    // filter is this request's 400 and not a job that fails later.
+    await services.core.scroll({ dataset_id: dataset.id, filter, limit: 1 });
+    await services.jobs.bulkDeleteChunks({ datasetId: dataset.id, filter, requestedAt });
+    // Answered at once, as the reference: the job deletes the matching chunks created until now.
+    ctx.status = 204;
+  });
+
+  router.post('/api/chunk/split', async (ctx) => {
+    requireCaller(ctx);
+    const req = parseChunkSplit(ctx.state.body);
+    ctx.body = { chunks: splitHtml(req.chunkHtml, req.headingRemoveStrings, req.bodyRemoveStrings).map((c) => ({ headings: [c.headings], body: c.body })) };
   });
 
   router.put('/api/chunk/tracking_id/update', async (ctx) => {

@@ -1,7 +1,8 @@
 /**
- * Group searches: a chunk search restricted to one group's members, and a search whose results
- * are groups ranked by their best chunk. Both run the chunk search's pipeline (query syntax,
- * sort, scoring and highlight options) and take the chunk search's body plus their own members.
+ * Group searches: a chunk search restricted to one group's members, and a search (or an
+ * autocomplete) whose results are groups ranked by their best chunk. All run the chunk search's
+ * pipeline (query syntax, sort, scoring and highlight options) and take the chunk search's body
+ * plus their own members.
  */
 import { performance } from 'node:perf_hooks';
 import { searchRecordFrom } from '../analytics/records.js';
@@ -16,11 +17,13 @@ import { groupWithFile } from '../present/group.js';
 import { groupResultFor } from '../present/group-results.js';
 import { parseGroupRef, parseGroupSize } from '../schemas/group-search.js';
 import { parseSearch, type SearchRequest } from '../schemas/search.js';
+import { runAutocomplete } from '../search/autocomplete.js';
 import { runChunkSearch } from '../search/chunk-search.js';
+import { requireSearchTypes } from '../search/enabled-search-types.js';
 import { groupedPage, MAX_GROUPING_PREFIX } from '../search/group-hits.js';
 import { presentResult, type ResultShape } from '../search/present-results.js';
 import { highlightText, inGroup, maxLimitOf, planSearch } from '../search/search-plan.js';
-import type { QuarryRouter } from './router.js';
+import type { QuarryContext, QuarryRouter } from './router.js';
 
 /** 400 when a page is larger than the dataset's MAX_LIMIT allows. */
 function checkPageSize(req: SearchRequest, maxLimit: number): void {
@@ -47,6 +50,7 @@ export function groupSearchRoutes(router: QuarryRouter, services: Services): voi
     checkPageSize(req, maxLimit);
     const g = await findGroup(access.dataset.id, ref);
     const plan = planSearch(req, body as Record<string, unknown>, maxLimit, [inGroup(g.id)]);
+    requireSearchTypes(access.dataset.serverConfiguration, plan.search);
     const found = await runChunkSearch(services, access.dataset, plan.search);
     const correctedQuery = found.correctedQuery ?? null;
     const totalPages = req.getTotalPages && req.pageSize > 0 ? Math.ceil(Math.min(found.total, maxLimit) / req.pageSize) : 0;
@@ -68,21 +72,29 @@ export function groupSearchRoutes(router: QuarryRouter, services: Services): voi
         : { id, chunks, corrected_query: correctedQuery, total_pages: totalPages };
   });
 
-  router.post('/api/chunk_group/group_oriented_search', async (ctx) => {
+  /**
+   * Search over groups and its autocomplete: the chunk ranking (plain, or autocomplete's) grouped
+   * by group. Autocomplete always answers the first page and never counts pages, as the reference.
+   */
+  const groupOriented = (kind: 'search' | 'autocomplete') => async (ctx: QuarryContext) => {
     const started = performance.now();
     const access = await datasetAccess(ctx, services, Role.Read);
     const body = withDefaultParams(ctx.state.body, access.caller, 'search');
-    const req = parseSearch(body);
+    const parsed = parseSearch(body);
+    const req = kind === 'autocomplete' ? { ...parsed, page: 1, getTotalPages: false } : parsed;
     const maxLimit = maxLimitOf(access.dataset.serverConfiguration);
     const groupSize = parseGroupSize(body, maxLimit);
     checkPageSize(req, maxLimit);
     const plan = planSearch(req, body as Record<string, unknown>, maxLimit);
+    requireSearchTypes(access.dataset.serverConfiguration, plan.search);
     let correctedQuery: string | null = null;
     const { groups, totalGroups } = await groupedPage(
       services,
       access.dataset.id,
       async (limit) => {
-        const found = await runChunkSearch(services, access.dataset, { ...plan.search, offset: 0, limit, countTotal: false });
+        const search = { ...plan.search, offset: 0, limit, countTotal: false };
+        const found =
+          kind === 'autocomplete' ? await runAutocomplete(services, access.dataset, search, req.extendResults) : await runChunkSearch(services, access.dataset, search);
         correctedQuery = found.correctedQuery ?? null;
         return found.results;
       },
@@ -105,10 +117,15 @@ export function groupSearchRoutes(router: QuarryRouter, services: Services): voi
     const results = groups.map((g) => groupResultFor(access.apiVersion, { group: g.group, chunks: g.hits.map((r) => presentResult(shape, r)) }));
     const id = newId();
     const recorded = groups.flatMap((g) => g.hits.map((r) => ({ id: r.c.id, score: r.score })));
-    services.analytics.recordSearch(searchRecordFrom({ id, datasetId: access.dataset.id, kind: 'search_over_groups', body, request: req, results: recorded, startedAt: started }));
+    // The reference records a group autocomplete as an autocomplete.
+    const recordedKind = kind === 'autocomplete' ? 'autocomplete' : 'search_over_groups';
+    services.analytics.recordSearch(searchRecordFrom({ id, datasetId: access.dataset.id, kind: recordedKind, body, request: req, results: recorded, startedAt: started }));
     ctx.body =
       access.apiVersion === 'V1'
         ? { group_chunks: results, corrected_query: correctedQuery, total_chunk_pages: totalPages }
         : { id, results, corrected_query: correctedQuery, total_pages: totalPages };
-  });
+  };
+
+  router.post('/api/chunk_group/group_oriented_search', groupOriented('search'));
+  router.post('/api/chunk_group/group_oriented_autocomplete', groupOriented('autocomplete'));
 }

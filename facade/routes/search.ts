@@ -13,7 +13,8 @@ import { runChunkSearch } from '../search/chunk-search.js';
 import { highlightText, maxLimitOf, planSearch } from '../search/search-plan.js';
 import { presentResult } from '../search/present-results.js';
 import { processQuery, withTermConditions } from '../search/query-syntax.js';
-import { lastWordBeingTyped } from '../../core/domain/completions.js';
+import { runAutocomplete } from '../search/autocomplete.js';
+import { requireSearchType, requireSearchTypes } from '../search/enabled-search-types.js';
 import type { QuarryContext, QuarryRouter } from './router.js';
 
 /** Registers search routes. */
@@ -29,21 +30,9 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     const limit = maxLimitOf(access.dataset.serverConfiguration);
     const plan = planSearch(req, body as Record<string, unknown>, limit);
     const { search, highlight } = plan;
-    let found;
-    if (kind === 'autocomplete') {
-      // The reference adds "content contains the query"; the word being typed matches as a prefix.
-      const typing = lastWordBeingTyped(plan.text) !== null;
-      const prefixed = { ...search, filter: withTermConditions(search.filter, [typing ? `${plan.text}*` : plan.text], []), prefixLastWord: typing };
-      found = await runChunkSearch(services, access.dataset, prefixed);
-      if (req.extendResults && found.results.length < search.limit) {
-        const more = await runChunkSearch(services, access.dataset, { ...search, offset: 0, limit: search.limit + found.results.length, countTotal: false });
-        const seen = new Set(found.results.map((r) => r.c.id));
-        const extra = more.results.filter((r) => !seen.has(r.c.id)).slice(0, search.limit - found.results.length);
-        found = { ...found, results: [...found.results, ...extra] };
-      }
-    } else {
-      found = await runChunkSearch(services, access.dataset, search);
-    }
+    requireSearchTypes(access.dataset.serverConfiguration, search);
+    const found =
+      kind === 'autocomplete' ? await runAutocomplete(services, access.dataset, search, req.extendResults) : await runChunkSearch(services, access.dataset, search);
     const { results, total } = found;
     const correctedQuery = found.correctedQuery ?? null;
     const totalPages = req.getTotalPages && req.pageSize > 0 ? Math.ceil(Math.min(total, limit) / req.pageSize) : 0;
@@ -65,6 +54,7 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
   router.post('/api/chunk/count', async (ctx) => {
     const access = await datasetAccess(ctx, services, Role.Read);
     const req = parseCount(ctx.state.body, maxLimitOf(access.dataset.serverConfiguration));
+    requireSearchType(access.dataset.serverConfiguration, req.searchType);
     const processed = processQuery(req.query, { removeStopWords: false, quoteNegatedTerms: req.quoteNegatedTerms });
     const count = await core.count({
       dataset_id: access.dataset.id,
@@ -83,6 +73,9 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     if (req.offsetChunkId && !(await store.chunks.get(access.dataset.id, { id: req.offsetChunkId }))) {
       throw notFound(`offset_chunk_id ${req.offsetChunkId} does not exist in this dataset`);
     }
+    // In id order one more id is read: it is where the next page starts (the page starts at
+    // offset_chunk_id, inclusive, as the spec says, so the last id of a page is not the next offset).
+    const byId = req.sortField === null;
     const ids =
       req.pageSize === 0
         ? []
@@ -90,11 +83,12 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
             dataset_id: access.dataset.id,
             filter: req.filter,
             offset_chunk_id: req.offsetChunkId ?? '',
-            limit: req.pageSize,
+            limit: byId ? req.pageSize + 1 : req.pageSize,
             sort_field: req.sortField ?? '',
             sort_direction: req.descending ? 'desc' : 'asc',
           });
-    const chunks = await store.chunks.getMany(access.dataset.id, ids);
-    ctx.body = { chunks: chunks.map(chunkV2) };
+    const next = byId && ids.length > req.pageSize ? ids[req.pageSize]! : null;
+    const chunks = await store.chunks.getMany(access.dataset.id, ids.slice(0, req.pageSize));
+    ctx.body = { chunks: chunks.map(chunkV2), next_offset_chunk_id: next };
   });
 }

@@ -26,6 +26,7 @@ import type { RecommendStrategy, RecommendType } from '../schemas/recommend.js';
 import type { Ranked } from './post-rank.js';
 import { recommendQueryText } from './recommend-query.js';
 import { averageVector, bestScore, prepare, similarityOf, similarityOfScore, type Similarity } from './recommend-vectors.js';
+import { requireSearchType } from './enabled-search-types.js';
 import { withMustNot } from './search-plan.js';
 
 /** Positives searched for `best_score` candidates; beyond them the average of all positives seeds one more search. */
@@ -133,6 +134,7 @@ async function bestScored(
 
 /** Recommends chunks for the examples, best first. */
 export async function recommendChunks(services: Services, dataset: DatasetRecord, ex: Examples, r: Recommendation): Promise<Ranked[]> {
+  requireSearchType(dataset.serverConfiguration, r.recommendType, 'recommend_type');
   if (r.limit === 0) return [];
   const filter = withMustNot(r.filter, excluding([...new Set([...ex.positives, ...ex.negatives].map((c) => c.id))]));
   if (r.recommendType !== 'semantic') {

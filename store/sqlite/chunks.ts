@@ -229,6 +229,20 @@ export function sqliteChunks(db: Db, log: ChangeLogWriter): ChunkRepository {
     return true;
   });
 
+  // The bulk delete's batch: the single delete's statements, one transaction for the batch.
+  const deleteSome = db.transaction((datasetId: string, ids: readonly string[], createdAtOrBefore: number): number => {
+    const now = Date.now();
+    let deleted = 0;
+    for (const id of ids) {
+      const current = find(datasetId, { id });
+      if (!current || current.createdAt > createdAtOrBefore) continue;
+      remove.run(current.id);
+      log.delete(datasetId, current.id, now);
+      deleted++;
+    }
+    return deleted;
+  });
+
   // Many ids in one read transaction: one snapshot and one WAL-index check instead of one per id.
   const findMany = db.transaction((datasetId: string, ids: readonly string[]): ChunkRecord[] => ids.flatMap((id) => find(datasetId, { id }) ?? []));
 
@@ -252,6 +266,9 @@ export function sqliteChunks(db: Db, log: ChangeLogWriter): ChunkRepository {
     },
     async delete(datasetId, selector) {
       return deleteOne.immediate(datasetId, selector);
+    },
+    async deleteMany(datasetId, ids, createdAtOrBefore) {
+      return deleteSome.immediate(datasetId, ids, createdAtOrBefore);
     },
     async scrollIds(datasetId, afterId, limit) {
       return (scroll.all(datasetId, afterId ?? '', limit) as Record<string, unknown>[]).map(chunkFromRow);

@@ -171,6 +171,31 @@ describe('groups', () => {
   });
 });
 
+describe('bulk delete and split', () => {
+  it('bulkDeleteChunks deletes exactly the chunks matching the filter, in the background', async () => {
+    const made = (await sdk.createChunk(Array.from({ length: 6 }, (_, i) => ({ chunk_html: `bulk ${i}`, tracking_id: `sdk-bulk-${i}`, metadata: { bulk: i % 2 === 0 ? 'yes' : 'no' } })))).chunk_metadata as any[];
+    await sdk.bulkDeleteChunks({ filter: { must: [{ field: 'metadata.bulk', match_any: ['yes'] }] } });
+    const doomed = made.filter((_, i) => i % 2 === 0).map((c) => c.id);
+    const until = Date.now() + 20_000;
+    while (doomed.some((id) => countRows(stack.dataDir, 'chunks', 'id = ?', id) > 0)) {
+      if (Date.now() > until) throw new Error('bulk delete did not run');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    for (const c of made.filter((_, i) => i % 2 === 1)) expect(((await sdk.getChunkById({ chunkId: c.id })) as any).id).toBe(c.id);
+    await expect(sdk.bulkDeleteChunks({ filter: { must: [{ field: 'colour', match_any: ['x'] }] } })).rejects.toThrow(/colour/);
+  });
+
+  it('splitChunkHtml splits a page at its headings', async () => {
+    const out = await sdk.splitChunkHtml({ chunk_html: '<h1>One</h1><p>a b c d e f</p><h2>Two</h2><p>g</p>', heading_remove_strings: ['#'] });
+    expect(out).toEqual({
+      chunks: [
+        { headings: ['One'], body: '<h1>One</h1><p>a b c d e f</p>' },
+        { headings: ['Two'], body: '<h2>Two</h2><p>g</p>' },
+      ],
+    });
+  });
+});
+
 describe('datasets', () => {
   it('get by id / tracking id, list, usage, tags, update, clear, delete', async () => {
     await sdk.createChunk([{ chunk_html: 't1', tag_set: ['red', 'blue'] }, { chunk_html: 't2', tag_set: ['red'] }]);

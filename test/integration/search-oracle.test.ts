@@ -156,10 +156,10 @@ describe('bm25 search against brute force from the store', () => {
         const res = await ds.post('/api/chunks/scroll', { filters, page_size: 37, offset_chunk_id: offset });
         expect(res.status, res.text).toBe(200);
         const page = res.body.chunks.map((c: any) => c.id);
-        // offset_chunk_id is exclusive here: the page starts after it.
+        // offset_chunk_id is inclusive (the spec): the page starts at it; the next one is returned.
         got.push(...page);
-        if (page.length < 37) break;
-        offset = page[page.length - 1];
+        if (res.body.next_offset_chunk_id === null) break;
+        offset = res.body.next_offset_chunk_id;
       }
       expect(got, JSON.stringify(filters)).toEqual(expected);
     }

@@ -33,10 +33,10 @@ async function indexedIds(): Promise<string[]> {
   for (;;) {
     const res = await ds.post('/api/chunks/scroll', { page_size: 500, offset_chunk_id: offset });
     expect(res.status, res.text).toBe(200);
-    const ids = res.body.chunks.map((c: any) => c.id as string);
-    out.push(...ids);
-    if (ids.length < 500) return out;
-    offset = ids.at(-1);
+    out.push(...res.body.chunks.map((c: any) => c.id as string));
+    // The page starts at offset_chunk_id (inclusive); the response names where the next one starts.
+    if (res.body.next_offset_chunk_id === null) return out;
+    offset = res.body.next_offset_chunk_id;
   }
 }
 

@@ -257,8 +257,8 @@ export class Shard {
   }
 
   /**
-   * Up to `limit` ids passing the filter: by chunk id ascending after `afterId`, or by a field
-   * (documents without the field last).
+   * Up to `limit` ids passing the filter: by chunk id ascending from `afterId` (inclusive: the
+   * spec's offset_chunk_id is where the page starts), or by a field (documents without the field last).
    */
   scroll(filter: Filter | null, afterId: string | null, limit: number, sortField: string | null, descending: boolean): ScrollShardReply {
     const capacity = Math.max(this.index.capacity, this.fields.capacity);
@@ -269,7 +269,7 @@ export class Shard {
       const chunkId = this.fields.chunkId[internal];
       if (chunkId == null) return;
       if (sortField === null) {
-        if (afterId === null || chunkId > afterId) picked.push({ id: chunkId, key: Number.NaN });
+        if (afterId === null || chunkId >= afterId) picked.push({ id: chunkId, key: Number.NaN });
       } else {
         picked.push({ id: chunkId, key: sortKey(this.fields, internal, sortField) });
       }
