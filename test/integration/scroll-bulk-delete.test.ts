@@ -6,7 +6,7 @@
  * and refuses bad filters with a 400 and no write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, type Client } from '../helpers/api.js';
+import { client, type ApiResponse, type Client } from '../helpers/api.js';
 import { createKey, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { randomChunks, randomFilter, randomQuery, rng } from '../helpers/random-corpus.js';
 import { bruteForceBm25, filterHolds, loadChunks } from '../helpers/search-oracle.js';
@@ -31,7 +31,7 @@ async function scrollAll(c: Client, pageSize: number, filters?: unknown): Promis
   const pages: string[][] = [];
   let offset: string | null = null;
   for (let guard = 0; guard < 10_000; guard++) {
-    const res = await c.post('/api/chunks/scroll', { page_size: pageSize, filters, ...(offset ? { offset_chunk_id: offset } : {}) });
+    const res: ApiResponse = await c.post('/api/chunks/scroll', { page_size: pageSize, filters, ...(offset ? { offset_chunk_id: offset } : {}) });
     expect(res.status, res.text).toBe(200);
     const page = res.body.chunks.map((x: any) => x.id as string);
     if (offset !== null && page.length > 0) expect(page[0], 'a page starts at its offset').toBe(offset);
