@@ -2,13 +2,24 @@
 import { z } from 'zod';
 import { DATASET_CONFIG_DEFAULTS } from '../../core/domain/dataset-config.js';
 import { parseTimestamp } from '../../core/domain/time.js';
-import { isValidScope } from '../scopes.js';
+import { MAX_SCOPES, parseScope } from '../scopes.js';
 import { finite, jsonObject, parse, requireBody, trackingId, uuid } from './common.js';
 
 const role = z.union([z.literal(0), z.literal(1), z.literal(2)], { message: 'role must be 0 (read), 1 (admin) or 2 (owner)' });
-const scopes = z.array(
-  z.string().refine(isValidScope, { message: 'each scope must look like "METHOD /api/path", e.g. "POST /api/chunk/search"' }),
-);
+/** Scopes of a key or membership: bounded in number and length, each a well-formed route. */
+const scopes = z.array(z.string()).superRefine((list, ctx) => {
+  if (list.length > MAX_SCOPES) {
+    ctx.addIssue({ code: 'custom', message: `at most ${MAX_SCOPES} scopes are allowed; got ${list.length}` });
+    return;
+  }
+  for (let i = 0; i < list.length; i++) {
+    const parsed = parseScope(list[i]!);
+    if (typeof parsed === 'string') {
+      ctx.addIssue({ code: 'custom', path: [i], message: parsed });
+      return;
+    }
+  }
+});
 
 /** Validates the known keys of a server_configuration; unknown keys pass through. */
 const serverConfiguration = jsonObject.superRefine((config, ctx) => {
