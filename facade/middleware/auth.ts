@@ -14,8 +14,17 @@ import { scopesAllow } from '../scopes.js';
 export function presentedKey(authorization: string, xApiKey: string): string | undefined {
   const raw = (authorization || xApiKey).trim();
   if (!raw) return undefined;
-  const bearer = /^bearer\s+(.+)$/i.exec(raw);
-  return (bearer ? bearer[1]! : raw).trim();
+  // "Bearer" then whitespace then the key; a prefix test, not a regex over the header.
+  if (raw.length > 7 && raw.slice(0, 6).toLowerCase() === 'bearer' && raw.charCodeAt(6) <= 32) {
+    const key = raw.slice(7).trim();
+    if (key) return key;
+  }
+  return raw;
+}
+
+/** Whether `X-Shopify-Authorization` carries the configured secret (never when none is configured). */
+export function shopifySecretMatches(header: string, secret: string): boolean {
+  return secret !== '' && header !== '' && constantTimeEqual(header, secret);
 }
 
 /** Middleware that authenticates the request's API key, if any. */

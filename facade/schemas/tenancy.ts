@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { DATASET_CONFIG_DEFAULTS } from '../../core/domain/dataset-config.js';
 import { parseTimestamp } from '../../core/domain/time.js';
+import { publicDatasetProblem } from '../public-dataset.js';
 import { MAX_SCOPES, parseScope } from '../scopes.js';
 import { finite, jsonObject, parse, requireBody, trackingId, uuid } from './common.js';
 
@@ -26,6 +27,12 @@ const serverConfiguration = jsonObject.superRefine((config, ctx) => {
   for (const [key, fallback] of Object.entries(DATASET_CONFIG_DEFAULTS)) {
     const value = config[key];
     if (value === undefined || value === null) continue;
+    // The reference stores {enabled, api_key, extra_params}; a plain boolean is the shorthand.
+    if (key === 'PUBLIC_DATASET') {
+      const problem = publicDatasetProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', path: [key], message: problem });
+      continue;
+    }
     if (typeof value !== typeof fallback || (typeof value === 'number' && !Number.isFinite(value))) {
       ctx.addIssue({ code: 'custom', path: [key], message: `must be a ${typeof fallback}` });
     }
@@ -56,6 +63,19 @@ const serverConfiguration = jsonObject.superRefine((config, ctx) => {
 /** POST /api/organization. */
 export const parseCreateOrganization = (body: unknown) =>
   parse(z.object({ name: z.string().trim().min(1, 'name must not be empty').max(256) }), requireBody(body, '{"name": "..."}'));
+
+/** POST /api/organization/usage/{id}: the reference's date range and v1 flag, accepted and checked. */
+export const parseOrganizationUsage = (body: unknown) =>
+  parse(
+    z.object({
+      date_range: z
+        .object({ gt: z.string().optional(), gte: z.string().optional(), lt: z.string().optional(), lte: z.string().optional() })
+        .nullable()
+        .optional(),
+      v1_usage: z.boolean().nullable().optional(),
+    }),
+    body ?? {},
+  );
 
 /** PUT /api/organization. */
 export const parseUpdateOrganization = (body: unknown) =>

@@ -180,13 +180,34 @@ describe('dataset restriction and organization isolation', () => {
     await expectRejected(stack.dataDir, () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, dataset_ids: [other.datasetId] }), 400, /dataset_ids/);
   });
 
-  it("a key of another organization gets 403 on this organization's dataset and organization", async () => {
+  it("a key of another organization gets 404 on this organization's dataset and organization, naming neither owner", async () => {
+    // A 403 would confirm the dataset exists and name the organization that owns it.
     const foreign = as(other.ownerKey, { 'tr-dataset': t.datasetId });
-    await expectRejected(stack.dataDir, () => foreign.post('/api/chunk', { chunk_html: 'intruder' }), 403);
-    await expectRejected(stack.dataDir, () => foreign.get('/api/chunk/tracking_id/seed'), 403);
-    await expectRejected(stack.dataDir, () => as(other.ownerKey, { 'tr-organization': t.orgId }).put('/api/organization', { name: 'stolen' }), 403);
-    await expectRejected(stack.dataDir, () => as(other.ownerKey, { 'tr-organization': t.orgId }).post('/api/organization/api_key', { name: 'k', role: 0 }), 403);
-    await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/dataset/${t.datasetId}`), 403);
+    const datasetRefusals = [
+      await expectRejected(stack.dataDir, () => foreign.post('/api/chunk', { chunk_html: 'intruder' }), 404),
+      await expectRejected(stack.dataDir, () => foreign.get('/api/chunk/tracking_id/seed'), 404),
+      await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/dataset/${t.datasetId}`), 404),
+      await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/dataset/usage/${t.datasetId}`), 404),
+      // TR-Organization of the caller's own organization with a dataset of another one.
+      await expectRejected(
+        stack.dataDir,
+        () => as(other.ownerKey, { 'tr-dataset': t.datasetId, 'tr-organization': other.orgId }).get('/api/chunk/tracking_id/seed'),
+        404,
+      ),
+    ];
+    const MISSING = '00000000-0000-4000-8000-000000000000';
+    const absentDataset = await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/dataset/${MISSING}`), 404);
+    for (const res of datasetRefusals) {
+      expect(res.text).not.toContain(t.orgId);
+      expect(res.body.message.replace(t.datasetId, 'X')).toBe(absentDataset.body.message.replace(MISSING, 'X'));
+    }
+    const orgRefusals = [
+      await expectRejected(stack.dataDir, () => as(other.ownerKey, { 'tr-organization': t.orgId }).put('/api/organization', { name: 'stolen' }), 404),
+      await expectRejected(stack.dataDir, () => as(other.ownerKey, { 'tr-organization': t.orgId }).post('/api/organization/api_key', { name: 'k', role: 0 }), 404),
+      await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/organization/${t.orgId}`), 404),
+    ];
+    const absentOrg = await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/organization/${MISSING}`), 404);
+    for (const res of orgRefusals) expect(res.body.message.replace(t.orgId, 'X')).toBe(absentOrg.body.message.replace(MISSING, 'X'));
   });
 });
 
@@ -316,15 +337,11 @@ describe('default_params', () => {
 
 
 describe('keys cannot mint wider keys', () => {
-  it('a dataset-restricted key can only mint keys restricted to a subset of its datasets (403 otherwise)', async () => {
-    const second = await createDataset(stack, t.orgId, t.ownerKey);
+  it('a dataset-restricted key cannot mint keys at all, not even restricted ones (403)', async () => {
     const restricted = await createKey(stack, t.orgId, { role: 1, dataset_ids: [t.datasetId] });
     const c = as(restricted, { 'tr-organization': t.orgId });
-    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'wide', role: 1 }), 403, /dataset/);
-    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'other', role: 1, dataset_ids: [second] }), 403, /dataset/);
-    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'both', role: 0, dataset_ids: [t.datasetId, second] }), 403, /dataset/);
-    const ok = await c.post('/api/organization/api_key', { name: 'same', role: 0, dataset_ids: [t.datasetId] });
-    expect(ok.status, ok.text).toBe(200);
+    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'wide', role: 1 }), 403, /restricted to datasets/);
+    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'same', role: 0, dataset_ids: [t.datasetId] }), 403, /restricted to datasets/);
   });
 
   it('a scoped key can only mint keys with a subset of its scopes (403 otherwise)', async () => {
