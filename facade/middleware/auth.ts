@@ -1,7 +1,7 @@
 /**
- * Resolves credentials into `ctx.state.caller`. A request with no credentials passes through
- * (routes that need a caller say so); a request with wrong, expired or out-of-scope credentials
- * stops here with 401/403.
+ * Resolves credentials into `ctx.state.caller`, from the headers only (it runs before the body is
+ * read). A request with no credentials passes on to the gate; a request with wrong, expired or
+ * out-of-scope credentials stops here with 401/403.
  */
 import type { Middleware } from 'koa';
 import { forbidden, unauthorized } from '../../core/domain/errors.js';
@@ -39,12 +39,17 @@ export function authenticate(services: Services): Middleware<RequestState> {
     }
     const hash = hashApiKey(key);
     const record = await store.apiKeys.findByHash(hash);
-    if (!record) throw unauthorized('the API key is not valid');
+    // Refused from the headers: close rather than drain a body nobody will read.
+    const refuse = (err: Error): never => {
+      ctx.set('Connection', 'close');
+      throw err;
+    };
+    if (!record) return refuse(unauthorized('the API key is not valid'));
     if (record.expiresAt !== null && record.expiresAt < Date.now()) {
-      throw unauthorized(`the API key expired at ${formatTimestamp(record.expiresAt)} UTC`);
+      return refuse(unauthorized(`the API key expired at ${formatTimestamp(record.expiresAt)} UTC`));
     }
     if (!scopesAllow(record.scopes, ctx.method, ctx.path)) {
-      throw forbidden(`this API key's scopes do not include ${ctx.method} ${ctx.path}`);
+      return refuse(forbidden(`this API key's scopes do not include ${ctx.method} ${ctx.path}`));
     }
     const user = record.userId ? ((await store.users.get(record.userId)) ?? null) : null;
     ctx.state.caller = { kind: 'key', key: record, user };

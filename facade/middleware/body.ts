@@ -33,10 +33,17 @@ export function jsonBody(limitOf: BodyLimitOf): Middleware<RequestState> {
     }
     if (text.trim() === '') return next();
     // Checked on the text, before JSON.parse builds anything: cost is one pass, nothing per element.
-    if (jsonDepthExceeds(text, MAX_DEPTH)) {
+    const shape = jsonShape(text, MAX_DEPTH, MAX_CONTAINERS);
+    if (shape === 'too_deep') {
       throw new QuarryError(
         'invalid_json',
         `Json Deserialization Error: body nests arrays/objects more than ${MAX_DEPTH} levels deep, the most accepted`,
+      );
+    }
+    if (shape === 'too_many') {
+      throw new QuarryError(
+        'invalid_json',
+        `Json Deserialization Error: body has more than ${MAX_CONTAINERS} arrays/objects, the most accepted in one request`,
       );
     }
     try {
@@ -61,11 +68,20 @@ export function jsonBody(limitOf: BodyLimitOf): Middleware<RequestState> {
 export const MAX_DEPTH = 128;
 
 /**
- * Whether JSON text nests `[`/`{` deeper than `max` outside string literals. One linear pass over
- * the characters with no allocation; malformed text is left to JSON.parse to describe.
+ * Most arrays/objects in one body. A 15 MiB `[[],[],...]` is 5 million of them: a second of
+ * JSON.parse and 200+ MB for one request. Real bodies (120 chunks with metadata, filters of 1000
+ * conditions) have a few thousand.
  */
-export function jsonDepthExceeds(text: string, max: number): boolean {
+export const MAX_CONTAINERS = 250_000;
+
+/**
+ * Whether JSON text nests `[`/`{` deeper than `maxDepth` or holds more than `maxContainers` of
+ * them, outside string literals. One linear pass over the characters with no allocation;
+ * malformed text is left to JSON.parse to describe.
+ */
+export function jsonShape(text: string, maxDepth: number, maxContainers: number): 'ok' | 'too_deep' | 'too_many' {
   let depth = 0;
+  let containers = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -75,10 +91,11 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
     } else if (c === 34) {
       inString = true;
     } else if (c === 91 /* [ */ || c === 123 /* { */) {
-      if (++depth > max) return true;
+      if (++depth > maxDepth) return 'too_deep';
+      if (++containers > maxContainers) return 'too_many';
     } else if (c === 93 /* ] */ || c === 125 /* } */) {
       depth--;
     }
   }
-  return false;
+  return 'ok';
 }
