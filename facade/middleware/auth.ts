@@ -39,17 +39,12 @@ export function authenticate(services: Services): Middleware<RequestState> {
     }
     const hash = hashApiKey(key);
     const record = await store.apiKeys.findByHash(hash);
-    // Refused from the headers: close rather than drain a body nobody will read.
-    const refuse = (err: Error): never => {
-      ctx.set('Connection', 'close');
-      throw err;
-    };
-    if (!record) return refuse(unauthorized('the API key is not valid'));
+    if (!record) throw unauthorized('the API key is not valid');
     if (record.expiresAt !== null && record.expiresAt < Date.now()) {
-      return refuse(unauthorized(`the API key expired at ${formatTimestamp(record.expiresAt)} UTC`));
+      throw unauthorized(`the API key expired at ${formatTimestamp(record.expiresAt)} UTC`);
     }
     if (!scopesAllow(record.scopes, ctx.method, ctx.path)) {
-      return refuse(forbidden(`this API key's scopes do not include ${ctx.method} ${ctx.path}`));
+      throw forbidden(`this API key's scopes do not include ${ctx.method} ${ctx.path}`);
     }
     const user = record.userId ? ((await store.users.get(record.userId)) ?? null) : null;
     ctx.state.caller = { kind: 'key', key: record, user };

@@ -24,8 +24,8 @@ export function jsonBody(limitOf: BodyLimitOf): Middleware<RequestState> {
     } catch (err) {
       const e = err as { type?: string; status?: number };
       if (e.type === 'entity.too.large') {
-        // Close instead of draining the rest of an oversized upload on a kept-alive socket.
-        ctx.set('Connection', 'close');
+        // The socket stays open: Node discards the rest of the upload (nothing is buffered) and the
+        // client, still writing, can read this 413 instead of failing on a reset connection.
         throw new QuarryError('payload_too_large', `Request body is larger than the limit of ${limitBytes} bytes for ${route}`);
       }
       if (e.type === 'request.aborted') throw new QuarryError('bad_request', 'Request body was aborted by the client');

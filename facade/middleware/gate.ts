@@ -48,7 +48,9 @@ export function gate(services: Services, router: QuarryRouter): Middleware<Reque
         return next();
       }
     }
-    // Do not drain an upload nobody will read on a kept-alive socket.
+    // Nobody asked for this upload: close rather than let Node drain it on a kept-alive socket (a
+    // client still streaming a large body may see the reset instead of this 401; key holders
+    // refused later keep the connection and read their 4xx).
     ctx.set('Connection', 'close');
     throw unauthorized(NO_KEY_MESSAGE);
   };

@@ -46,14 +46,14 @@ export function organizationRoutes(router: QuarryRouter, services: Services): vo
       return;
     }
     requireUnrestricted(caller);
-    if (!caller.user) throw badRequest('this API key is not bound to a user, so it cannot own a new organization; use ADMIN_API_KEY');
     // Admin or above where the key lives, as a key never acts above its user's role there: a read
     // key (e.g. one published for a search box) must not be able to mint organizations.
-    const membership = await store.users.membership(caller.user.id, caller.key.organizationId);
-    const role = Math.min(caller.key.role, membership?.role ?? Role.Read);
+    let role: number = caller.key.role;
+    if (caller.user) role = Math.min(role, (await store.users.membership(caller.user.id, caller.key.organizationId))?.role ?? Role.Read);
     if (role < Role.Admin) {
       throw forbidden(`creating an organization requires role ${roleName(Role.Admin)} or higher; the caller has ${roleName(role as RoleValue)}`);
     }
+    if (!caller.user) throw badRequest('this API key is not bound to a user, so it cannot own a new organization; use ADMIN_API_KEY');
     const created = await store.organizations.create({
       name,
       ownerUserId: caller.user.id,
