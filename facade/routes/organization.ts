@@ -7,6 +7,7 @@ import type { Services } from '../context.js';
 import * as present from '../present/tenancy.js';
 import { pathUuid } from '../schemas/common.js';
 import { parseCreateApiKey, parseCreateOrganization, parseOrganizationUsage, parseUpdateOrganization } from '../schemas/tenancy.js';
+import { scopesAllow } from '../scopes.js';
 import type { QuarryRouter } from './router.js';
 
 /**
@@ -49,7 +50,13 @@ export function organizationRoutes(router: QuarryRouter, services: Services): vo
     // Admin or above where the key lives, as a key never acts above its user's role there: a read
     // key (e.g. one published for a search box) must not be able to mint organizations.
     let role: number = caller.key.role;
-    if (caller.user) role = Math.min(role, (await store.users.membership(caller.user.id, caller.key.organizationId))?.role ?? Role.Read);
+    if (caller.user) {
+      const membership = await store.users.membership(caller.user.id, caller.key.organizationId);
+      if (membership && !scopesAllow(membership.scopes, ctx.method, ctx.path)) {
+        throw forbidden(`the scopes of this user in organization ${membership.organizationId} do not include ${ctx.method} ${ctx.path}`);
+      }
+      role = Math.min(role, membership?.role ?? Role.Read);
+    }
     if (role < Role.Admin) {
       throw forbidden(`creating an organization requires role ${roleName(Role.Admin)} or higher; the caller has ${roleName(role as RoleValue)}`);
     }
