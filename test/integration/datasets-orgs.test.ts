@@ -308,6 +308,8 @@ describe('organization usage and users', () => {
     expect((await as(owner, { 'tr-dataset': second }).post('/api/chunk', { chunk_html: 'c' })).status).toBe(200);
     expect((await as(owner, { 'tr-dataset': gone }).post('/api/chunk', { chunk_html: 'd' })).status).toBe(200);
     expect((await as(owner).del(`/api/dataset/${gone}`)).status).toBe(204);
+    // The purge job removes its rows later; wait so the unchanged-store checks below are not racing it.
+    await eventually(() => countRows(stack.dataDir, 'datasets', 'id = ?', gone) === 0, 'the purge of the deleted dataset');
 
     const usage = await as(owner).get(`/api/organization/usage/${orgId}`);
     expect(usage.status, usage.text).toBe(200);
