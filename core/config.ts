@@ -32,8 +32,20 @@ export interface Config {
   readonly batchChunkLimit: number;
   /** Most groups accepted by one POST /api/chunk_group. @defaultValue `1000` */
   readonly batchGroupLimit: number;
-  /** Largest JSON body accepted, in bytes. @defaultValue 134217728 (128 MiB) */
+  /** Largest JSON body accepted on any route, in bytes: the upper bound of every per-route limit. @defaultValue 134217728 (128 MiB) */
   readonly bodyLimitBytes: number;
+  /**
+   * Body limit of routes without a size of their own (searches, reads by ids, scroll...), in bytes.
+   * @defaultValue 1048576 (1 MiB: 10,000 UUIDs or a must_not of 1000 ids fit many times over)
+   */
+  readonly defaultBodyLimitBytes: number;
+  /**
+   * Body allowance per chunk of a chunk write, in bytes: POST /api/chunk accepts batchChunkLimit
+   * times this (plus 64 KiB), PUT /api/chunk once this (plus 64 KiB). @defaultValue 131072 (128 KiB)
+   */
+  readonly chunkBodyBytes: number;
+  /** Organizations one user may belong to before POST /api/organization is refused (403). @defaultValue `10` */
+  readonly maxOrganizationsPerUser: number;
   /** Organizations created before this date default to V1 responses. @defaultValue `2024-07-14` */
   readonly v2VersioningDateMs: number;
   /** How long shutdown waits for in-flight requests and jobs, in milliseconds. @defaultValue `10000` */
@@ -108,6 +120,9 @@ export function loadConfig(env: Env = process.env): Config {
     batchChunkLimit: intVar(env, 'QUARRY_BATCH_CHUNK_LIMIT', 120, 1, 100_000),
     batchGroupLimit: intVar(env, 'QUARRY_BATCH_GROUP_LIMIT', 1000, 1, 100_000),
     bodyLimitBytes: intVar(env, 'QUARRY_BODY_LIMIT_BYTES', 128 * 1024 * 1024, 1024, 2 ** 31 - 1),
+    defaultBodyLimitBytes: intVar(env, 'QUARRY_DEFAULT_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 2 ** 31 - 1),
+    chunkBodyBytes: intVar(env, 'QUARRY_CHUNK_BODY_BYTES', 128 * 1024, 1024, 2 ** 31 - 1),
+    maxOrganizationsPerUser: intVar(env, 'QUARRY_MAX_ORGANIZATIONS_PER_USER', 10, 1, 1_000_000),
     v2VersioningDateMs: dateVar(env, 'QUARRY_V2_VERSIONING_DATE', '2024-07-14'),
     shutdownGraceMs: intVar(env, 'QUARRY_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     coreDeadlineMs: intVar(env, 'QUARRY_CORE_DEADLINE_MS', 5_000, 10, 600_000),

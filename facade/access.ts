@@ -3,7 +3,7 @@
  * `TR-Dataset`), and whether the caller's role there is high enough.
  */
 import type { Context } from 'koa';
-import { badRequest, forbidden, notFound, unauthorized } from '../core/domain/errors.js';
+import { badRequest, forbidden, notFound, QuarryError, unauthorized } from '../core/domain/errors.js';
 import { isUuid } from '../core/domain/ids.js';
 import {
   Role,
@@ -34,21 +34,38 @@ export interface DatasetAccess extends OrganizationAccess {
 
 type Ctx = Context & { state: RequestState };
 
+/** Message of every refusal for missing credentials. */
+export const NO_KEY_MESSAGE = 'send an API key in the Authorization header (raw or "Bearer <key>") or in x-api-key';
+
 /** The authenticated caller, or 401. */
 export function requireCaller(ctx: Ctx): Caller {
-  if (!ctx.state.caller) {
-    throw unauthorized('send an API key in the Authorization header (raw or "Bearer <key>") or in x-api-key');
-  }
+  if (!ctx.state.caller) throw unauthorized(NO_KEY_MESSAGE);
   return ctx.state.caller;
 }
 
-/** The caller's role in an organization, or 403 with the reason. */
-async function roleIn(ctx: Ctx, services: Services, caller: Caller, organization: OrganizationRecord): Promise<RoleValue> {
+/** The caller when it holds a key (or is the operator), or 401: keyless public reads stop here. */
+export function requireKeyHolder(ctx: Ctx): Exclude<Caller, { kind: 'public' }> {
+  const caller = requireCaller(ctx);
+  if (caller.kind === 'public') throw unauthorized(NO_KEY_MESSAGE);
+  return caller;
+}
+
+/**
+ * The caller's role in an organization, or 403 with the reason. A key of another organization
+ * gets `outsider` (a 404 as if the thing were absent): a 403 would confirm that it exists and
+ * say which organization owns it.
+ */
+async function roleIn(
+  ctx: Ctx,
+  services: Services,
+  caller: Caller,
+  organization: OrganizationRecord,
+  outsider: () => QuarryError,
+): Promise<RoleValue> {
   if (caller.kind === 'admin') return Role.Owner;
+  if (caller.kind === 'public') throw unauthorized(NO_KEY_MESSAGE);
   const { key } = caller;
-  if (key.organizationId !== organization.id) {
-    throw forbidden(`this API key belongs to another organization than ${organization.id}`);
-  }
+  if (key.organizationId !== organization.id) throw outsider();
   let role = key.role;
   if (key.userId) {
     const membership = await services.store.users.membership(key.userId, organization.id);
@@ -76,18 +93,40 @@ export function organizationHeader(ctx: Ctx): string | undefined {
   return value.toLowerCase();
 }
 
+/** Options of {@link organizationAccess}. */
+export interface OrganizationAccessOptions {
+  /**
+   * Let a key restricted to some datasets through (the route must then show only those datasets).
+   * Off by default: a key restricted to one dataset must not act on the whole organization
+   * (delete it, list or revoke its keys, change users, create datasets).
+   */
+  readonly allowDatasetRestricted?: boolean;
+}
+
+/** Refuses a key restricted to datasets on a route about the whole organization (403). */
+export function requireUnrestricted(caller: Caller): void {
+  if (caller.kind === 'key' && caller.key.datasetIds.length > 0) {
+    throw forbidden(
+      `this API key is restricted to datasets ${caller.key.datasetIds.join(', ')}; organization, API-key, user and dataset-creation routes need a key without dataset_ids`,
+    );
+  }
+}
+
 /** Loads an organization the caller may see with at least `minRole`. */
 export async function organizationAccess(
   ctx: Ctx,
   services: Services,
   minRole: RoleValue,
   organizationId: string | undefined = organizationHeader(ctx),
+  options: OrganizationAccessOptions = {},
 ): Promise<OrganizationAccess> {
   const caller = requireCaller(ctx);
   if (organizationId === undefined) throw badRequest('the TR-Organization header is required for this route');
+  const absent = () => notFound(`organization ${organizationId} does not exist`);
   const organization = await services.store.organizations.get(organizationId);
-  if (!organization) throw notFound(`organization ${organizationId} does not exist`);
-  const role = await roleIn(ctx, services, caller, organization);
+  if (!organization) throw absent();
+  const role = await roleIn(ctx, services, caller, organization, absent);
+  if (!options.allowDatasetRestricted) requireUnrestricted(caller);
   checkRole(role, minRole, ctx);
   return { caller, organization, role };
 }
@@ -116,9 +155,9 @@ export async function findDataset(
     }
     dataset = await services.store.datasets.getByTrackingId(organizationId, ref);
   }
-  if (!dataset) throw notFound(`Could not find dataset "${ref}"`);
-  if (organizationId !== undefined && dataset.organizationId !== organizationId) {
-    throw forbidden(`dataset ${dataset.id} does not belong to organization ${organizationId}`);
+  // A dataset of another organization than the one named is absent from that organization.
+  if (!dataset || (organizationId !== undefined && dataset.organizationId !== organizationId)) {
+    throw notFound(`Could not find dataset "${ref}"`);
   }
   return dataset;
 }
@@ -139,9 +178,17 @@ export async function datasetAccess(
   if (!which) throw badRequest('the TR-Dataset header is required for this route (a dataset id, or a tracking id with TR-Organization)');
   const organizationId = organizationHeader(ctx);
   const dataset = await findDataset(services, which, organizationId);
+  const absent = () => notFound(`Could not find dataset "${which}"`);
   const organization = await services.store.organizations.get(dataset.organizationId);
-  if (!organization) throw notFound(`Could not find dataset "${which}"`);
-  const role = await roleIn(ctx, services, caller, organization);
+  if (!organization) throw absent();
+  let role: RoleValue;
+  if (caller.kind === 'public') {
+    // The gate let a keyless request through for the public dataset of TR-Dataset only.
+    if (caller.datasetId !== dataset.id) throw unauthorized(NO_KEY_MESSAGE);
+    role = Role.Read;
+  } else {
+    role = await roleIn(ctx, services, caller, organization, absent);
+  }
   if (caller.kind === 'key' && caller.key.datasetIds.length > 0 && !caller.key.datasetIds.includes(dataset.id)) {
     throw forbidden(`this API key is restricted to other datasets than ${dataset.id}`);
   }

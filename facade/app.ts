@@ -1,10 +1,12 @@
 /** Koa app factory (facade/main.ts listens). No side effects at import time. */
 import Koa from 'koa';
 import type { RequestState, Services } from './context.js';
+import { bodyLimits } from './body-limits.js';
 import { abortOnClose } from './middleware/abort-on-close.js';
 import { authenticate } from './middleware/auth.js';
 import { jsonBody } from './middleware/body.js';
 import { errors } from './middleware/errors.js';
+import { gate } from './middleware/gate.js';
 import { requestId } from './middleware/request-id.js';
 import { chunkGroupRoutes } from './routes/chunk-group.js';
 import { chunkRoutes } from './routes/chunk.js';
@@ -52,8 +54,11 @@ export function createApp(services: Services): Koa<RequestState> {
     }
     await next();
   });
-  app.use(jsonBody(services.config.bodyLimitBytes));
+  // Credentials come from the headers and are checked before any body is read: the body is the
+  // expensive part, and only callers the gate lets through may make the process buffer one.
   app.use(authenticate(services));
+  app.use(gate(services, router));
+  app.use(jsonBody(bodyLimits(services.config)));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return app;

@@ -7,10 +7,14 @@ import type { ApiKeyRecord, UserRecord } from '../core/domain/tenancy.js';
 import type { Store } from '../store/repository.js';
 import type { AnalyticsRecorder } from './analytics/recorder.js';
 
-/** Who is calling: the operator's ADMIN_API_KEY, or an organization API key. */
+/**
+ * Who is calling: the operator's ADMIN_API_KEY, an organization API key, or nobody on a read
+ * route of a dataset whose server_configuration makes it public (read role, that dataset only).
+ */
 export type Caller =
   | { readonly kind: 'admin' }
-  | { readonly kind: 'key'; readonly key: ApiKeyRecord; readonly user: UserRecord | null };
+  | { readonly kind: 'key'; readonly key: ApiKeyRecord; readonly user: UserRecord | null }
+  | { readonly kind: 'public'; readonly datasetId: string };
 
 /** Services shared by all routes, built once by the app factory. */
 export interface Services {
@@ -29,6 +33,8 @@ export interface RequestState {
   log: Logger;
   /** Undefined when the request carried no credentials. */
   caller?: Caller;
+  /** The matched route as registered (`METHOD /api/pattern/:param`); undefined when none matches. */
+  route?: string;
   /** Parsed JSON body (undefined when the body was empty). */
   body?: unknown;
 }

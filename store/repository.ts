@@ -17,10 +17,22 @@ import type {
   UserRecord,
 } from '../core/domain/tenancy.js';
 
+/** Counts behind GET /api/organization/usage/{id}. */
+export interface OrganizationUsage {
+  readonly datasetCount: number;
+  readonly userCount: number;
+  readonly chunkCount: number;
+}
+
 /** Organizations and their lifecycle. */
 export interface OrganizationRepository {
-  /** Creates an organization; with `ownerUserId` that user becomes its owner in the same transaction. */
-  create(input: { name: string; ownerUserId?: string | null }): Promise<OrganizationRecord>;
+  /**
+   * Creates an organization; with `ownerUserId` that user becomes its owner in the same
+   * transaction, refused (403) when the user already belongs to `maxPerOwner` live organizations.
+   */
+  create(input: { name: string; ownerUserId?: string | null; maxPerOwner?: number }): Promise<OrganizationRecord>;
+  /** Live datasets, members and chunks of an organization. */
+  usage(id: string): Promise<OrganizationUsage>;
   /** The organization, or undefined when unknown or deleted (unless `includeDeleted`). */
   get(id: string, includeDeleted?: boolean): Promise<OrganizationRecord | undefined>;
   /** Updates the given fields; returns the new record. */
@@ -51,6 +63,8 @@ export interface UserRepository {
   }): Promise<{ user: UserRecord; organization: OrganizationRecord; key: ApiKeyRecord }>;
   membership(userId: string, organizationId: string): Promise<MembershipRecord | undefined>;
   memberships(userId: string): Promise<MembershipRecord[]>;
+  /** Members of an organization with their membership there, oldest first. */
+  ofOrganization(organizationId: string): Promise<{ user: UserRecord; membership: MembershipRecord }[]>;
   /** Organizations (not deleted) the user belongs to. */
   organizations(userId: string): Promise<OrganizationRecord[]>;
   updateMembership(

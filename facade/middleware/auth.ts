@@ -1,7 +1,7 @@
 /**
- * Resolves credentials into `ctx.state.caller`. A request with no credentials passes through
- * (routes that need a caller say so); a request with wrong, expired or out-of-scope credentials
- * stops here with 401/403.
+ * Resolves credentials into `ctx.state.caller`, from the headers only (it runs before the body is
+ * read). A request with no credentials passes on to the gate; a request with wrong, expired or
+ * out-of-scope credentials stops here with 401/403.
  */
 import type { Middleware } from 'koa';
 import { forbidden, unauthorized } from '../../core/domain/errors.js';
@@ -14,8 +14,17 @@ import { scopesAllow } from '../scopes.js';
 export function presentedKey(authorization: string, xApiKey: string): string | undefined {
   const raw = (authorization || xApiKey).trim();
   if (!raw) return undefined;
-  const bearer = /^bearer\s+(.+)$/i.exec(raw);
-  return (bearer ? bearer[1]! : raw).trim();
+  // "Bearer" then whitespace then the key; a prefix test, not a regex over the header.
+  if (raw.length > 7 && raw.slice(0, 6).toLowerCase() === 'bearer' && raw.charCodeAt(6) <= 32) {
+    const key = raw.slice(7).trim();
+    if (key) return key;
+  }
+  return raw;
+}
+
+/** Whether `X-Shopify-Authorization` carries the configured secret (never when none is configured). */
+export function shopifySecretMatches(header: string, secret: string): boolean {
+  return secret !== '' && header !== '' && constantTimeEqual(header, secret);
 }
 
 /** Middleware that authenticates the request's API key, if any. */

@@ -8,6 +8,7 @@ import type {
   UserRecord,
 } from '../../core/domain/tenancy.js';
 import { formatOptionalTimestamp, formatTimestamp } from '../../core/domain/time.js';
+import type { OrganizationUsage } from '../../store/repository.js';
 
 /** Organization. */
 export function organization(o: OrganizationRecord): Record<string, unknown> {
@@ -19,6 +20,39 @@ export function organization(o: OrganizationRecord): Record<string, unknown> {
     registerable: o.registerable,
     deleted: o.deleted,
     partner_configuration: o.partnerConfiguration,
+  };
+}
+
+/** OrganizationUsageCount (GET /api/organization/usage/{id}); quarry has no files or messages yet. */
+export function organizationUsage(organizationId: string, u: OrganizationUsage): Record<string, unknown> {
+  return {
+    id: organizationId,
+    org_id: organizationId,
+    dataset_count: u.datasetCount,
+    user_count: u.userCount,
+    file_storage: 0,
+    message_count: 0,
+    chunk_count: u.chunkCount,
+  };
+}
+
+/** ExtendedOrganizationUsageCount (POST /api/organization/usage/{id}); counters quarry does not keep are 0. */
+export function extendedOrganizationUsage(u: OrganizationUsage): Record<string, unknown> {
+  return {
+    search_tokens: 0,
+    message_tokens: 0,
+    dataset_count: u.datasetCount,
+    user_count: u.userCount,
+    file_storage: 0,
+    message_count: 0,
+    search_count: 0,
+    chunk_count: u.chunkCount,
+    bytes_ingested: 0,
+    tokens_ingested: 0,
+    ocr_pages_ingested: 0,
+    website_pages_scraped: 0,
+    events_ingested: 0,
+    current_months_message_count: 0,
   };
 }
 
@@ -68,9 +102,18 @@ export function apiKey(k: ApiKeyRecord): Record<string, unknown> {
   };
 }
 
-/** Secrets stored in a configuration (e.g. LLM_API_KEY) are never sent back. */
+/**
+ * Secrets stored in a configuration (e.g. LLM_API_KEY) are never sent back, nor the key a public
+ * dataset publishes (PUBLIC_DATASET.api_key), which the reference does not serialize either.
+ */
 function redactSecrets(config: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(config).filter(([key]) => !/(API_KEY|SECRET|PASSWORD|TOKEN)$/i.test(key)));
+  const out = Object.fromEntries(Object.entries(config).filter(([key]) => !/(API_KEY|SECRET|PASSWORD|TOKEN)$/i.test(key)));
+  const published = out.PUBLIC_DATASET;
+  if (typeof published === 'object' && published !== null && !Array.isArray(published) && 'api_key' in published) {
+    const { api_key: _secret, ...rest } = published as Record<string, unknown>;
+    out.PUBLIC_DATASET = rest;
+  }
+  return out;
 }
 
 /** Dataset, with its server configuration expanded with defaults. */

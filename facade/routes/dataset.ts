@@ -87,7 +87,7 @@ export function datasetRoutes(router: QuarryRouter, services: Services): void {
 
   router.get('/api/dataset/organization/:organization_id', async (ctx) => {
     const id = pathUuid(ctx.params.organization_id, 'organization_id');
-    const access = await organizationAccess(ctx, services, Role.Read, id);
+    const access = await organizationAccess(ctx, services, Role.Read, id, { allowDatasetRestricted: true });
     const limit = queryInt(ctx.query.limit, 'limit', 1000, 10_000);
     const offset = queryInt(ctx.query.offset, 'offset', 0, 1_000_000_000);
     let rows = await store.datasets.listByOrganization(id, limit, offset);

@@ -1,26 +1,21 @@
 /** Organizations and their API keys. */
 import { badRequest, forbidden, notFound } from '../../core/domain/errors.js';
 import { hashApiKey, newApiKey } from '../../core/domain/ids.js';
-import { Role, roleName, type ApiKeyRecord } from '../../core/domain/tenancy.js';
-import { organizationAccess, requireCaller } from '../access.js';
+import { Role, roleName, type ApiKeyRecord, type RoleValue } from '../../core/domain/tenancy.js';
+import { organizationAccess, requireKeyHolder, requireUnrestricted } from '../access.js';
 import type { Services } from '../context.js';
 import * as present from '../present/tenancy.js';
 import { pathUuid } from '../schemas/common.js';
-import { parseCreateApiKey, parseCreateOrganization, parseUpdateOrganization } from '../schemas/tenancy.js';
+import { parseCreateApiKey, parseCreateOrganization, parseOrganizationUsage, parseUpdateOrganization } from '../schemas/tenancy.js';
+import { scopesAllow } from '../scopes.js';
 import type { QuarryRouter } from './router.js';
 
 /**
  * A key may mint keys only within its own restrictions, as it may only mint roles up to its own:
- * otherwise a key restricted to one dataset, to some routes or until a date could hand out a key
- * without those limits.
+ * otherwise a key restricted to some routes or until a date could hand out a key without those
+ * limits. (A key restricted to datasets may not mint keys at all: organizationAccess refuses it.)
  */
-function checkNoWiderThan(caller: ApiKeyRecord, datasetIds: string[], scopes: string[], expiresAt: number | null): void {
-  if (caller.datasetIds.length > 0) {
-    const allowed = new Set(caller.datasetIds);
-    if (datasetIds.length === 0 || datasetIds.some((id) => !allowed.has(id))) {
-      throw forbidden(`this API key is restricted to datasets ${caller.datasetIds.join(', ')}; dataset_ids of a new key must be a non-empty subset of them`);
-    }
-  }
+function checkNoWiderThan(caller: ApiKeyRecord, scopes: string[], expiresAt: number | null): void {
   if (caller.scopes.length > 0) {
     const allowed = new Set(caller.scopes.map((x) => x.trim().replace(/\s+/g, ' ').toLowerCase()));
     if (scopes.length === 0 || scopes.some((x) => !allowed.has(x.trim().replace(/\s+/g, ' ').toLowerCase()))) {
@@ -45,14 +40,56 @@ export function organizationRoutes(router: QuarryRouter, services: Services): vo
   };
 
   router.post('/api/organization', async (ctx) => {
-    const caller = requireCaller(ctx);
+    const caller = requireKeyHolder(ctx);
     const { name } = parseCreateOrganization(ctx.state.body);
-    let ownerUserId: string | null = null;
-    if (caller.kind === 'key') {
-      if (!caller.user) throw badRequest('this API key is not bound to a user, so it cannot own a new organization; use ADMIN_API_KEY');
-      ownerUserId = caller.user.id;
+    if (caller.kind === 'admin') {
+      ctx.body = present.organization(await store.organizations.create({ name, ownerUserId: null }));
+      return;
     }
-    ctx.body = present.organization(await store.organizations.create({ name, ownerUserId }));
+    requireUnrestricted(caller);
+    // Admin or above where the key lives, as a key never acts above its user's role there: a read
+    // key (e.g. one published for a search box) must not be able to mint organizations.
+    let role: number = caller.key.role;
+    if (caller.user) {
+      const membership = await store.users.membership(caller.user.id, caller.key.organizationId);
+      if (membership && !scopesAllow(membership.scopes, ctx.method, ctx.path)) {
+        throw forbidden(`the scopes of this user in organization ${membership.organizationId} do not include ${ctx.method} ${ctx.path}`);
+      }
+      role = Math.min(role, membership?.role ?? Role.Read);
+    }
+    if (role < Role.Admin) {
+      throw forbidden(`creating an organization requires role ${roleName(Role.Admin)} or higher; the caller has ${roleName(role as RoleValue)}`);
+    }
+    if (!caller.user) throw badRequest('this API key is not bound to a user, so it cannot own a new organization; use ADMIN_API_KEY');
+    const created = await store.organizations.create({
+      name,
+      ownerUserId: caller.user.id,
+      maxPerOwner: services.config.maxOrganizationsPerUser,
+    });
+    ctx.body = present.organization(created);
+  });
+
+  router.get('/api/organization/usage/:organization_id', async (ctx) => {
+    const id = pathUuid(ctx.params.organization_id, 'organization_id');
+    await organizationAccess(ctx, services, Role.Admin, id);
+    ctx.body = present.organizationUsage(id, await store.organizations.usage(id));
+  });
+
+  // The reference's current form of the same report (a POST with an optional date range).
+  router.post('/api/organization/usage/:organization_id', async (ctx) => {
+    const id = pathUuid(ctx.params.organization_id, 'organization_id');
+    parseOrganizationUsage(ctx.state.body);
+    await organizationAccess(ctx, services, Role.Admin, id);
+    ctx.body = present.extendedOrganizationUsage(await store.organizations.usage(id));
+  });
+
+  router.get('/api/organization/users/:organization_id', async (ctx) => {
+    const id = pathUuid(ctx.params.organization_id, 'organization_id');
+    const { organization } = await organizationAccess(ctx, services, Role.Admin, id);
+    // Each user is shown with this organization only: their other memberships are not this admin's business.
+    ctx.body = (await store.users.ofOrganization(id)).map(({ user, membership }) =>
+      present.slimUser(user, [membership], [organization]),
+    );
   });
 
   router.put('/api/organization', async (ctx) => {
@@ -87,7 +124,7 @@ export function organizationRoutes(router: QuarryRouter, services: Services): vo
       }
     }
     if (body.expires_at != null && body.expires_at <= Date.now()) throw badRequest('expires_at must be in the future');
-    if (access.caller.kind === 'key') checkNoWiderThan(access.caller.key, datasetIds, body.scopes ?? [], body.expires_at ?? null);
+    if (access.caller.kind === 'key') checkNoWiderThan(access.caller.key, body.scopes ?? [], body.expires_at ?? null);
     const key = newApiKey();
     await store.apiKeys.create({
       organizationId: access.organization.id,

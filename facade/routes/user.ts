@@ -1,10 +1,10 @@
 /** Users: who am I, API-only users, and role/scope changes within an organization. */
 import { badRequest, forbidden, unauthorized } from '../../core/domain/errors.js';
-import { constantTimeEqual, hashApiKey, newApiKey } from '../../core/domain/ids.js';
+import { hashApiKey, newApiKey } from '../../core/domain/ids.js';
 import { Role, roleName } from '../../core/domain/tenancy.js';
-import { organizationAccess, requireCaller } from '../access.js';
+import { organizationAccess, requireKeyHolder } from '../access.js';
 import type { Services } from '../context.js';
-import { presentedKey } from '../middleware/auth.js';
+import { presentedKey, shopifySecretMatches } from '../middleware/auth.js';
 import * as present from '../present/tenancy.js';
 import { parseCreateApiOnlyUser, parseUpdateUser } from '../schemas/tenancy.js';
 import type { QuarryRouter } from './router.js';
@@ -16,7 +16,7 @@ export function userRoutes(router: QuarryRouter, services: Services): void {
   const { store, config } = services;
 
   router.get('/api/auth/me', async (ctx) => {
-    const caller = requireCaller(ctx);
+    const caller = requireKeyHolder(ctx);
     if (caller.kind === 'admin') {
       ctx.body = present.slimUser({ id: NIL_UUID, email: '', name: 'admin', createdAt: 0 }, [], []);
       return;
@@ -36,10 +36,9 @@ export function userRoutes(router: QuarryRouter, services: Services): void {
   });
 
   router.post('/api/auth/create_api_only_user', async (ctx) => {
-    const shopify = ctx.get('x-shopify-authorization');
     const key = presentedKey(ctx.get('authorization'), ctx.get('x-api-key'));
     const viaAdmin = ctx.state.caller?.kind === 'admin' && key !== undefined;
-    const viaSecret = config.shopifySecretKey !== '' && shopify !== '' && constantTimeEqual(shopify, config.shopifySecretKey);
+    const viaSecret = shopifySecretMatches(ctx.get('x-shopify-authorization'), config.shopifySecretKey);
     if (!viaAdmin && !viaSecret) {
       throw unauthorized('create_api_only_user needs ADMIN_API_KEY in Authorization (or the configured X-Shopify-Authorization secret)');
     }

@@ -2,19 +2,37 @@
 import { z } from 'zod';
 import { DATASET_CONFIG_DEFAULTS } from '../../core/domain/dataset-config.js';
 import { parseTimestamp } from '../../core/domain/time.js';
-import { isValidScope } from '../scopes.js';
+import { publicDatasetProblem } from '../public-dataset.js';
+import { MAX_SCOPES, parseScope } from '../scopes.js';
 import { finite, jsonObject, parse, requireBody, trackingId, uuid } from './common.js';
 
 const role = z.union([z.literal(0), z.literal(1), z.literal(2)], { message: 'role must be 0 (read), 1 (admin) or 2 (owner)' });
-const scopes = z.array(
-  z.string().refine(isValidScope, { message: 'each scope must look like "METHOD /api/path", e.g. "POST /api/chunk/search"' }),
-);
+/** Scopes of a key or membership: bounded in number and length, each a well-formed route. */
+const scopes = z.array(z.string()).superRefine((list, ctx) => {
+  if (list.length > MAX_SCOPES) {
+    ctx.addIssue({ code: 'custom', message: `at most ${MAX_SCOPES} scopes are allowed; got ${list.length}` });
+    return;
+  }
+  for (let i = 0; i < list.length; i++) {
+    const parsed = parseScope(list[i]!);
+    if (typeof parsed === 'string') {
+      ctx.addIssue({ code: 'custom', path: [i], message: parsed });
+      return;
+    }
+  }
+});
 
 /** Validates the known keys of a server_configuration; unknown keys pass through. */
 const serverConfiguration = jsonObject.superRefine((config, ctx) => {
   for (const [key, fallback] of Object.entries(DATASET_CONFIG_DEFAULTS)) {
     const value = config[key];
     if (value === undefined || value === null) continue;
+    // The reference stores {enabled, api_key, extra_params}; a plain boolean is the shorthand.
+    if (key === 'PUBLIC_DATASET') {
+      const problem = publicDatasetProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', path: [key], message: problem });
+      continue;
+    }
     if (typeof value !== typeof fallback || (typeof value === 'number' && !Number.isFinite(value))) {
       ctx.addIssue({ code: 'custom', path: [key], message: `must be a ${typeof fallback}` });
     }
@@ -45,6 +63,19 @@ const serverConfiguration = jsonObject.superRefine((config, ctx) => {
 /** POST /api/organization. */
 export const parseCreateOrganization = (body: unknown) =>
   parse(z.object({ name: z.string().trim().min(1, 'name must not be empty').max(256) }), requireBody(body, '{"name": "..."}'));
+
+/** POST /api/organization/usage/{id}: the reference's date range and v1 flag, accepted and checked. */
+export const parseOrganizationUsage = (body: unknown) =>
+  parse(
+    z.object({
+      date_range: z
+        .object({ gt: z.string().optional(), gte: z.string().optional(), lt: z.string().optional(), lte: z.string().optional() })
+        .nullable()
+        .optional(),
+      v1_usage: z.boolean().nullable().optional(),
+    }),
+    body ?? {},
+  );
 
 /** PUT /api/organization. */
 export const parseUpdateOrganization = (body: unknown) =>

@@ -1,5 +1,5 @@
 /** SQLite organization repository. */
-import { notFound } from '../../core/domain/errors.js';
+import { forbidden, notFound } from '../../core/domain/errors.js';
 import { newId } from '../../core/domain/ids.js';
 import { Role } from '../../core/domain/tenancy.js';
 import type { OrganizationRepository } from '../repository.js';
@@ -24,7 +24,24 @@ export function sqliteOrganizations(db: Db): OrganizationRepository {
     'DELETE FROM change_log WHERE dataset_id IN (SELECT id FROM datasets WHERE organization_id = ?)',
   );
 
-  const create = db.transaction((name: string, ownerUserId: string | null) => {
+  const liveMemberships = db.prepare(
+    'SELECT COUNT(*) AS n FROM memberships m JOIN organizations o ON o.id = m.organization_id WHERE m.user_id = ? AND o.deleted = 0',
+  );
+  const usageRow = db.prepare(
+    `SELECT
+       (SELECT COUNT(*) FROM datasets WHERE organization_id = @id AND deleted = 0) AS datasets,
+       (SELECT COUNT(*) FROM memberships WHERE organization_id = @id) AS users,
+       (SELECT COUNT(*) FROM chunks c JOIN datasets d ON d.id = c.dataset_id WHERE d.organization_id = @id AND d.deleted = 0) AS chunks`,
+  );
+
+  const create = db.transaction((name: string, ownerUserId: string | null, maxPerOwner: number | null) => {
+    // Counted inside the write transaction: two concurrent creations cannot both pass the cap.
+    if (ownerUserId && maxPerOwner !== null) {
+      const { n } = liveMemberships.get(ownerUserId) as { n: number };
+      if (n >= maxPerOwner) {
+        throw forbidden(`user ${ownerUserId} already belongs to ${n} organizations, the most allowed (QUARRY_MAX_ORGANIZATIONS_PER_USER = ${maxPerOwner})`);
+      }
+    }
     const id = newId();
     const now = Date.now();
     insert.run(id, name, now, now);
@@ -42,8 +59,12 @@ export function sqliteOrganizations(db: Db): OrganizationRepository {
   });
 
   return {
-    async create({ name, ownerUserId }) {
-      return create.immediate(name, ownerUserId ?? null);
+    async create({ name, ownerUserId, maxPerOwner }) {
+      return create.immediate(name, ownerUserId ?? null, maxPerOwner ?? null);
+    },
+    async usage(id) {
+      const r = usageRow.get({ id }) as { datasets: number; users: number; chunks: number };
+      return { datasetCount: r.datasets, userCount: r.users, chunkCount: r.chunks };
     },
     async get(id, includeDeleted = false) {
       const row = byId.get(id) as Record<string, unknown> | undefined;

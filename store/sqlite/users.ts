@@ -29,6 +29,9 @@ export function sqliteUsers(db: Db): UserRepository {
   const organizations = db.prepare(
     'SELECT o.* FROM memberships m JOIN organizations o ON o.id = m.organization_id WHERE m.user_id = ? AND o.deleted = 0 ORDER BY m.created_at',
   );
+  const members = db.prepare(
+    'SELECT u.*, m.id AS m_id, m.role AS m_role, m.scopes AS m_scopes, m.created_at AS m_created_at, m.updated_at AS m_updated_at FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = ? ORDER BY m.created_at, u.id',
+  );
   const updateMember = db.prepare('UPDATE memberships SET role = ?, scopes = ?, updated_at = ? WHERE id = ?');
 
   const createApiOnly = db.transaction(
@@ -71,6 +74,20 @@ export function sqliteUsers(db: Db): UserRepository {
     },
     async memberships(userId) {
       return (memberships.all(userId) as Record<string, unknown>[]).map(membershipFromRow);
+    },
+    async ofOrganization(organizationId) {
+      return (members.all(organizationId) as Record<string, unknown>[]).map((r) => ({
+        user: userFromRow(r),
+        membership: membershipFromRow({
+          id: r.m_id,
+          user_id: r.id,
+          organization_id: organizationId,
+          role: r.m_role,
+          scopes: r.m_scopes,
+          created_at: r.m_created_at,
+          updated_at: r.m_updated_at,
+        }),
+      }));
     },
     async organizations(userId) {
       return (organizations.all(userId) as Record<string, unknown>[]).map(organizationFromRow);

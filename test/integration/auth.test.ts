@@ -19,8 +19,10 @@ let adminKey: string;
 
 const as = (key: string, headers: Record<string, string> = {}): Client => client(stack.baseUrl, { authorization: key, ...headers });
 
+const SHOPIFY_SECRET = 'shopify-secret-for-tests';
+
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ env: { QUARRY_SHOPIFY_SECRET_KEY: SHOPIFY_SECRET } });
   t = await createTenant(stack);
   other = await createTenant(stack);
   readKey = await createKey(stack, t.orgId, { role: 0 });
@@ -180,13 +182,34 @@ describe('dataset restriction and organization isolation', () => {
     await expectRejected(stack.dataDir, () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, dataset_ids: [other.datasetId] }), 400, /dataset_ids/);
   });
 
-  it("a key of another organization gets 403 on this organization's dataset and organization", async () => {
+  it("a key of another organization gets 404 on this organization's dataset and organization, naming neither owner", async () => {
+    // A 403 would confirm the dataset exists and name the organization that owns it.
     const foreign = as(other.ownerKey, { 'tr-dataset': t.datasetId });
-    await expectRejected(stack.dataDir, () => foreign.post('/api/chunk', { chunk_html: 'intruder' }), 403);
-    await expectRejected(stack.dataDir, () => foreign.get('/api/chunk/tracking_id/seed'), 403);
-    await expectRejected(stack.dataDir, () => as(other.ownerKey, { 'tr-organization': t.orgId }).put('/api/organization', { name: 'stolen' }), 403);
-    await expectRejected(stack.dataDir, () => as(other.ownerKey, { 'tr-organization': t.orgId }).post('/api/organization/api_key', { name: 'k', role: 0 }), 403);
-    await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/dataset/${t.datasetId}`), 403);
+    const datasetRefusals = [
+      await expectRejected(stack.dataDir, () => foreign.post('/api/chunk', { chunk_html: 'intruder' }), 404),
+      await expectRejected(stack.dataDir, () => foreign.get('/api/chunk/tracking_id/seed'), 404),
+      await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/dataset/${t.datasetId}`), 404),
+      await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/dataset/usage/${t.datasetId}`), 404),
+      // TR-Organization of the caller's own organization with a dataset of another one.
+      await expectRejected(
+        stack.dataDir,
+        () => as(other.ownerKey, { 'tr-dataset': t.datasetId, 'tr-organization': other.orgId }).get('/api/chunk/tracking_id/seed'),
+        404,
+      ),
+    ];
+    const MISSING = '00000000-0000-4000-8000-000000000000';
+    const absentDataset = await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/dataset/${MISSING}`), 404);
+    for (const res of datasetRefusals) {
+      expect(res.text).not.toContain(t.orgId);
+      expect(res.body.message.replace(t.datasetId, 'X')).toBe(absentDataset.body.message.replace(MISSING, 'X'));
+    }
+    const orgRefusals = [
+      await expectRejected(stack.dataDir, () => as(other.ownerKey, { 'tr-organization': t.orgId }).put('/api/organization', { name: 'stolen' }), 404),
+      await expectRejected(stack.dataDir, () => as(other.ownerKey, { 'tr-organization': t.orgId }).post('/api/organization/api_key', { name: 'k', role: 0 }), 404),
+      await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/organization/${t.orgId}`), 404),
+    ];
+    const absentOrg = await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/organization/${MISSING}`), 404);
+    for (const res of orgRefusals) expect(res.body.message.replace(t.orgId, 'X')).toBe(absentOrg.body.message.replace(MISSING, 'X'));
   });
 });
 
@@ -316,15 +339,11 @@ describe('default_params', () => {
 
 
 describe('keys cannot mint wider keys', () => {
-  it('a dataset-restricted key can only mint keys restricted to a subset of its datasets (403 otherwise)', async () => {
-    const second = await createDataset(stack, t.orgId, t.ownerKey);
+  it('a dataset-restricted key cannot mint keys at all, not even restricted ones (403)', async () => {
     const restricted = await createKey(stack, t.orgId, { role: 1, dataset_ids: [t.datasetId] });
     const c = as(restricted, { 'tr-organization': t.orgId });
-    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'wide', role: 1 }), 403, /dataset/);
-    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'other', role: 1, dataset_ids: [second] }), 403, /dataset/);
-    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'both', role: 0, dataset_ids: [t.datasetId, second] }), 403, /dataset/);
-    const ok = await c.post('/api/organization/api_key', { name: 'same', role: 0, dataset_ids: [t.datasetId] });
-    expect(ok.status, ok.text).toBe(200);
+    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'wide', role: 1 }), 403, /restricted to datasets/);
+    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'same', role: 0, dataset_ids: [t.datasetId] }), 403, /restricted to datasets/);
   });
 
   it('a scoped key can only mint keys with a subset of its scopes (403 otherwise)', async () => {
@@ -350,5 +369,136 @@ describe('keys cannot mint wider keys', () => {
     );
     const ok = await c.post('/api/organization/api_key', { name: 'sooner', role: 1, expires_at: new Date(expiresAt - 60_000).toISOString() });
     expect(ok.status, ok.text).toBe(200);
+  });
+});
+
+describe('API-only users through X-Shopify-Authorization', () => {
+  const create = (headers: Record<string, string | undefined>, body: unknown = { user_email: `${unique('shop')}@example.com`, user_name: 'Shop' }) =>
+    request(stack.baseUrl, 'POST', '/api/auth/create_api_only_user', { body, headers });
+
+  it('the configured secret creates the user, an organization they own and an owner key for it', async () => {
+    const email = `${unique('shop')}@Example.com`;
+    const res = await create({ 'x-shopify-authorization': SHOPIFY_SECRET }, { user_email: email, user_name: 'Shop Owner' });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.api_key).toMatch(/^tr-[A-Za-z0-9]{32}$/);
+    expect(res.body.user.email).toBe(email.toLowerCase());
+    expect(res.body.user.user_orgs).toEqual([expect.objectContaining({ organization_id: res.body.organization_id, role: 2 })]);
+    const rows = queryStore<{ role: number; user_id: string }>(stack.dataDir, 'SELECT role, user_id FROM api_keys WHERE organization_id = ?', res.body.organization_id);
+    expect(rows).toEqual([{ role: 2, user_id: res.body.user.id }]);
+  });
+
+  it('a wrong, missing or misplaced secret is 401 and creates nothing', async () => {
+    for (const headers of [
+      {},
+      { 'x-shopify-authorization': 'wrong' },
+      { 'x-shopify-authorization': SHOPIFY_SECRET + 'x' },
+      { 'x-shopify-authorization': '' },
+      { authorization: SHOPIFY_SECRET },
+    ]) {
+      await expectRejected(stack.dataDir, () => create(headers), 401);
+    }
+    // An organization key is neither the operator nor the secret.
+    await expectRejected(stack.dataDir, () => create({ authorization: t.ownerKey }), 401);
+  });
+
+  it('the right secret with a bad body is 400 naming the field', async () => {
+    await expectRejected(stack.dataDir, () => create({ 'x-shopify-authorization': SHOPIFY_SECRET }, { user_email: 'not-an-email', user_name: 'x' }), 400, /user_email/);
+  });
+
+  it('the created key owns its organization and nothing else', async () => {
+    const res = await create({ 'x-shopify-authorization': SHOPIFY_SECRET });
+    expect(res.status, res.text).toBe(200);
+    const orgId = res.body.organization_id as string;
+    const key = res.body.api_key as string;
+    const ds = await as(key, { 'tr-organization': orgId }).post('/api/dataset', { dataset_name: 'shop ds' });
+    expect(ds.status, ds.text).toBe(200);
+    const chunk = await as(key, { 'tr-dataset': ds.body.id }).post('/api/chunk', { chunk_html: 'a product', tracking_id: 'p1' });
+    expect(chunk.status, chunk.text).toBe(200);
+    const minted = await as(key, { 'tr-organization': orgId }).post('/api/organization/api_key', { name: 'read', role: 0 });
+    expect(minted.status, minted.text).toBe(200);
+    const me = await as(key).get('/api/auth/me');
+    expect(me.status, me.text).toBe(200);
+    expect(me.body.id).toBe(res.body.user.id);
+    // Another tenant's dataset and organization do not exist for it.
+    await expectRejected(stack.dataDir, () => as(key, { 'tr-dataset': t.datasetId }).get('/api/chunk/tracking_id/seed'), 404);
+    await expectRejected(stack.dataDir, () => as(key, { 'tr-organization': t.orgId }).put('/api/organization', { name: 'mine now' }), 404);
+    // It may not create API-only users itself.
+    await expectRejected(stack.dataDir, () => create({ authorization: key }), 401);
+  });
+});
+
+describe('PUBLIC_DATASET: keyless reads of a published dataset', () => {
+  let pub: string;
+  let chunkId: string;
+  beforeAll(async () => {
+    pub = await createDataset(stack, t.orgId, t.ownerKey, {
+      server_configuration: { PUBLIC_DATASET: { enabled: true, api_key: 'tr-published-by-the-dashboard', extra_params: { type: 'ecommerce' } } },
+    });
+    const c = await as(t.ownerKey, { 'tr-dataset': pub }).post('/api/chunk', { chunk_html: 'public apples and pears', tracking_id: 'pub-1' });
+    expect(c.status, c.text).toBe(200);
+    chunkId = c.body.chunk_metadata.id;
+  });
+  const anon = (headers: Record<string, string> = {}) => client(stack.baseUrl, headers);
+
+  it('search, autocomplete, count and get-chunk need no key on a public dataset', async () => {
+    const c = anon({ 'tr-dataset': pub });
+    const search = await c.post('/api/chunk/search', { query: 'apples', search_type: 'bm25' });
+    expect(search.status, search.text).toBe(200);
+    expect(search.body.chunks.map((r: { chunk: { id: string } }) => r.chunk.id)).toEqual([chunkId]);
+    const auto = await c.post('/api/chunk/autocomplete', { query: 'appl', search_type: 'bm25' });
+    expect(auto.status, auto.text).toBe(200);
+    const count = await c.post('/api/chunk/count', { query: 'apples', search_type: 'bm25' });
+    expect(count.status, count.text).toBe(200);
+    expect(count.body.count).toBe(1);
+    expect((await c.get(`/api/chunk/${chunkId}`)).status).toBe(200);
+    expect((await c.get('/api/chunk/tracking_id/pub-1')).status).toBe(200);
+  });
+
+  it('everything else still needs a key: writes, scroll, dataset and organization routes (401)', async () => {
+    const c = anon({ 'tr-dataset': pub, 'tr-organization': t.orgId });
+    for (const call of [
+      () => c.post('/api/chunk', { chunk_html: 'spam' }),
+      () => c.put('/api/chunk', { tracking_id: 'pub-1', chunk_html: 'defaced' }),
+      () => c.del('/api/chunk/tracking_id/pub-1'),
+      () => c.post('/api/chunks/scroll', {}),
+      () => c.post('/api/chunks', { ids: [chunkId] }),
+      () => c.post('/api/dataset/get_all_tags', {}),
+      () => c.get(`/api/dataset/${pub}`),
+      () => c.get(`/api/dataset/usage/${pub}`),
+      () => c.put('/api/dataset', { dataset_id: pub, dataset_name: 'x' }),
+      () => c.get(`/api/organization/${t.orgId}`),
+      () => c.get('/api/auth/me'),
+    ]) {
+      await expectRejected(stack.dataDir, call, 401, /API key/);
+    }
+  });
+
+  it('a private dataset, an unknown one or no TR-Dataset is 401 alike for the keyless', async () => {
+    for (const headers of [{ 'tr-dataset': t.datasetId }, { 'tr-dataset': '00000000-0000-4000-8000-000000000000' }, {}]) {
+      await expectRejected(stack.dataDir, () => anon(headers).post('/api/chunk/search', { query: 'seed', search_type: 'bm25' }), 401, /API key/);
+    }
+    // Naming the public dataset in TR-Dataset does not open another dataset's chunk by id.
+    const seed = await t.ds.get('/api/chunk/tracking_id/seed');
+    await expectRejected(stack.dataDir, () => anon({ 'tr-dataset': pub }).get(`/api/chunk/${seed.body.id}`), 404);
+  });
+
+  it('the published key is never sent back, the shorthand `true` works, and disabling closes it again', async () => {
+    const got = await t.ds.get(`/api/dataset/${pub}`);
+    expect(got.status, got.text).toBe(200);
+    expect(got.body.server_configuration.PUBLIC_DATASET).toEqual({ enabled: true, extra_params: { type: 'ecommerce' } });
+    expect(got.text).not.toContain('tr-published-by-the-dashboard');
+    const off = await t.org.put('/api/dataset', { dataset_id: pub, server_configuration: { PUBLIC_DATASET: { enabled: false } } });
+    expect(off.status, off.text).toBe(200);
+    await expectRejected(stack.dataDir, () => anon({ 'tr-dataset': pub }).post('/api/chunk/search', { query: 'apples', search_type: 'bm25' }), 401);
+    const on = await t.org.put('/api/dataset', { dataset_id: pub, server_configuration: { PUBLIC_DATASET: true } });
+    expect(on.status, on.text).toBe(200);
+    const res = await anon({ 'tr-dataset': pub }).post('/api/chunk/search', { query: 'apples', search_type: 'bm25' });
+    expect(res.status, res.text).toBe(200);
+  });
+
+  it('a malformed PUBLIC_DATASET is 400 naming it', async () => {
+    for (const value of ['yes', 1, { enabled: 'true' }, { enabled: true, extra_params: [] }]) {
+      await expectRejected(stack.dataDir, () => t.org.put('/api/dataset', { dataset_id: pub, server_configuration: { PUBLIC_DATASET: value } }), 400, /PUBLIC_DATASET/);
+    }
   });
 });

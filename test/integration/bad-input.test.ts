@@ -103,7 +103,7 @@ const ROUTES: RouteCase[] = [
   {
     route: 'POST /api/organization',
     scope: 'auth',
-    role: 0,
+    role: 1,
     asOperator: true,
     path: () => '/api/organization',
     body: () => ({ name: 'sweep org' }),
@@ -173,6 +173,37 @@ const ROUTES: RouteCase[] = [
     path: (i) => `/api/organization/api_key/${i.key}`,
     badParams: () => [['/api/organization/api_key/123', /api_key_id/]],
     unknown: () => [[`/api/organization/api_key/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'GET /api/organization/usage/:organization_id',
+    scope: 'orgPath',
+    role: 1,
+    path: (i) => `/api/organization/usage/${i.org}`,
+    badParams: () => [['/api/organization/usage/zzz', /organization_id/]],
+    unknown: () => [[`/api/organization/usage/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'POST /api/organization/usage/:organization_id',
+    scope: 'orgPath',
+    role: 1,
+    path: (i) => `/api/organization/usage/${i.org}`,
+    body: () => ({ v1_usage: true }),
+    bodyOptional: true,
+    fields: () => [
+      [{ v1_usage: 'yes' }, /v1_usage/],
+      [{ date_range: 'last week' }, /date_range/],
+      [{ date_range: { gt: 5 } }, /date_range/],
+    ],
+    badParams: () => [['/api/organization/usage/zzz', /organization_id/]],
+    unknown: () => [[`/api/organization/usage/${MISSING}`, {}, 404]],
+  },
+  {
+    route: 'GET /api/organization/users/:organization_id',
+    scope: 'orgPath',
+    role: 1,
+    path: (i) => `/api/organization/users/${i.org}`,
+    badParams: () => [['/api/organization/users/zzz', /organization_id/]],
+    unknown: () => [[`/api/organization/users/${MISSING}`, undefined, 404]],
   },
   {
     route: 'GET /api/organization/:organization_id',
@@ -978,8 +1009,8 @@ describe.each(ROUTES.filter((r) => r.scope !== 'public'))('$route', (rc) => {
   }
 
   if (['ds', 'dsPath', 'dsBody', 'org', 'orgPath'].includes(rc.scope)) {
-    it("a key of another organization: 403", async () => {
-      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, other.ownerKey) }), 403);
+    it("a key of another organization: 404, as if absent (a 403 would confirm it exists)", async () => {
+      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, other.ownerKey) }), 404);
     });
   }
 

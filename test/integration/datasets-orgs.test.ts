@@ -133,7 +133,8 @@ describe('datasets', () => {
     const tagPage = await tenant.ds.post('/api/dataset/get_all_tags', { page: 2, page_size: 2 });
     expect(tagPage.body.tags).toHaveLength(1);
 
-    await expectRejected(stack.dataDir, () => tenant.org.get(`/api/dataset/organization/${t.orgId}`), 403);
+    // Another organization's datasets: 404 as if it did not exist.
+    await expectRejected(stack.dataDir, () => tenant.org.get(`/api/dataset/organization/${t.orgId}`), 404);
     await expectRejected(stack.dataDir, () => tenant.org.get(`/api/dataset/organization/${tenant.orgId}?limit=-1`), 400, /limit/);
   });
 
@@ -194,7 +195,12 @@ describe('organizations', () => {
     // Even the operator key no longer sees it.
     expect((await as(stack.adminKey, { 'tr-organization': tenant.orgId }).get(`/api/organization/${tenant.orgId}`)).status).toBe(404);
     expect((await as(stack.adminKey, { 'tr-dataset': tenant.datasetId }).get(`/api/chunk/${created.body.chunk_metadata[0].id}`)).status).toBe(404);
-    await eventually(() => countRows(stack.dataDir, 'organizations', 'id = ?', tenant.orgId) === 0, 'the organization purge');
+    // The job removes the rows, then the index files: wait for both (checking the files right after
+    // the rows raced the job and failed now and then).
+    await eventually(
+      () => countRows(stack.dataDir, 'organizations', 'id = ?', tenant.orgId) === 0 && !fs.existsSync(path.join(stack.dataDir, 'index', tenant.datasetId)),
+      'the organization purge',
+    );
     expect(countRows(stack.dataDir, 'datasets', 'organization_id = ?', tenant.orgId)).toBe(0);
     expect(countRows(stack.dataDir, 'api_keys', 'organization_id = ?', tenant.orgId)).toBe(0);
     expect(countRows(stack.dataDir, 'chunks', 'dataset_id = ?', tenant.datasetId)).toBe(0);
@@ -291,5 +297,68 @@ describe('users', () => {
     await expectRejected(stack.dataDir, () => owner.put('/api/user', { user_id: 'nope' }), 400, /user_id/);
     await expectRejected(stack.dataDir, () => owner.put('/api/user', { user_id: MISSING, role: 0 }), 400, /member/);
     await expectRejected(stack.dataDir, () => owner.put('/api/user', { scopes: ['bad scope'] }), 400, /scope/);
+  });
+});
+
+describe('organization usage and users', () => {
+  it('GET /api/organization/usage/{id} counts live datasets, members and chunks', async () => {
+    const created = await as(stack.adminKey).post('/api/auth/create_api_only_user', { user_email: `${unique('usage')}@example.com`, user_name: 'Usage' });
+    expect(created.status, created.text).toBe(200);
+    const orgId = created.body.organization_id as string;
+    const owner = created.body.api_key as string;
+    const first = await createDataset(stack, orgId, owner);
+    const second = await createDataset(stack, orgId, owner);
+    const gone = await createDataset(stack, orgId, owner);
+    expect((await as(owner, { 'tr-dataset': first }).post('/api/chunk', [{ chunk_html: 'a' }, { chunk_html: 'b' }])).status).toBe(200);
+    expect((await as(owner, { 'tr-dataset': second }).post('/api/chunk', { chunk_html: 'c' })).status).toBe(200);
+    expect((await as(owner, { 'tr-dataset': gone }).post('/api/chunk', { chunk_html: 'd' })).status).toBe(200);
+    expect((await as(owner).del(`/api/dataset/${gone}`)).status).toBe(204);
+    // The purge job removes its rows later; wait so the unchanged-store checks below are not racing it.
+    await eventually(() => countRows(stack.dataDir, 'datasets', 'id = ?', gone) === 0, 'the purge of the deleted dataset');
+
+    const usage = await as(owner).get(`/api/organization/usage/${orgId}`);
+    expect(usage.status, usage.text).toBe(200);
+    expect(usage.body).toEqual({ id: orgId, org_id: orgId, dataset_count: 2, user_count: 1, file_storage: 0, message_count: 0, chunk_count: 3 });
+
+    // The reference's current POST form answers the extended counters.
+    const extended = await as(owner).post(`/api/organization/usage/${orgId}`, { v1_usage: true });
+    expect(extended.status, extended.text).toBe(200);
+    expect(extended.body).toMatchObject({ dataset_count: 2, user_count: 1, chunk_count: 3, search_count: 0, message_count: 0 });
+    await expectRejected(stack.dataDir, () => as(owner).post(`/api/organization/usage/${orgId}`, { v1_usage: 'yes' }), 400, /v1_usage/);
+
+    // Admin or above; another organization's key sees nothing; a bad id is 400.
+    const read = await createKey(stack, orgId, { role: 0 }, owner);
+    await expectRejected(stack.dataDir, () => as(read).get(`/api/organization/usage/${orgId}`), 403, /role/);
+    await expectRejected(stack.dataDir, () => as(t.ownerKey).get(`/api/organization/usage/${orgId}`), 404);
+    await expectRejected(stack.dataDir, () => as(owner).get('/api/organization/usage/nope'), 400, /organization_id/);
+  });
+
+  it('GET /api/organization/users/{id} lists the members as SlimUsers showing this organization only', async () => {
+    const email = `${unique('members')}@example.com`;
+    const created = await as(stack.adminKey).post('/api/auth/create_api_only_user', { user_email: email, user_name: 'Member' });
+    expect(created.status, created.text).toBe(200);
+    const orgId = created.body.organization_id as string;
+    const owner = created.body.api_key as string;
+    // The same user owns a second organization: an admin of the first must not learn of it.
+    const again = await as(stack.adminKey).post('/api/auth/create_api_only_user', { user_email: email, user_name: 'Member' });
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.organization_id).not.toBe(orgId);
+
+    const users = await as(owner).get(`/api/organization/users/${orgId}`);
+    expect(users.status, users.text).toBe(200);
+    expect(users.body).toHaveLength(1);
+    const [u] = users.body;
+    expect(u).toMatchObject({ id: created.body.user.id, email, name: 'Member' });
+    expect(u.user_orgs).toEqual([expect.objectContaining({ organization_id: orgId, user_id: u.id, role: 2 })]);
+    expect(u.orgs.map((o: { id: string }) => o.id)).toEqual([orgId]);
+    expect(users.text).not.toContain(again.body.organization_id);
+
+    const read = await createKey(stack, orgId, { role: 0 }, owner);
+    await expectRejected(stack.dataDir, () => as(read).get(`/api/organization/users/${orgId}`), 403, /role/);
+    await expectRejected(stack.dataDir, () => as(t.ownerKey).get(`/api/organization/users/${orgId}`), 404);
+    // An organization made by ADMIN_API_KEY has no members yet.
+    const empty = await as(stack.adminKey).get(`/api/organization/users/${t.orgId}`);
+    expect(empty.status, empty.text).toBe(200);
+    expect(empty.body).toEqual([]);
   });
 });

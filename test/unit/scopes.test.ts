@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isValidScope, scopesAllow } from '../../facade/scopes.js';
+import { isValidScope, MAX_SCOPE_LENGTH, parseScope, scopesAllow } from '../../facade/scopes.js';
 
 describe('scopesAllow', () => {
   it('null, undefined and [] allow every route (the spec, not the reference implementation)', () => {
@@ -45,5 +45,37 @@ describe('isValidScope', () => {
   });
   it.each(['', 'GET', '/api/chunk', 'FETCH /api/chunk', 'GET api/chunk', 'GET /other', 'GET /api/a b', 'GET  /api/chunk x'])('%j is not', (s) => {
     expect(isValidScope(s)).toBe(false);
+  });
+  it.each(['POST /api/{}{}{}{}{}{}{}{}{}{}!', 'GET /api/chunk/{}', 'GET /api/chunk/x{id}', 'GET /api/chunk/{id}x', 'GET /api/{a}{b}', 'GET /api/{a/b}', 'GET /api/{a b}', 'GET /api/{a.b}'])(
+    'a placeholder that is not a whole segment is refused: %j',
+    (s) => {
+      const parsed = parseScope(s);
+      expect(typeof parsed).toBe('string');
+      expect(parsed).toMatch(/segment|spaces/);
+    },
+  );
+  it('refuses a scope longer than the limit, naming it', () => {
+    const long = `GET /api/${'a'.repeat(MAX_SCOPE_LENGTH)}`;
+    expect(parseScope(long)).toMatch(String(MAX_SCOPE_LENGTH));
+  });
+});
+
+describe('pathological scopes stay linear (regression: regex backtracking took 13 s per request)', () => {
+  it('the scope that used to backtrack is refused and matching it costs nothing', () => {
+    const evil = 'POST /api/{}{}{}{}{}{}{}{}{}{}!';
+    const path = '/api/' + 'a'.repeat(5000);
+    const started = performance.now();
+    for (let i = 0; i < 100; i++) expect(scopesAllow([evil], 'POST', path)).toBe(false);
+    // The regex version needed seconds for ONE call at 30 characters; 100 calls here must take well under a second.
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('many long scopes against a long path are matched in bounded time', () => {
+    const scopes = Array.from({ length: 128 }, (_, i) => `POST /api/${'{p}/'.repeat(60)}x${i}`);
+    const path = '/api/' + 'seg/'.repeat(60) + 'y';
+    const started = performance.now();
+    for (let i = 0; i < 200; i++) expect(scopesAllow(scopes, 'POST', path)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(scopesAllow(scopes, 'POST', '/api/' + 'seg/'.repeat(60) + 'x7')).toBe(true);
   });
 });

@@ -1,0 +1,41 @@
+/**
+ * How large a request body each route may send. A body is buffered whole before it is parsed, so
+ * the limit is what one request can make the HTTP process hold: it is sized to what the route can
+ * use, never one process-wide 128 MiB.
+ */
+import type { Config } from '../core/config.js';
+
+/** Room for a bulk body's brackets, keys and whatever else surrounds the items. */
+const SLACK_BYTES = 64 * 1024;
+/** A group carries a name, a description, tags and metadata; far less than a chunk. */
+const GROUP_BODY_BYTES = 16 * 1024;
+/** Organizations, keys, users and dataset settings: names, roles, scopes, configuration. */
+const TENANCY_BODY_BYTES = 64 * 1024;
+
+/** Route keys (`METHOD /pattern` as registered) of the tenancy routes. */
+const TENANCY_ROUTES = [
+  'POST /api/organization',
+  'PUT /api/organization',
+  'POST /api/organization/api_key',
+  'PUT /api/user',
+  'POST /api/auth/create_api_only_user',
+  'POST /api/dataset',
+  'PUT /api/dataset',
+];
+
+/** Body limit of a route, in bytes, given by its registered `METHOD /pattern`. */
+export type BodyLimitOf = (route: string) => number;
+
+/** Builds the per-route limits from the configuration; every limit is capped by `bodyLimitBytes`. */
+export function bodyLimits(config: Config): BodyLimitOf {
+  const cap = (bytes: number) => Math.min(bytes, config.bodyLimitBytes);
+  const limits = new Map<string, number>([
+    ['POST /api/chunk', cap(config.batchChunkLimit * config.chunkBodyBytes + SLACK_BYTES)],
+    ['PUT /api/chunk', cap(config.chunkBodyBytes + SLACK_BYTES)],
+    ['PUT /api/chunk/tracking_id/update', cap(config.chunkBodyBytes + SLACK_BYTES)],
+    ['POST /api/chunk_group', cap(config.batchGroupLimit * GROUP_BODY_BYTES + SLACK_BYTES)],
+    ...TENANCY_ROUTES.map((route): [string, number] => [route, cap(TENANCY_BODY_BYTES)]),
+  ]);
+  const fallback = cap(config.defaultBodyLimitBytes);
+  return (route) => limits.get(route) ?? fallback;
+}
