@@ -9,10 +9,10 @@
  * 2. `<\/?(p|div|...|hr)\b[^>]*>` (gi) → '\n'
  * 3. `<\/?[a-zA-Z][^>]*>` → ''
  * Those regexes rescanned the rest of the text for every unterminated opener (quadratic: a
- * 200 KB `<a<a<a...` chunk took 44 s); here each search remembers its answer (html-scan.ts).
+ * 200 KB `<a<a<a...` chunk took 44 s); here each search remembers its answer (text-scan.ts).
  */
 import { decodeHTML } from 'entities';
-import { CloseTagFinder, ForwardIndexOf, isAsciiLetter, isWordChar, startsWithIgnoreCase } from './html-scan.js';
+import { CloseTagFinder, ForwardIndexOf, isAsciiLetter, isWordChar, startsWithIgnoreCase } from './text-scan.js';
 
 /** Elements whose content is not visible text. */
 export const DROPPED_ELEMENTS: readonly string[] = ['script', 'style', 'noscript', 'template'];

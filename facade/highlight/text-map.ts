@@ -9,7 +9,7 @@
  * whitespace run as one space) so that offsets stay one-to-one.
  */
 import { DecodingMode, HtmlEntityDecoder } from 'entities';
-import { CloseTagFinder, isAsciiLetter, isRegexSpace } from '../../core/domain/html-scan.js';
+import { CloseTagFinder, isAsciiLetter, isRegexSpace } from '../../core/domain/text-scan.js';
 import { BLOCK_TAGS, DROPPED_ELEMENTS } from '../../core/domain/html-text.js';
 
 /** Visible text plus, per UTF-16 unit, its source range in the html. */

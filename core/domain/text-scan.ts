@@ -1,8 +1,8 @@
 /**
- * Linear-time building blocks for scanning untrusted HTML. Every search here remembers its last
- * answer, so a document full of unterminated openers (`<a<a<a...`, `<script` without a close)
- * costs one pass, not one pass per opener: the regexes these replace rescanned the rest of the
- * text for every opener, which made a 200 KB chunk take tens of seconds.
+ * Linear-time building blocks for scanning untrusted text (HTML, scopes). Every search here
+ * remembers its last answer, so a document full of unterminated openers (`<a<a<a...`, `<script`
+ * without a close) costs one pass, not one pass per opener: the regexes these replace rescanned
+ * the rest of the text for every opener, which made a 200 KB chunk take tens of seconds.
  */
 
 /** Whether a UTF-16 unit is one JavaScript's regex `\s` matches. */
