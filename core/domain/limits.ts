@@ -24,7 +24,7 @@ export const LIMITS = Object.freeze({
   trackingIdLength: 1024,
   /** Largest `metadata` of a chunk or group, as JSON, in UTF-8 bytes. */
   metadataBytes: 65_536,
-  /** Deepest nesting of objects and arrays in `metadata` (JSON.stringify overflows its stack near 5,000). */
+  /** Deepest nesting of objects and arrays in `metadata` (the body parser allows 128 for the whole body). */
   metadataDepth: 32,
   /** Longest group `name`. */
   groupNameLength: 1024,
@@ -94,9 +94,9 @@ function jsonStringBytes(s: string, stopAbove: number): number {
 }
 
 /**
- * Measures the JSON text of a parsed JSON value without building it, iteratively: JSON.stringify
- * would overflow the stack on deep nesting (a 500, or a poisoned analytics batch) and would build
- * megabytes only to learn they are too many. Stops as soon as either bound is passed.
+ * Measures the JSON text of a parsed JSON value without building it, iteratively (no recursion
+ * to overflow): JSON.stringify would build megabytes only to learn they are too many. Stops as
+ * soon as either bound is passed.
  */
 export function measureJson(value: unknown, maxBytes: number, maxDepth: number): JsonMeasure {
   let bytes = 0;
