@@ -54,6 +54,16 @@ export const LIMITS = Object.freeze({
   tagWeights: 256,
   /** Longest `user_id` of a search or recommendation. */
   userIdLength: 1024,
+  /** Most `highlight_delimiters`. */
+  highlightDelimiters: 64,
+  /** Longest highlight delimiter. */
+  highlightDelimiterLength: 16,
+  /** Longest `pre_tag` / `post_tag` (inserted around every highlighted phrase of every chunk returned). */
+  highlightTagLength: 256,
+  /** Most words in `typo_options.disable_on_word`. */
+  typoDisabledWords: 1000,
+  /** Longest word in `typo_options.disable_on_word`. */
+  typoWordLength: 256,
 });
 
 /** UTF-8 byte length of `s`; stops counting (and returns a value above `stopAbove`) once past it. */

@@ -158,7 +158,7 @@ describe('query and option caps', () => {
     });
   }
 
-  it('multi-query parts, rerank_query, tag_weights, user_id', async () => {
+  it('multi-query parts, rerank_query, tag_weights, highlight and typo options, user_id', async () => {
     const multi = (k: number) => ({ search_type: 'semantic', query: range(k, (i) => ({ query: `aspirin ${i}`, weight: 1 })) });
     await served('/api/chunk/search', multi(LIMITS.multiQueries));
     await refused('/api/chunk/search', multi(LIMITS.multiQueries + 1), /query: at most/, LIMITS.multiQueries);
@@ -167,6 +167,14 @@ describe('query and option caps', () => {
     const weights = (k: number) => Object.fromEntries(range(k, (i) => [`t${i}`, 1]) as [string, number][]);
     await served('/api/chunk/search', { ...base, sort_options: { tag_weights: weights(LIMITS.tagWeights) } });
     await refused('/api/chunk/search', { ...base, sort_options: { tag_weights: weights(LIMITS.tagWeights + 1) } }, /tag_weights/, LIMITS.tagWeights);
+    const hl = (o: Record<string, unknown>) => ({ ...base, highlight_options: o });
+    await served('/api/chunk/search', hl({ pre_tag: '<'.padEnd(LIMITS.highlightTagLength, 'm'), post_tag: '>', highlight_delimiters: range(LIMITS.highlightDelimiters, () => '.') }));
+    await refused('/api/chunk/search', hl({ pre_tag: 'm'.repeat(LIMITS.highlightTagLength + 1) }), /pre_tag must be at most/, LIMITS.highlightTagLength);
+    await refused('/api/chunk/search', hl({ post_tag: 'm'.repeat(LIMITS.highlightTagLength + 1) }), /post_tag must be at most/, LIMITS.highlightTagLength);
+    await refused('/api/chunk/search', hl({ highlight_delimiters: range(LIMITS.highlightDelimiters + 1, () => '.') }), /highlight_delimiters: at most/, LIMITS.highlightDelimiters);
+    const typo = (k: number) => ({ ...base, typo_options: { correct_typos: true, disable_on_word: range(k, (i) => `w${i}`) } });
+    await served('/api/chunk/search', typo(LIMITS.typoDisabledWords));
+    await refused('/api/chunk/search', typo(LIMITS.typoDisabledWords + 1), /disable_on_word: at most/, LIMITS.typoDisabledWords);
     await served('/api/chunk/search', { ...base, user_id: 'u'.repeat(LIMITS.userIdLength) });
     await refused('/api/chunk/search', { ...base, user_id: 'u'.repeat(LIMITS.userIdLength + 1) }, /user_id: must be at most/, LIMITS.userIdLength);
   });
