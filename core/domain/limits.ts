@@ -12,6 +12,12 @@ export const LIMITS = Object.freeze({
   chunkTextBytes: 1_048_576,
   /** Most groups one chunk names, in `group_ids` and in `group_tracking_ids` (each). */
   groupsPerChunk: 100,
+  /**
+   * Most group memberships (`group_ids` plus `group_tracking_ids`, over all chunks) one create
+   * request asks for: each is a store lookup and a row under the write lock (~0.1 ms), so a full
+   * batch at the per-chunk cap (12,000) held it 1.5 s.
+   */
+  groupsPerRequest: 1000,
   /** Most tags in one chunk's or group's `tag_set`. */
   tagsPerChunk: 256,
   /** Longest tag of a `tag_set`. */

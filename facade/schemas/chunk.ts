@@ -119,6 +119,13 @@ export function parseCreateChunks(body: unknown, limit: number, maxTextBytes: nu
     }
     if (body.length === 0) throw new QuarryError('bad_request', 'The array of chunks is empty; send at least one chunk');
     const parsed = parse(z.array(createChunk), body);
+    const memberships = parsed.reduce((n, b) => n + (b.group_ids?.length ?? 0) + (b.group_tracking_ids?.length ?? 0), 0);
+    if (memberships > LIMITS.groupsPerRequest) {
+      throw new QuarryError(
+        'invalid_json',
+        `Json Deserialization Error: group_ids and group_tracking_ids: at most ${LIMITS.groupsPerRequest} in total per request allowed, got ${memberships}`,
+      );
+    }
     return { inputs: parsed.map(toInput), upsert: parsed.map((b) => b.upsert_by_tracking_id === true), isBatch: true };
   }
   const one = parse(createChunk, body);

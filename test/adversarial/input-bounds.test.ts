@@ -95,6 +95,12 @@ describe('chunk payload caps', () => {
     });
   }
 
+  it(`group memberships: ${LIMITS.groupsPerRequest} in one batch are stored, one more is a 400`, async () => {
+    const batch = (chunks: number, per: number) => range(chunks, (c) => chunk({ group_tracking_ids: range(per, (i) => `m${c}-${i}`) }));
+    await served('/api/chunk', batch(10, 100));
+    await refusedWrite('/api/chunk', batch(11, 91), /group_ids and group_tracking_ids: at most/, LIMITS.groupsPerRequest);
+  });
+
   it('one chunk over a cap fails the whole batch', async () => {
     await refusedWrite('/api/chunk', [chunk({}), chunk({ tag_set: range(LIMITS.tagsPerChunk + 1, String) })], /\[1\]\.tag_set: at most/, LIMITS.tagsPerChunk);
   });
