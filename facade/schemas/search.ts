@@ -20,25 +20,23 @@ const multiQuery = boundedArray(z.object({ query: queryText, weight: finite }), 
  * `query`: a string, an array of {query, weight} or (refused later) an image/audio object. Each
  * form is checked on its own, so a too-long query is named as such, not as "no union member".
  */
-function queryOf(multi: typeof multiQuery) {
-  return z.unknown().transform((q, ctx): string | z.output<typeof multiQuery> | Record<string, unknown> => {
-    const schema = typeof q === 'string' ? queryText : Array.isArray(q) ? multi : q !== null && typeof q === 'object' ? jsonObject : null;
-    if (!schema) {
-      ctx.addIssue({ code: 'custom', message: 'query must be a string (or an array of {query, weight} for semantic search)' });
-      return z.NEVER;
-    }
-    const r = schema.safeParse(q);
-    if (!r.success) {
-      for (const issue of r.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
-      return z.NEVER;
-    }
-    return r.data;
-  });
-}
+const query = z.unknown().transform((q, ctx): string | z.output<typeof multiQuery> | Record<string, unknown> => {
+  const schema = typeof q === 'string' ? queryText : Array.isArray(q) ? multiQuery : q !== null && typeof q === 'object' ? jsonObject : null;
+  if (!schema) {
+    ctx.addIssue({ code: 'custom', message: 'query must be a string (or an array of {query, weight} for semantic search)' });
+    return z.NEVER;
+  }
+  const r = schema.safeParse(q);
+  if (!r.success) {
+    for (const issue of r.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+    return z.NEVER;
+  }
+  return r.data;
+});
 
 const searchBody = z.object({
   search_type: searchType,
-  query: queryOf(multiQuery),
+  query,
   page: z.number().int().min(0).nullable().optional(),
   page_size: z.number().int().min(0).max(10_000).nullable().optional(),
   get_total_pages: z.boolean().nullable().optional(),
