@@ -38,7 +38,7 @@ export const LIMITS = Object.freeze({
   groupDescriptionLength: 65_536,
   /** Most values of one `match`, `match_any` or `match_all`. */
   filterValues: 1000,
-  /** Longest string in a filter condition: its field name or a value. */
+  /** Longest string in a filter condition (its field name or a value) and of a `sort_by.field`. */
   filterValueLength: 1024,
   /** Most conditions in one filter clause (`must`, `must_not`, `should`). */
   filterConditions: 100,

@@ -18,7 +18,7 @@ const prefetch = z.number().int().min(1, 'prefetch_amount must be at least 1').n
 export const SORTABLE_FIELDS = ['num_value', 'time_stamp', 'weight', 'created_at', 'updated_at', 'link', 'tracking_id'] as const;
 
 const sortByField = z.object({
-  field: z.string().refine((f) => (SORTABLE_FIELDS as readonly string[]).includes(f) || (f.startsWith('metadata.') && f.length > 9), {
+  field: boundedString(LIMITS.filterValueLength).refine((f) => (SORTABLE_FIELDS as readonly string[]).includes(f) || (f.startsWith('metadata.') && f.length > 9), {
     message: `sort_by.field must be one of ${SORTABLE_FIELDS.join(', ')} or metadata.<key>`,
   }),
   direction: z.enum(['asc', 'desc'], { message: 'sort_by.direction must be asc or desc' }).nullable().optional(),

@@ -133,7 +133,7 @@ const scrollBody = z.object({
   filters: chunkFilter,
   sort_by: z
     .object({
-      field: z.string().refine((f) => f === 'num_value' || f === 'time_stamp' || (f.startsWith('metadata.') && f.length > 9), {
+      field: boundedString(LIMITS.filterValueLength).refine((f) => f === 'num_value' || f === 'time_stamp' || (f.startsWith('metadata.') && f.length > 9), {
         message: 'sort_by.field must be num_value, time_stamp or metadata.<key>',
       }),
       direction: z.enum(['asc', 'desc']).nullable().optional(),
