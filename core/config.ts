@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { LIMITS } from './domain/limits.js';
 import { parseTimestamp } from './domain/time.js';
 
 /** Validated, frozen configuration of every quarry process. */
@@ -71,6 +72,17 @@ export interface Config {
    * @defaultValue `false`
    */
   readonly coreInProcess: boolean;
+  /**
+   * Largest `chunk_html`, `semantic_content` or `fulltext_content` of one chunk, in UTF-8 bytes;
+   * a larger one is a 400 naming the field. Bounds the work one chunk costs every reload.
+   * @defaultValue `1048576` (1 MiB)
+   */
+  readonly maxChunkTextBytes: number;
+  /**
+   * Days analytics records (searches, recommendations) are kept; the job workers delete older
+   * ones every hour. 0 keeps them forever. @defaultValue `90`
+   */
+  readonly analyticsRetentionDays: number;
 }
 
 function boolVar(env: Env, name: string, fallback: boolean): boolean {
@@ -133,5 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     embedBackoffMs: intVar(env, 'QUARRY_EMBED_BACKOFF_MS', 2000, 1, 3_600_000),
     embedThreads: intVar(env, 'QUARRY_EMBED_THREADS', os.availableParallelism(), 1, 256),
     coreInProcess: boolVar(env, 'QUARRY_CORE_IN_PROCESS', false),
+    maxChunkTextBytes: intVar(env, 'QUARRY_MAX_CHUNK_TEXT_BYTES', LIMITS.chunkTextBytes, 1, 2 ** 31 - 1),
+    analyticsRetentionDays: intVar(env, 'QUARRY_ANALYTICS_RETENTION_DAYS', 90, 0, 36_500),
   });
 }

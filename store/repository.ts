@@ -273,6 +273,12 @@ export interface AnalyticsRepository {
   getSearch(datasetId: string, id: string): Promise<SearchRecord | undefined>;
   /** A page of the dataset's search records, newest first. */
   listSearches(datasetId: string, page: { limit: number; offset: number }): Promise<SearchRecord[]>;
+  /**
+   * Deletes search and recommendation records created before `cutoffMs` (epoch ms), in short
+   * transactions of at most `batch` rows so that other writers are never held up long; returns
+   * how many went.
+   */
+  purgeBefore(cutoffMs: number, batch?: number): Promise<number>;
 }
 
 /** The whole store. */

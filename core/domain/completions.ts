@@ -3,13 +3,51 @@
  * shards, its completions listed per shard, merged by the core, and searched as extra query words.
  */
 
+import { isRegexSpace } from './text-scan.js';
+
 /** Completions of a word being typed that an autocomplete query also searches for. */
 export const MAX_COMPLETIONS = 64;
 
+/** One code point that is a letter, number or mark (anchored: a single character, no backtracking). */
+const WORD_CODE_POINT = /^[\p{L}\p{N}\p{M}]$/u;
+
+/**
+ * The run of letters, numbers and marks that ends at `end` in `text`, or null when the code point
+ * before `end` is none. Scans backwards once: `/([\p{L}\p{N}\p{M}]+)$/u` retried the run from
+ * each of its characters when the text did not end there (quadratic on a long word).
+ */
+export function wordEndingAt(text: string, end: number): string | null {
+  let start = end;
+  while (start > 0) {
+    let cpStart = start - 1;
+    const c = text.charCodeAt(cpStart);
+    // A low surrogate after a high one is the second half of one code point.
+    if (c >= 0xdc00 && c <= 0xdfff && cpStart > 0) {
+      const h = text.charCodeAt(cpStart - 1);
+      if (h >= 0xd800 && h <= 0xdbff) cpStart--;
+    }
+    if (!WORD_CODE_POINT.test(text.slice(cpStart, start))) break;
+    start = cpStart;
+  }
+  return start === end ? null : text.slice(start, end);
+}
+
 /** The lowercased last word of a query still being typed (no whitespace after it), else null. */
 export function lastWordBeingTyped(text: string): string | null {
-  const m = /([\p{L}\p{N}\p{M}]+)$/u.exec(text.normalize('NFKC').toLowerCase());
-  return m ? m[1]! : null;
+  const normalized = text.normalize('NFKC').toLowerCase();
+  return wordEndingAt(normalized, normalized.length);
+}
+
+/**
+ * The word just before a final `*` (only whitespace may follow it) of a lowercased `content`
+ * filter value, which then matches as a prefix; null when there is none. What
+ * `/([\p{L}\p{N}\p{M}]+)\*\s*$/u` found, without its quadratic retries.
+ */
+export function prefixBeforeStar(text: string): string | null {
+  let end = text.length;
+  while (end > 0 && isRegexSpace(text.charCodeAt(end - 1))) end--;
+  if (end === 0 || text.charCodeAt(end - 1) !== 42 /* * */) return null;
+  return wordEndingAt(text, end - 1);
 }
 
 /** Query statistics as a shard reports them, with the completions it found. */

@@ -3,6 +3,7 @@
  * with these defaults filled in. Unknown keys are kept so that clients of the reference
  * implementation can round-trip their settings.
  */
+import { trimTrailingSlashes } from './trim-slashes.js';
 
 /** Defaults of every known key. */
 export const DATASET_CONFIG_DEFAULTS = Object.freeze({
@@ -76,7 +77,7 @@ const int = (v: unknown, fallback: number): number => (typeof v === 'number' && 
 
 /** The embedding settings of a stored configuration (defaults filled in). */
 export function embeddingSpec(stored: Record<string, unknown>): EmbeddingSpec {
-  const baseUrl = str(stored.EMBEDDING_BASE_URL, DATASET_CONFIG_DEFAULTS.EMBEDDING_BASE_URL).trim().replace(/\/+$/, '');
+  const baseUrl = trimTrailingSlashes(str(stored.EMBEDDING_BASE_URL, DATASET_CONFIG_DEFAULTS.EMBEDDING_BASE_URL).trim());
   const model = baseUrl === '' ? 'use-lite' : str(stored.EMBEDDING_MODEL_NAME, DATASET_CONFIG_DEFAULTS.EMBEDDING_MODEL_NAME).trim();
   const dimension = baseUrl === '' ? 512 : int(stored.EMBEDDING_SIZE, DATASET_CONFIG_DEFAULTS.EMBEDDING_SIZE);
   return {
@@ -105,14 +106,14 @@ export interface SpladeSpec {
 
 /** The SPLADE encoder of a dataset (SPLADE_BASE_URL, SPLADE_QUERY_BASE_URL, SPLADE_API_KEY), or null. */
 export function spladeSpec(stored: Record<string, unknown>): SpladeSpec | null {
-  const docUrl = str(stored.SPLADE_BASE_URL, '').trim().replace(/\/+$/, '');
+  const docUrl = trimTrailingSlashes(str(stored.SPLADE_BASE_URL, '').trim());
   if (docUrl === '') return null;
-  const queryUrl = str(stored.SPLADE_QUERY_BASE_URL, '').trim().replace(/\/+$/, '') || docUrl;
+  const queryUrl = trimTrailingSlashes(str(stored.SPLADE_QUERY_BASE_URL, '').trim()) || docUrl;
   return { docUrl, queryUrl, apiKey: str(stored.SPLADE_API_KEY, ''), modelKey: `splade@${docUrl}` };
 }
 
 /** The cross-encoder of a dataset (RERANKER_BASE_URL, RERANKER_API_KEY), or null when none is configured. */
 export function rerankerSpec(stored: Record<string, unknown>): { baseUrl: string; apiKey: string } | null {
-  const baseUrl = str(stored.RERANKER_BASE_URL, '').trim().replace(/\/+$/, '');
+  const baseUrl = trimTrailingSlashes(str(stored.RERANKER_BASE_URL, '').trim());
   return baseUrl === '' ? null : { baseUrl, apiKey: str(stored.RERANKER_API_KEY, '') };
 }

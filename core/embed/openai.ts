@@ -9,6 +9,7 @@ import { QuarryError } from '../domain/errors.js';
 import { backoffDelayMs, parseRetryAfterMs, sleep } from './backoff.js';
 import { abortedError, dimensionMismatch, embedderClosed } from './embed-errors.js';
 import type { Embedder, EmbedKind, ResolvedEmbedderConfig } from './embedder.js';
+import { trimTrailingSlashes } from '../domain/trim-slashes.js';
 
 /** Longest provider message quoted in an error. */
 const MAX_QUOTED_CHARS = 300;
@@ -38,7 +39,7 @@ export class OpenAiEmbedder implements Embedder {
       throw new QuarryError('bad_request', `EMBEDDING_BASE_URL must be http or https, got ${base.protocol}`);
     }
     if (config.model === '') throw new QuarryError('bad_request', 'EMBEDDING_MODEL_NAME must not be empty with an EMBEDDING_BASE_URL');
-    base.pathname = `${base.pathname.replace(/\/+$/, '')}/embeddings`;
+    base.pathname = `${trimTrailingSlashes(base.pathname)}/embeddings`;
     this.url = base.toString();
     base.username = '';
     base.password = '';

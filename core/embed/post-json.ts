@@ -6,6 +6,7 @@
  */
 import { QuarryError } from '../domain/errors.js';
 import { backoffDelayMs, parseRetryAfterMs, sleep } from './backoff.js';
+import { trimTrailingSlashes } from '../domain/trim-slashes.js';
 
 /** Retry policy and identity of one client. */
 export interface PostJsonOptions {
@@ -30,7 +31,7 @@ export function endpointUrl(raw: string, path: string, setting: string): string 
     throw new QuarryError('bad_request', `${setting} ${JSON.stringify(raw)} is not a URL`);
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new QuarryError('bad_request', `${setting} must be http or https, got ${base.protocol}`);
-  base.pathname = `${base.pathname.replace(/\/+$/, '')}${path}`;
+  base.pathname = `${trimTrailingSlashes(base.pathname)}${path}`;
   return base.toString();
 }
 

@@ -3,6 +3,7 @@
  * names are Trieve's, including its misspelled `prioritize_domain_specifc_words`.
  */
 import { badRequest } from '../domain/errors.js';
+import { LIMITS } from '../domain/limits.js';
 
 /** Word lengths (in characters) a number of typos applies to; `max` null = no upper bound. */
 export interface TypoRange {
@@ -64,6 +65,8 @@ function range(v: unknown, field: string, fallback: TypoRange): TypoRange {
 function words(v: unknown, field: string): readonly string[] {
   if (!given(v)) return DEFAULT_TYPO_OPTIONS.disableOnWord;
   if (!Array.isArray(v) || !v.every((w) => typeof w === 'string')) throw badRequest(`typo_options.${field} must be an array of strings`);
+  if (v.length > LIMITS.typoDisabledWords) throw badRequest(`typo_options.${field}: at most ${LIMITS.typoDisabledWords} words allowed, got ${v.length}`);
+  if (v.some((w: string) => w.length > LIMITS.typoWordLength)) throw badRequest(`typo_options.${field}: each word must be at most ${LIMITS.typoWordLength} characters long`);
   return Object.freeze((v as string[]).map((w) => w.toLowerCase()));
 }
 

@@ -12,6 +12,7 @@
 import type { Logger } from 'pino';
 import type { AnalyticsBatch, RecommendationRecord, SearchRecord } from '../../core/domain/analytics.js';
 import { newId } from '../../core/domain/ids.js';
+import { measureJson } from '../../core/domain/limits.js';
 
 /** Tunables of the recorder. */
 export interface RecorderOptions {
@@ -21,6 +22,11 @@ export interface RecorderOptions {
   readonly batchSize: number;
   /** Most records held in memory while Redis is away; beyond it the oldest are dropped. @defaultValue `100000` */
   readonly maxBuffered: number;
+  /**
+   * Most bytes (records as JSON) held in memory while Redis is away; beyond it the oldest are
+   * dropped, so large records cannot fill the HTTP process's memory. @defaultValue `268435456` (256 MiB)
+   */
+  readonly maxBufferedBytes: number;
   /** A send not answered within this many ms counts as failed (it is retried with the same id). @defaultValue `5000` */
   readonly sendTimeoutMs: number;
   /** First retry delay after a failed send, doubling per failure, in ms. @defaultValue `250` */
@@ -36,6 +42,7 @@ export const RECORDER_DEFAULTS: RecorderOptions = Object.freeze({
   flushIntervalMs: 250,
   batchSize: 500,
   maxBuffered: 100_000,
+  maxBufferedBytes: 256 * 1024 * 1024,
   sendTimeoutMs: 5000,
   minBackoffMs: 250,
   maxBackoffMs: 2000,
@@ -50,7 +57,10 @@ export interface RecorderSinks {
   store(batch: AnalyticsBatch): Promise<void>;
 }
 
-type Entry = { readonly type: 'search'; readonly record: SearchRecord } | { readonly type: 'recommendation'; readonly record: RecommendationRecord };
+/** A buffered record and its size as JSON (what it costs in memory, roughly). */
+type Entry = ({ readonly type: 'search'; readonly record: SearchRecord } | { readonly type: 'recommendation'; readonly record: RecommendationRecord }) & {
+  readonly bytes: number;
+};
 
 /** A batch being delivered; its entries change only while it is not in flight (oldest-record drops). */
 interface PendingBatch {
@@ -62,6 +72,8 @@ interface PendingBatch {
 export interface RecorderStats {
   /** Records in memory (not yet accepted by Redis). */
   readonly buffered: number;
+  /** Their size as JSON, in bytes. */
+  readonly bufferedBytes: number;
   /** Records accepted by Redis (or written to the store on close) since start. */
   readonly delivered: number;
   /** Records dropped because the buffer was full, since start. */
@@ -80,6 +92,9 @@ function payload(batch: PendingBatch): AnalyticsBatch {
   }
   return { id: batch.id, searches, recommendations };
 }
+
+/** A record's size as JSON (records are capped, so this walk is short). */
+const sizeOf = (record: SearchRecord | RecommendationRecord): number => measureJson(record, Infinity, Infinity).bytes;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
@@ -100,6 +115,7 @@ export class AnalyticsRecorder {
   private readonly pending: PendingBatch[] = [];
   private inFlight: PendingBatch | null = null;
   private size = 0;
+  private bytes = 0;
   private delivered = 0;
   private dropped = 0;
   private droppedSinceWarn = 0;
@@ -128,17 +144,17 @@ export class AnalyticsRecorder {
 
   /** Buffers a search record; returns at once. */
   recordSearch(record: SearchRecord): void {
-    this.push({ type: 'search', record });
+    this.push({ type: 'search', record, bytes: sizeOf(record) });
   }
 
   /** Buffers a recommendation record; returns at once. */
   recordRecommendation(record: RecommendationRecord): void {
-    this.push({ type: 'recommendation', record });
+    this.push({ type: 'recommendation', record, bytes: sizeOf(record) });
   }
 
   /** Current counters. */
   stats(): RecorderStats {
-    return { buffered: this.size, delivered: this.delivered, dropped: this.dropped };
+    return { buffered: this.size, bufferedBytes: this.bytes, delivered: this.delivered, dropped: this.dropped };
   }
 
   /**
@@ -187,7 +203,8 @@ export class AnalyticsRecorder {
     }
     this.open.push(entry);
     this.size++;
-    if (this.size > this.options.maxBuffered) this.dropOldest();
+    this.bytes += entry.bytes;
+    while ((this.size > this.options.maxBuffered || this.bytes > this.options.maxBufferedBytes) && this.dropOldest());
     if (this.open.length >= this.options.batchSize) this.flushSoon();
   }
 
@@ -248,29 +265,32 @@ export class AnalyticsRecorder {
     this.retryTimer.unref();
   }
 
-  /** Drops the oldest record that is not in flight (the buffer is full). */
-  private dropOldest(): void {
+  /** Drops the oldest record that is not in flight (the buffer is full); false when there is none. */
+  private dropOldest(): boolean {
     const batch = this.pending.find((b) => b !== this.inFlight && b.entries.length > 0);
+    let dropped: Entry | undefined;
     if (batch) {
-      batch.entries.shift();
+      dropped = batch.entries.shift();
       if (batch.entries.length === 0) this.pending.splice(this.pending.indexOf(batch), 1);
     } else if (this.open.length > 0) {
-      this.open.shift();
+      dropped = this.open.shift();
     } else {
-      return;
+      return false;
     }
     this.size--;
+    this.bytes -= dropped!.bytes;
     this.dropped++;
     this.droppedSinceWarn++;
     const now = Date.now();
     if (now - this.lastDropWarn >= DROP_WARN_INTERVAL_MS) {
       this.logger.warn(
-        { dropped: this.droppedSinceWarn, droppedTotal: this.dropped, maxBuffered: this.options.maxBuffered },
+        { dropped: this.droppedSinceWarn, droppedTotal: this.dropped, maxBuffered: this.options.maxBuffered, maxBufferedBytes: this.options.maxBufferedBytes },
         'analytics: buffer full while Redis is away; dropped the oldest records',
       );
       this.lastDropWarn = now;
       this.droppedSinceWarn = 0;
     }
+    return true;
   }
 
   /** Takes a batch out of the pending list; false when it was no longer there. */
@@ -279,6 +299,7 @@ export class AnalyticsRecorder {
     if (i < 0) return false;
     this.pending.splice(i, 1);
     this.size -= batch.entries.length;
+    for (const e of batch.entries) this.bytes -= e.bytes;
     return true;
   }
 

@@ -11,11 +11,12 @@ import type {
   SearchKind,
   SearchRecord,
 } from '../../core/domain/analytics.js';
+import { RECORD_CAPS, cappedIds, cappedMetadata, cappedRequestParams, cappedResults, cappedText, type TruncationFlags } from './record-caps.js';
 
-/** The body's `user_id` when it is a string, else null. */
-function userIdOf(body: unknown): string | null {
+/** The body's `user_id` when it is a string (cut to the cap), else null. */
+function userIdOf(body: unknown, flags: TruncationFlags): string | null {
   const v = isObject(body) ? body.user_id : undefined;
-  return typeof v === 'string' ? v : null;
+  return typeof v === 'string' ? cappedText(v, RECORD_CAPS.userIdLength, flags, 'user_id_truncated') : null;
 }
 
 /** The body's `metadata` (any JSON), null when absent. */
@@ -49,22 +50,27 @@ export interface SearchRecordInput {
   readonly startedAt: number;
 }
 
-/** Builds the analytics record of a search, autocomplete or search over groups. */
+/** Builds the analytics record of a search, autocomplete or search over groups (capped: record-caps.ts). */
 export function searchRecordFrom(input: SearchRecordInput): SearchRecord {
-  const results = recorded(input.results);
+  const all = recorded(input.results);
+  const flags: TruncationFlags = {};
+  const results = cappedResults(all, flags);
+  const query = cappedText(input.request.query, RECORD_CAPS.queryLength, flags, 'query_truncated');
+  const userId = userIdOf(input.body, flags);
+  const metadata = cappedMetadata(metadataOf(input.body), flags);
   return {
     id: input.id,
     datasetId: input.datasetId,
     kind: input.kind ?? 'search',
     searchMethod: input.request.searchType,
-    query: input.request.query,
-    requestParams: input.body ?? null,
+    query,
+    requestParams: cappedRequestParams(input.body, flags),
     latencyMs: Math.max(0, performance.now() - input.startedAt),
-    topScore: results[0]?.score ?? 0,
+    topScore: all[0]?.score ?? 0,
     results,
-    resultCount: results.length,
-    userId: userIdOf(input.body),
-    metadata: metadataOf(input.body),
+    resultCount: all.length,
+    userId,
+    metadata,
     createdAt: Date.now(),
   };
 }
@@ -87,26 +93,30 @@ function stringsOf(body: unknown, key: string): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
-/** Builds the analytics record of a chunk or group recommendation. */
+/** Builds the analytics record of a chunk or group recommendation (capped: record-caps.ts). */
 export function recommendationRecordFrom(input: RecommendationRecordInput): RecommendationRecord {
-  const results = recorded(input.results);
+  const all = recorded(input.results);
+  const flags: TruncationFlags = {};
   const ids = (kind: 'positive' | 'negative') =>
-    stringsOf(input.body, input.recommendationType === 'Group' ? `${kind}_group_ids` : `${kind}_chunk_ids`);
+    cappedIds(stringsOf(input.body, input.recommendationType === 'Group' ? `${kind}_group_ids` : `${kind}_chunk_ids`), flags);
   const trackingIds = (kind: 'positive' | 'negative') =>
-    stringsOf(input.body, input.recommendationType === 'Group' ? `${kind}_group_tracking_ids` : `${kind}_tracking_ids`);
-  return {
-    id: input.id,
-    datasetId: input.datasetId,
-    recommendationType: input.recommendationType,
+    cappedIds(stringsOf(input.body, input.recommendationType === 'Group' ? `${kind}_group_tracking_ids` : `${kind}_tracking_ids`), flags);
+  const record = {
     positiveIds: ids('positive'),
     negativeIds: ids('negative'),
     positiveTrackingIds: trackingIds('positive'),
     negativeTrackingIds: trackingIds('negative'),
-    requestParams: input.body ?? null,
-    results,
-    topScore: results[0]?.score ?? 0,
-    userId: userIdOf(input.body),
-    metadata: metadataOf(input.body),
+    results: cappedResults(all, flags),
+    userId: userIdOf(input.body, flags),
+    metadata: cappedMetadata(metadataOf(input.body), flags),
+  };
+  return {
+    id: input.id,
+    datasetId: input.datasetId,
+    recommendationType: input.recommendationType,
+    ...record,
+    requestParams: cappedRequestParams(input.body, flags),
+    topScore: all[0]?.score ?? 0,
     createdAt: Date.now(),
   };
 }

@@ -3,6 +3,7 @@
  * legacy flat `highlight_*` body keys), validated once here so the algorithms only assert.
  */
 import { badRequest } from '../../core/domain/errors.js';
+import { LIMITS } from '../../core/domain/limits.js';
 
 /** How phrases are chosen: exact query phrases first, or fuzzy-matched text windows. */
 export type HighlightStrategy = 'exactmatch' | 'v1';
@@ -93,8 +94,9 @@ function bool(src: Record<string, unknown>, key: string, name: string): boolean 
   throw badRequest(`${name} must be a boolean`);
 }
 
-function str(src: Record<string, unknown>, key: string, name: string): string | undefined {
+function str(src: Record<string, unknown>, key: string, name: string, max: number): string | undefined {
   const v = field(src, key);
+  if (typeof v === 'string' && v.length > max) throw badRequest(`${name} must be at most ${max} characters long, got ${v.length}`);
   if (v === undefined || typeof v === 'string') return v;
   throw badRequest(`${name} must be a string`);
 }
@@ -129,6 +131,12 @@ function validate(src: Record<string, unknown>, name: (k: string) => string): Hi
   if (delimiters !== undefined && !(Array.isArray(delimiters) && delimiters.every((x) => typeof x === 'string'))) {
     throw badRequest(`${name('highlight_delimiters')} must be an array of strings`);
   }
+  if (Array.isArray(delimiters) && delimiters.length > LIMITS.highlightDelimiters) {
+    throw badRequest(`${name('highlight_delimiters')}: at most ${LIMITS.highlightDelimiters} delimiters allowed, got ${delimiters.length}`);
+  }
+  if (Array.isArray(delimiters) && delimiters.some((x: string) => x.length > LIMITS.highlightDelimiterLength)) {
+    throw badRequest(`${name('highlight_delimiters')}: each delimiter must be at most ${LIMITS.highlightDelimiterLength} characters long`);
+  }
   return {
     strategy: (strategy as HighlightStrategy | undefined) ?? d.strategy,
     threshold: (threshold as number | undefined) ?? d.threshold,
@@ -136,8 +144,8 @@ function validate(src: Record<string, unknown>, name: (k: string) => string): Hi
     maxLength: uint(src, 'highlight_max_length', name('highlight_max_length')) ?? d.maxLength,
     maxNum: uint(src, 'highlight_max_num', name('highlight_max_num')) ?? d.maxNum,
     window: uint(src, 'highlight_window', name('highlight_window')) ?? d.window,
-    preTag: str(src, 'pre_tag', name('pre_tag')) ?? d.preTag,
-    postTag: str(src, 'post_tag', name('post_tag')) ?? d.postTag,
+    preTag: str(src, 'pre_tag', name('pre_tag'), LIMITS.highlightTagLength) ?? d.preTag,
+    postTag: str(src, 'post_tag', name('post_tag'), LIMITS.highlightTagLength) ?? d.postTag,
   };
 }
 

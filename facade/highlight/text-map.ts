@@ -9,6 +9,8 @@
  * whitespace run as one space) so that offsets stay one-to-one.
  */
 import { DecodingMode, HtmlEntityDecoder } from 'entities';
+import { CloseTagFinder, isAsciiLetter, isRegexSpace } from '../../core/domain/text-scan.js';
+import { BLOCK_TAGS, DROPPED_ELEMENTS } from '../../core/domain/html-text.js';
 
 /** Visible text plus, per UTF-16 unit, its source range in the html. */
 export interface TextMap {
@@ -23,36 +25,82 @@ export interface TextMap {
   readonly end: Int32Array | null;
 }
 
-/** Elements whose content is not visible text (same list as htmlToText). */
-const DROPPED = new Set(['script', 'style', 'noscript', 'template']);
-/** Tags that stand for a line break (same list as htmlToText). */
-const BLOCK = /^(?:p|div|br|li|ul|ol|tr|td|th|table|h[1-6]|section|article|header|footer|blockquote|pre|hr)$/;
+const DROPPED = new Set(DROPPED_ELEMENTS);
 
-const isAsciiLetter = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+/**
+ * Index just past the `>` closing the tag whose name starts at `from`, honouring quoted values
+ * (a quote opens a value only after `=`, so `<a b'c>` is just characters); -1 if none.
+ *
+ * The scan is an automaton over (outside | in "..." | in '...') whose steps do not depend on
+ * where it started, so once one scan runs off the end (an unterminated tag) the answer for every
+ * start is computed backwards in one pass: `<a<a<a...` without `>` stays linear.
+ */
+class TagEnds {
+  private outside: Int32Array | null = null;
 
-/** Index just past the `>` closing the tag that starts at `from`, honouring quoted values; -1 if none. */
-function tagEnd(html: string, from: number): number {
-  let quote = 0;
-  for (let i = from; i < html.length; i++) {
-    const c = html.charCodeAt(i);
-    if (quote !== 0) {
-      if (c === quote) quote = 0;
-    } else if (c === 34 || c === 39) {
-      // A quote opens a value only after `=`; elsewhere (`<a b'c>`) it is just a character.
-      let k = i - 1;
-      while (k > from && /\s/.test(html[k]!)) k--;
-      if (html.charCodeAt(k) === 61) quote = c;
-    } else if (c === 62) {
-      return i + 1;
+  constructor(private readonly html: string) {}
+
+  /** The tag end for a name starting at `from` (positions only move forward between calls). */
+  find(from: number): number {
+    if (this.outside) return this.outside[from]!;
+    const html = this.html;
+    let quote = 0;
+    for (let i = from; i < html.length; i++) {
+      const c = html.charCodeAt(i);
+      if (quote !== 0) {
+        if (c === quote) quote = 0;
+      } else if (c === 62 /* > */) {
+        return i + 1;
+      } else if ((c === 34 || c === 39) && this.afterEquals(i)) {
+        quote = c;
+      }
     }
+    this.outside = this.allEnds();
+    return this.outside[from]!;
   }
-  return -1;
+
+  /** Whether the last non-space unit before `i` is `=` (then a quote opens a value). */
+  private afterEquals(i: number): boolean {
+    let k = i - 1;
+    while (k >= 0 && isRegexSpace(this.html.charCodeAt(k))) k--;
+    return k >= 0 && this.html.charCodeAt(k) === 61;
+  }
+
+  /** Tag ends from every position in the "outside" state, filled from the end. */
+  private allEnds(): Int32Array {
+    const html = this.html;
+    const n = html.length;
+    const afterEq = new Uint8Array(n);
+    let lastNonSpace = -1;
+    for (let i = 0; i < n; i++) {
+      afterEq[i] = lastNonSpace === 61 ? 1 : 0;
+      const c = html.charCodeAt(i);
+      if (!isRegexSpace(c)) lastNonSpace = c;
+    }
+    const outside = new Int32Array(n + 1).fill(-1);
+    const inDouble = new Int32Array(n + 1).fill(-1);
+    const inSingle = new Int32Array(n + 1).fill(-1);
+    for (let i = n - 1; i >= 0; i--) {
+      const c = html.charCodeAt(i);
+      inDouble[i] = c === 34 ? outside[i + 1]! : inDouble[i + 1]!;
+      inSingle[i] = c === 39 ? outside[i + 1]! : inSingle[i + 1]!;
+      if (c === 62) outside[i] = i + 1;
+      else if (c === 34 && afterEq[i]) outside[i] = inDouble[i + 1]!;
+      else if (c === 39 && afterEq[i]) outside[i] = inSingle[i + 1]!;
+      else outside[i] = outside[i + 1]!;
+    }
+    return outside;
+  }
 }
 
-/** Lowercase name of the tag whose name starts at `from`. */
+/** Lowercase name of the tag whose name starts at `from` (up to whitespace, `/` or `>`). */
 function tagName(html: string, from: number): string {
   let i = from;
-  while (i < html.length && !/[\s/>]/.test(html[i]!)) i++;
+  while (i < html.length) {
+    const c = html.charCodeAt(i);
+    if (c === 47 || c === 62 || isRegexSpace(c)) break;
+    i++;
+  }
   return html.slice(from, i).toLowerCase();
 }
 
@@ -73,6 +121,8 @@ export function buildTextMap(html: string): TextMap {
     }
   };
   const decoded: number[] = [];
+  const tagEnds = new TagEnds(html);
+  const closes = new CloseTagFinder(html);
   const decoder = new HtmlEntityDecoder((cp) => decoded.push(cp));
 
   let i = 0;
@@ -88,19 +138,17 @@ export function buildTextMap(html: string): TextMap {
       const closing = next === 47; /* / */
       const nameAt = closing ? i + 2 : i + 1;
       if (isAsciiLetter(html.charCodeAt(nameAt)) || next === 33 /* ! */ || next === 63 /* ? */) {
-        const after = tagEnd(html, nameAt);
+        const after = tagEnds.find(nameAt);
         if (after > 0) {
           const name = tagName(html, nameAt);
           if (!closing && DROPPED.has(name)) {
-            const close = new RegExp(`</${name}\\s*>`, 'ig');
-            close.lastIndex = after;
-            const m = close.exec(html);
-            if (m) {
-              i = m.index + m[0].length;
+            const close = closes.find(name, after);
+            if (close) {
+              i = close.end;
               continue;
             }
           }
-          if (BLOCK.test(name)) {
+          if (BLOCK_TAGS.has(name)) {
             parts.push('\n');
             start[n] = -1;
             end[n] = -1;

@@ -25,7 +25,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
 
   router.post('/api/chunk', async (ctx) => {
     const { dataset } = await datasetAccess(ctx, services, Role.Admin);
-    const request = parseCreateChunks(ctx.state.body, config.batchChunkLimit);
+    const request = parseCreateChunks(ctx.state.body, config.batchChunkLimit, config.maxChunkTextBytes);
     const created = await store.chunks.createMany(dataset.id, request.inputs, request.upsert);
     await indexNow(services, dataset.id, ctx.state.log);
     await embedSoon(services, dataset.id, ctx.state.log);
@@ -36,7 +36,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
 
   router.put('/api/chunk', async (ctx) => {
     const { dataset } = await datasetAccess(ctx, services, Role.Admin);
-    const { selector, patch } = parseUpdateChunk(ctx.state.body);
+    const { selector, patch } = parseUpdateChunk(ctx.state.body, config.maxChunkTextBytes);
     await store.chunks.update(dataset.id, selector, patch);
     await indexNow(services, dataset.id, ctx.state.log);
     await embedSoon(services, dataset.id, ctx.state.log);
@@ -63,7 +63,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
 
   router.put('/api/chunk/tracking_id/update', async (ctx) => {
     const { dataset } = await datasetAccess(ctx, services, Role.Admin);
-    const { selector, patch } = parseUpdateChunkByTrackingId(ctx.state.body);
+    const { selector, patch } = parseUpdateChunkByTrackingId(ctx.state.body, config.maxChunkTextBytes);
     await store.chunks.update(dataset.id, selector, patch);
     await indexNow(services, dataset.id, ctx.state.log);
     await embedSoon(services, dataset.id, ctx.state.log);

@@ -2,13 +2,14 @@
 import { z } from 'zod';
 import { QuarryError, badRequest } from '../../core/domain/errors.js';
 import type { GroupInput } from '../../core/domain/group.js';
-import { json, parse, requireBody, tagSet, trackingId, uuid } from './common.js';
+import { LIMITS } from '../../core/domain/limits.js';
+import { boundedArray, boundedJson, boundedString, parse, requireBody, tagSet, trackingId, uuid } from './common.js';
 
 const groupFields = {
-  name: z.string().max(1024).nullable().optional(),
-  description: z.string().nullable().optional(),
+  name: boundedString(LIMITS.groupNameLength).nullable().optional(),
+  description: boundedString(LIMITS.groupDescriptionLength).nullable().optional(),
   tracking_id: trackingId.nullable().optional(),
-  metadata: json.optional(),
+  metadata: boundedJson.optional(),
   tag_set: tagSet.nullable().optional(),
 };
 
@@ -68,7 +69,7 @@ export function parseUpdateGroup(
 /** Validates the body naming a chunk to add to a group. */
 export function parseChunkRef(body: unknown): { id: string } | { trackingId: string } {
   requireBody(body, 'a JSON object with chunk_id or chunk_tracking_id');
-  const b = parse(z.object({ chunk_id: uuid.nullable().optional(), chunk_tracking_id: z.string().nullable().optional() }), body);
+  const b = parse(z.object({ chunk_id: uuid.nullable().optional(), chunk_tracking_id: boundedString(LIMITS.trackingIdLength).nullable().optional() }), body);
   if (b.chunk_id) return { id: b.chunk_id };
   if (b.chunk_tracking_id) return { trackingId: b.chunk_tracking_id };
   throw badRequest('Either chunk_id or chunk_tracking_id must be provided');
@@ -79,8 +80,8 @@ export function parseGroupsForChunks(body: unknown) {
   requireBody(body, 'a JSON object with chunk_ids or chunk_tracking_ids');
   return parse(
     z.object({
-      chunk_ids: z.array(uuid).max(10_000).nullable().optional(),
-      chunk_tracking_ids: z.array(z.string()).max(10_000).nullable().optional(),
+      chunk_ids: boundedArray(uuid, LIMITS.idsPerLookup, 'chunk ids').nullable().optional(),
+      chunk_tracking_ids: boundedArray(boundedString(LIMITS.trackingIdLength), LIMITS.idsPerLookup, 'chunk tracking ids').nullable().optional(),
     }),
     body,
   );

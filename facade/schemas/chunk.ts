@@ -2,42 +2,80 @@
 import { z } from 'zod';
 import type { ChunkInput, ChunkPatch } from '../../core/domain/chunk.js';
 import { QuarryError } from '../../core/domain/errors.js';
-import { finite, geoPoint, json, parse, requireBody, tagSet, timestamp, trackingId, uuid } from './common.js';
+import { LIMITS } from '../../core/domain/limits.js';
+import {
+  boundedArray,
+  boundedJson,
+  boundedString,
+  boundedText,
+  finite,
+  geoPoint,
+  parse,
+  requireBody,
+  tagSet,
+  timestamp,
+  trackingId,
+  uuid,
+} from './common.js';
 
-const fulltextBoost = z.object({ phrase: z.string(), boost_factor: finite });
-const semanticBoost = z.object({ phrase: z.string(), distance_factor: finite });
+const phrase = boundedString(LIMITS.queryLength);
+const fulltextBoost = z.object({ phrase, boost_factor: finite });
+const semanticBoost = z.object({ phrase, distance_factor: finite });
+const url = boundedString(LIMITS.urlLength);
 
-/** Fields shared by create and update. */
-const chunkFields = {
-  chunk_html: z.string().nullable().optional(),
-  semantic_content: z.string().nullable().optional(),
-  fulltext_content: z.string().nullable().optional(),
-  link: z.string().nullable().optional(),
-  tag_set: tagSet.nullable().optional(),
-  num_value: finite.nullable().optional(),
-  metadata: json.optional(),
-  group_ids: z.array(uuid).nullable().optional(),
-  group_tracking_ids: z.array(z.string().min(1)).nullable().optional(),
-  time_stamp: timestamp.nullable().optional(),
-  location: geoPoint.nullable().optional(),
-  image_urls: z.array(z.string()).nullable().optional(),
-  weight: finite.nullable().optional(),
-  convert_html_to_text: z.boolean().nullable().optional(),
-  fulltext_boost: fulltextBoost.nullable().optional(),
-  boost_phrase: fulltextBoost.nullable().optional(),
-  semantic_boost: semanticBoost.nullable().optional(),
-  distance_phrase: semanticBoost.nullable().optional(),
-};
+/** Fields shared by create and update; chunk texts are capped at `maxTextBytes` each. */
+function chunkFields(maxTextBytes: number) {
+  const text = boundedText(maxTextBytes);
+  return {
+    chunk_html: text.nullable().optional(),
+    semantic_content: text.nullable().optional(),
+    fulltext_content: text.nullable().optional(),
+    link: url.nullable().optional(),
+    tag_set: tagSet.nullable().optional(),
+    num_value: finite.nullable().optional(),
+    metadata: boundedJson.optional(),
+    group_ids: boundedArray(uuid, LIMITS.groupsPerChunk, 'group ids per chunk').nullable().optional(),
+    group_tracking_ids: boundedArray(boundedString(LIMITS.trackingIdLength).min(1), LIMITS.groupsPerChunk, 'group tracking ids per chunk')
+      .nullable()
+      .optional(),
+    time_stamp: timestamp.nullable().optional(),
+    location: geoPoint.nullable().optional(),
+    image_urls: boundedArray(url, LIMITS.imageUrlsPerChunk, 'image urls per chunk').nullable().optional(),
+    weight: finite.nullable().optional(),
+    convert_html_to_text: z.boolean().nullable().optional(),
+    fulltext_boost: fulltextBoost.nullable().optional(),
+    boost_phrase: fulltextBoost.nullable().optional(),
+    semantic_boost: semanticBoost.nullable().optional(),
+    distance_phrase: semanticBoost.nullable().optional(),
+  };
+}
 
-const createChunk = z.object({
-  ...chunkFields,
-  tracking_id: trackingId.nullable().optional(),
-  upsert_by_tracking_id: z.boolean().nullable().optional(),
-  split_avg: z.boolean().nullable().optional(),
-  high_priority: z.boolean().nullable().optional(),
-});
+/** The create and update schemas for one text cap (the cap is configuration, so they are built once per value). */
+function schemasFor(maxTextBytes: number) {
+  const fields = chunkFields(maxTextBytes);
+  const createChunk = z.object({
+    ...fields,
+    tracking_id: trackingId.nullable().optional(),
+    upsert_by_tracking_id: z.boolean().nullable().optional(),
+    split_avg: z.boolean().nullable().optional(),
+    high_priority: z.boolean().nullable().optional(),
+  });
+  const updateChunk = z.object({
+    ...fields,
+    chunk_id: uuid.nullable().optional(),
+    tracking_id: trackingId.nullable().optional(),
+  });
+  return { createChunk, updateChunk, updateByTrackingId: updateChunk.extend({ tracking_id: boundedString(LIMITS.trackingIdLength).min(1) }) };
+}
 
-type CreateChunkBody = z.output<typeof createChunk>;
+const schemaCache = new Map<number, ReturnType<typeof schemasFor>>();
+function schemas(maxTextBytes: number): ReturnType<typeof schemasFor> {
+  let s = schemaCache.get(maxTextBytes);
+  if (!s) schemaCache.set(maxTextBytes, (s = schemasFor(maxTextBytes)));
+  return s;
+}
+
+type CreateChunkBody = z.output<ReturnType<typeof schemasFor>['createChunk']>;
 
 /** A validated create request: the chunks and whether the body was an array. */
 export interface CreateChunksRequest {
@@ -68,8 +106,9 @@ function toInput(b: CreateChunkBody): ChunkInput {
   };
 }
 
-/** Validates POST /api/chunk: one payload or an array of at most `limit`. */
-export function parseCreateChunks(body: unknown, limit: number): CreateChunksRequest {
+/** Validates POST /api/chunk: one payload or an array of at most `limit`, texts of at most `maxTextBytes` each. */
+export function parseCreateChunks(body: unknown, limit: number, maxTextBytes: number = LIMITS.chunkTextBytes): CreateChunksRequest {
+  const { createChunk } = schemas(maxTextBytes);
   requireBody(body, 'a chunk object or an array of chunk objects');
   if (Array.isArray(body)) {
     if (body.length > limit) {
@@ -80,17 +119,18 @@ export function parseCreateChunks(body: unknown, limit: number): CreateChunksReq
     }
     if (body.length === 0) throw new QuarryError('bad_request', 'The array of chunks is empty; send at least one chunk');
     const parsed = parse(z.array(createChunk), body);
+    const memberships = parsed.reduce((n, b) => n + (b.group_ids?.length ?? 0) + (b.group_tracking_ids?.length ?? 0), 0);
+    if (memberships > LIMITS.groupsPerRequest) {
+      throw new QuarryError(
+        'invalid_json',
+        `Json Deserialization Error: group_ids and group_tracking_ids: at most ${LIMITS.groupsPerRequest} in total per request allowed, got ${memberships}`,
+      );
+    }
     return { inputs: parsed.map(toInput), upsert: parsed.map((b) => b.upsert_by_tracking_id === true), isBatch: true };
   }
   const one = parse(createChunk, body);
   return { inputs: [toInput(one)], upsert: [one.upsert_by_tracking_id === true], isBatch: false };
 }
-
-const updateChunk = z.object({
-  ...chunkFields,
-  chunk_id: uuid.nullable().optional(),
-  tracking_id: trackingId.nullable().optional(),
-});
 
 /** A validated update: which chunk, and the patch. */
 export interface UpdateChunkRequest {
@@ -99,7 +139,7 @@ export interface UpdateChunkRequest {
 }
 
 /** Maps present fields to a patch; absent (undefined) keeps the stored value. */
-function toPatch(b: z.output<typeof updateChunk>): ChunkPatch {
+function toPatch(b: z.output<ReturnType<typeof schemasFor>['updateChunk']>): ChunkPatch {
   const keepOr = <T, U>(v: T | undefined, f: (v: T) => U): U | undefined => (v === undefined ? undefined : f(v));
   return {
     chunkHtml: b.chunk_html,
@@ -122,9 +162,9 @@ function toPatch(b: z.output<typeof updateChunk>): ChunkPatch {
 }
 
 /** Validates PUT /api/chunk: `chunk_id` wins; with both, `tracking_id` is the new tracking id. */
-export function parseUpdateChunk(body: unknown): UpdateChunkRequest {
+export function parseUpdateChunk(body: unknown, maxTextBytes: number = LIMITS.chunkTextBytes): UpdateChunkRequest {
   requireBody(body, 'a JSON object with chunk_id or tracking_id');
-  const b = parse(updateChunk, body);
+  const b = parse(schemas(maxTextBytes).updateChunk, body);
   const patch = toPatch(b);
   if (b.chunk_id) {
     return { selector: { id: b.chunk_id }, patch: { ...patch, newTrackingId: b.tracking_id } };
@@ -134,20 +174,20 @@ export function parseUpdateChunk(body: unknown): UpdateChunkRequest {
 }
 
 /** Validates PUT /api/chunk/tracking_id/update (legacy): identified by tracking_id only. */
-export function parseUpdateChunkByTrackingId(body: unknown): UpdateChunkRequest {
+export function parseUpdateChunkByTrackingId(body: unknown, maxTextBytes: number = LIMITS.chunkTextBytes): UpdateChunkRequest {
   requireBody(body, 'a JSON object with tracking_id');
-  const b = parse(updateChunk.extend({ tracking_id: z.string().min(1) }), body);
+  const b = parse(schemas(maxTextBytes).updateByTrackingId, body);
   return { selector: { trackingId: b.tracking_id }, patch: toPatch(b) };
 }
 
 /** Validates POST /api/chunks. */
 export function parseGetChunks(body: unknown): string[] {
   requireBody(body, 'a JSON object {"ids": [...]}');
-  return parse(z.object({ ids: z.array(uuid).max(10_000) }), body).ids;
+  return parse(z.object({ ids: boundedArray(uuid, LIMITS.idsPerLookup, 'ids') }), body).ids;
 }
 
 /** Validates POST /api/chunks/tracking. */
 export function parseGetChunksByTracking(body: unknown): string[] {
   requireBody(body, 'a JSON object {"tracking_ids": [...]}');
-  return parse(z.object({ tracking_ids: z.array(z.string()).max(10_000) }), body).tracking_ids;
+  return parse(z.object({ tracking_ids: boundedArray(boundedString(LIMITS.trackingIdLength), LIMITS.idsPerLookup, 'tracking ids') }), body).tracking_ids;
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { QuarryError } from '../../core/domain/errors.js';
 import { isUuid } from '../../core/domain/ids.js';
+import { LIMITS, measureJson, utf8Length } from '../../core/domain/limits.js';
 import { parseTimestamp } from '../../core/domain/time.js';
 
 /** Formats zod issues as `field.path: message; ...`. */
@@ -52,23 +53,52 @@ export const geoPoint = z.object({
   lon: finite.refine((v) => v >= -180 && v <= 180, { message: 'lon must be within -180..180' }),
 });
 
-/** A tag set: an array of strings, or (V1 style) one comma-separated string. */
-export const tagSet = z.union([
-  z.array(z.string()),
-  z.string().transform((s) => s.split(',').map((t) => t.trim()).filter((t) => t.length > 0)),
-]);
+/** An array of at most `max` items (`what` names them in the message); zod checks the length before the items. */
+export function boundedArray<T extends z.ZodType>(item: T, max: number, what: string) {
+  return z.array(item).max(max, { error: (iss) => `at most ${max} ${what} allowed, got ${Array.isArray(iss.input) ? iss.input.length : 'more'}` });
+}
+
+/** A string of at most `max` UTF-16 units. */
+export function boundedString(max: number) {
+  return z.string().max(max, { error: (iss) => `must be at most ${max} characters long, got ${typeof iss.input === 'string' ? iss.input.length : 'more'}` });
+}
+
+/** A string of at most `maxBytes` UTF-8 bytes (chunk texts, whose cap is configured in bytes). */
+export function boundedText(maxBytes: number) {
+  return z.string().check((ctx) => {
+    if (utf8Length(ctx.value, maxBytes) > maxBytes) {
+      ctx.issues.push({ code: 'custom', input: ctx.value, message: `must be at most ${maxBytes} bytes (UTF-8), got ${utf8Length(ctx.value)}` });
+    }
+  });
+}
+
+/** A tag set: an array of strings, or (V1 style) one comma-separated string; at most LIMITS.tagsPerChunk tags. */
+export const tagSet = z.preprocess(
+  (v) => (typeof v === 'string' ? v.split(',').map((t) => t.trim()).filter((t) => t.length > 0) : v),
+  boundedArray(boundedString(LIMITS.tagLength), LIMITS.tagsPerChunk, 'tags'),
+);
 
 /** Any JSON value. */
 export const json = z.unknown();
 
+/** Any JSON value of at most LIMITS.metadataBytes as JSON and LIMITS.metadataDepth levels of nesting. */
+export const boundedJson = z.unknown().check((ctx) => {
+  const m = measureJson(ctx.value, LIMITS.metadataBytes, LIMITS.metadataDepth);
+  if (m.depth > LIMITS.metadataDepth) {
+    ctx.issues.push({ code: 'custom', input: ctx.value, message: `must nest at most ${LIMITS.metadataDepth} levels deep` });
+  } else if (m.over) {
+    ctx.issues.push({ code: 'custom', input: ctx.value, message: `must be at most ${LIMITS.metadataBytes} bytes as JSON` });
+  }
+});
+
 /** A JSON object. */
 export const jsonObject = z.record(z.string(), z.unknown());
 
-/** A tracking id; the empty string means none, as in the reference implementation. */
-export const trackingId = z
-  .string()
-  .max(1024)
-  .transform((s) => (s === '' ? null : s));
+/** A tracking id (at most LIMITS.trackingIdLength long); the empty string means none, as in the reference implementation. */
+export const trackingId = boundedString(LIMITS.trackingIdLength).transform((s) => (s === '' ? null : s));
+
+/** A tracking id in a list or reference (the empty string kept as given). */
+export const trackingIdRef = boundedString(LIMITS.trackingIdLength);
 
 /** A 1-based page number (0 is read as 1). */
 export const page = z

@@ -5,11 +5,13 @@
  */
 import { z } from 'zod';
 import type { Condition, Filter, Range, Value } from '../../core/domain/filter.js';
+import { LIMITS } from '../../core/domain/limits.js';
 import { parseTimestamp } from '../../core/domain/time.js';
-import { finite, geoPoint } from './common.js';
+import { boundedArray, boundedString, finite, geoPoint } from './common.js';
 
-const value = z.union([z.string(), finite, z.boolean()]);
-const values = z.array(value).nullable().optional();
+const value = z.union([boundedString(LIMITS.filterValueLength), finite, z.boolean()]);
+const values = boundedArray(value, LIMITS.filterValues, 'values per condition').nullable().optional();
+const ring = boundedArray(geoPoint, LIMITS.geoPolygonPoints, 'points per polygon ring');
 
 const toValue = (v: string | number | boolean): Value =>
   typeof v === 'string' ? { text: v } : typeof v === 'number' ? { number: v } : { flag: v };
@@ -44,7 +46,7 @@ const toRange = (r: { gt?: number | null; gte?: number | null; lt?: number | nul
 
 const fieldCondition = z
   .object({
-    field: z.string().min(1, 'field must not be empty'),
+    field: boundedString(LIMITS.filterValueLength).min(1, 'field must not be empty'),
     match: values,
     match_any: values,
     match_all: values,
@@ -54,7 +56,10 @@ const fieldCondition = z
     geo_radius: z.object({ center: geoPoint, radius: finite.refine((r) => r >= 0, 'radius must be >= 0') }).nullable().optional(),
     geo_bounding_box: z.object({ top_left: geoPoint, bottom_right: geoPoint }).nullable().optional(),
     geo_polygon: z
-      .object({ exterior: z.array(geoPoint).min(3, 'exterior needs at least 3 points'), interior: z.array(z.array(geoPoint).min(3)).nullable().optional() })
+      .object({
+        exterior: ring.min(3, 'exterior needs at least 3 points'),
+        interior: boundedArray(ring.min(3), LIMITS.geoPolygonInteriors, 'interior rings').nullable().optional(),
+      })
       .nullable()
       .optional(),
   })
@@ -98,7 +103,14 @@ const fieldCondition = z
   );
 
 const hasIdCondition = z
-  .object({ ids: z.array(z.string()).nullable().optional(), tracking_ids: z.array(z.string()).nullable().optional() })
+  .object({
+    ids: boundedArray(boundedString(LIMITS.trackingIdLength), LIMITS.filterIds, 'ids per condition').nullable().optional(),
+    tracking_ids: boundedArray(boundedString(LIMITS.trackingIdLength), LIMITS.filterIds, 'tracking ids per condition').nullable().optional(),
+  })
+  .superRefine((c, ctx) => {
+    const n = (c.ids?.length ?? 0) + (c.tracking_ids?.length ?? 0);
+    if (n > LIMITS.filterIds) ctx.addIssue({ code: 'custom', message: `at most ${LIMITS.filterIds} ids and tracking ids per condition allowed, got ${n}` });
+  })
   .transform((c): Condition => ({ has_id: { ids: c.ids ?? [], tracking_ids: c.tracking_ids ?? [] } }));
 
 /** One condition: a field condition when `field` is present, else an ids/tracking_ids condition. */
@@ -120,7 +132,8 @@ const condition = z.unknown().transform((raw, ctx): Condition => {
   return r.data;
 });
 
-const clause = z.array(condition).max(10_000).nullable().optional();
+// The length is checked before any condition is parsed.
+const clause = boundedArray(condition, LIMITS.filterConditions, 'conditions per clause').nullable().optional();
 
 /** A ChunkFilter; null when it has no condition. */
 export const chunkFilter = z

@@ -2,11 +2,12 @@
 import { z } from 'zod';
 import { badRequest } from '../../core/domain/errors.js';
 import type { Filter } from '../../core/domain/filter.js';
-import { parse, requireBody, uuid } from './common.js';
+import { LIMITS } from '../../core/domain/limits.js';
+import { boundedArray, boundedString, parse, requireBody, uuid } from './common.js';
 import { chunkFilter } from './filter.js';
 
 /** Most ids (or tracking ids) one example list may name. */
-export const MAX_EXAMPLE_IDS = 1000;
+export const MAX_EXAMPLE_IDS = LIMITS.exampleIds;
 
 /** How positives and negatives become a ranking (the reference's RecommendationStrategy). */
 export type RecommendStrategy = 'average_vector' | 'best_score';
@@ -20,8 +21,8 @@ const recommendType = z
   .enum(['semantic', 'fulltext', 'full_text', 'bm25', 'BM25'], { message: 'recommend_type must be one of semantic, fulltext, bm25' })
   .transform((t): RecommendType => (t === 'full_text' ? 'fulltext' : t === 'BM25' ? 'bm25' : t));
 
-const ids = z.array(uuid).max(MAX_EXAMPLE_IDS).nullable().optional();
-const trackingIds = z.array(z.string()).max(MAX_EXAMPLE_IDS).nullable().optional();
+const ids = boundedArray(uuid, MAX_EXAMPLE_IDS, 'ids').nullable().optional();
+const trackingIds = boundedArray(boundedString(LIMITS.trackingIdLength), MAX_EXAMPLE_IDS, 'tracking ids').nullable().optional();
 const count = z.number().int().min(0).nullable().optional();
 
 const common = {
@@ -30,7 +31,7 @@ const common = {
   filters: chunkFilter,
   limit: count,
   slim_chunks: z.boolean().nullable().optional(),
-  user_id: z.string().nullable().optional(),
+  user_id: boundedString(LIMITS.userIdLength).nullable().optional(),
   metadata: z.unknown().optional(),
 };
 

@@ -4,7 +4,10 @@
  * folded into `sort_options` when it is absent; `recency_bias` is not folded, as in the reference).
  */
 import { z } from 'zod';
-import { finite, geoPoint, parse } from './common.js';
+import { LIMITS } from '../../core/domain/limits.js';
+import { boundedString, finite, geoPoint, parse } from './common.js';
+
+const phrase = boundedString(LIMITS.queryLength);
 
 /** Search types a candidate set can be re-scored with, plus a cross-encoder. */
 export const RERANK_TYPES = ['semantic', 'fulltext', 'bm25', 'cross_encoder'] as const;
@@ -15,7 +18,7 @@ const prefetch = z.number().int().min(1, 'prefetch_amount must be at least 1').n
 export const SORTABLE_FIELDS = ['num_value', 'time_stamp', 'weight', 'created_at', 'updated_at', 'link', 'tracking_id'] as const;
 
 const sortByField = z.object({
-  field: z.string().refine((f) => (SORTABLE_FIELDS as readonly string[]).includes(f) || (f.startsWith('metadata.') && f.length > 9), {
+  field: boundedString(LIMITS.filterValueLength).refine((f) => (SORTABLE_FIELDS as readonly string[]).includes(f) || (f.startsWith('metadata.') && f.length > 9), {
     message: `sort_by.field must be one of ${SORTABLE_FIELDS.join(', ')} or metadata.<key>`,
   }),
   direction: z.enum(['asc', 'desc'], { message: 'sort_by.direction must be asc or desc' }).nullable().optional(),
@@ -25,7 +28,7 @@ const sortByField = z.object({
 const sortByRerank = z.object({
   rerank_type: z.enum(RERANK_TYPES, { message: `sort_by.rerank_type must be one of ${RERANK_TYPES.join(', ')}` }),
   prefetch_amount: prefetch,
-  rerank_query: z.string().nullable().optional(),
+  rerank_query: phrase.nullable().optional(),
 });
 
 const sortOptions = z.object({
@@ -33,7 +36,11 @@ const sortOptions = z.object({
   location_bias: z.object({ location: geoPoint, bias: finite.refine((b) => b >= 0 && b <= 1, { message: 'bias must be within 0..1' }) }).nullable().optional(),
   recency_bias: finite.refine((r) => r >= 0, { message: 'recency_bias must be at least 0' }).nullable().optional(),
   use_weights: z.boolean().nullable().optional(),
-  tag_weights: z.record(z.string(), finite).nullable().optional(),
+  tag_weights: z
+    .record(boundedString(LIMITS.tagLength), finite)
+    .refine((w) => Object.keys(w).length <= LIMITS.tagWeights, { error: (iss) => `at most ${LIMITS.tagWeights} tag weights allowed, got ${Object.keys(iss.input as object).length}` })
+    .nullable()
+    .optional(),
   mmr: z
     .object({
       use_mmr: z.boolean(),
@@ -44,12 +51,12 @@ const sortOptions = z.object({
 });
 
 const boostPhrase = z.object({
-  phrase: z.string(),
+  phrase,
   boost_factor: finite.refine((f) => f > 0, { message: 'boost_factor must be greater than 0' }),
 });
 const semanticBoost = z.union([
-  z.object({ phrase: z.string(), distance_factor: finite }),
-  z.object({ phrase: z.string(), boost_factor: finite }).transform((b) => ({ phrase: b.phrase, distance_factor: b.boost_factor })),
+  z.object({ phrase, distance_factor: finite }),
+  z.object({ phrase, boost_factor: finite }).transform((b) => ({ phrase: b.phrase, distance_factor: b.boost_factor })),
 ]);
 
 const scoringOptions = z.object({

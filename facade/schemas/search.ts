@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { badRequest } from '../../core/domain/errors.js';
 import type { Filter } from '../../core/domain/filter.js';
-import { finite, jsonObject, parse, requireBody, uuid } from './common.js';
+import { LIMITS } from '../../core/domain/limits.js';
+import { boundedArray, boundedString, finite, jsonObject, parse, requireBody, uuid } from './common.js';
 import { chunkFilter } from './filter.js';
 
 /** Search types of the wire, with the reference implementation's aliases. */
@@ -12,11 +13,30 @@ const searchType = z
   })
   .transform((t) => (t === 'full_text' ? 'fulltext' : t === 'BM25' ? 'bm25' : t));
 
-const multiQuery = z.array(z.object({ query: z.string(), weight: finite }));
+const queryText = boundedString(LIMITS.queryLength);
+const multiQuery = boundedArray(z.object({ query: queryText, weight: finite }), LIMITS.multiQueries, 'queries in a multi-query');
+
+/**
+ * `query`: a string, an array of {query, weight} or (refused later) an image/audio object. Each
+ * form is checked on its own, so a too-long query is named as such, not as "no union member".
+ */
+const query = z.unknown().transform((q, ctx): string | z.output<typeof multiQuery> | Record<string, unknown> => {
+  const schema = typeof q === 'string' ? queryText : Array.isArray(q) ? multiQuery : q !== null && typeof q === 'object' ? jsonObject : null;
+  if (!schema) {
+    ctx.addIssue({ code: 'custom', message: 'query must be a string (or an array of {query, weight} for semantic search)' });
+    return z.NEVER;
+  }
+  const r = schema.safeParse(q);
+  if (!r.success) {
+    for (const issue of r.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+    return z.NEVER;
+  }
+  return r.data;
+});
 
 const searchBody = z.object({
   search_type: searchType,
-  query: z.union([z.string(), multiQuery, jsonObject], { message: 'query must be a string (or an array of {query, weight} for semantic search)' }),
+  query,
   page: z.number().int().min(0).nullable().optional(),
   page_size: z.number().int().min(0).max(10_000).nullable().optional(),
   get_total_pages: z.boolean().nullable().optional(),
@@ -28,7 +48,7 @@ const searchBody = z.object({
   typo_options: jsonObject.nullable().optional(),
   remove_stop_words: z.boolean().nullable().optional(),
   use_quote_negated_terms: z.boolean().nullable().optional(),
-  user_id: z.string().nullable().optional(),
+  user_id: boundedString(LIMITS.userIdLength).nullable().optional(),
   metadata: z.unknown().optional(),
   extend_results: z.boolean().nullable().optional(),
 });
@@ -61,7 +81,6 @@ export function parseSearch(body: unknown): SearchRequest {
     if (!Array.isArray(b.query)) throw badRequest('image and audio queries are not supported; query must be a string');
     if (b.search_type !== 'semantic') throw badRequest('multi-query (an array of {query, weight}) works only with search_type "semantic"');
     if (b.query.length === 0 || b.query.some((q) => q.query.trim() === '')) throw badRequest('Query cannot be empty');
-    if (b.query.length > 32) throw badRequest('multi-query accepts at most 32 queries');
     queries = b.query;
   } else if (b.query.trim() === '') {
     throw badRequest('Query cannot be empty');
@@ -85,7 +104,7 @@ export function parseSearch(body: unknown): SearchRequest {
 
 const countBody = z.object({
   search_type: searchType.refine((t) => t !== 'hybrid', { message: 'hybrid search cannot be counted; use semantic, fulltext or bm25' }),
-  query: z.string(),
+  query: queryText,
   filters: chunkFilter,
   score_threshold: finite.nullable().optional(),
   limit: z.number().int().min(0).nullable().optional(),
@@ -114,7 +133,7 @@ const scrollBody = z.object({
   filters: chunkFilter,
   sort_by: z
     .object({
-      field: z.string().refine((f) => f === 'num_value' || f === 'time_stamp' || (f.startsWith('metadata.') && f.length > 9), {
+      field: boundedString(LIMITS.filterValueLength).refine((f) => f === 'num_value' || f === 'time_stamp' || (f.startsWith('metadata.') && f.length > 9), {
         message: 'sort_by.field must be num_value, time_stamp or metadata.<key>',
       }),
       direction: z.enum(['asc', 'desc']).nullable().optional(),

@@ -1,6 +1,7 @@
 /** Bodies of organization, user, API-key, dataset and auth routes. */
 import { z } from 'zod';
 import { DATASET_CONFIG_DEFAULTS } from '../../core/domain/dataset-config.js';
+import { LIMITS } from '../../core/domain/limits.js';
 import { parseTimestamp } from '../../core/domain/time.js';
 import { publicDatasetProblem } from '../public-dataset.js';
 import { MAX_SCOPES, parseScope } from '../scopes.js';
@@ -46,6 +47,10 @@ const serverConfiguration = jsonObject.superRefine((config, ctx) => {
   for (const key of ['EMBEDDING_BASE_URL', 'RERANKER_BASE_URL', 'SPLADE_BASE_URL', 'SPLADE_QUERY_BASE_URL']) {
     const url = config[key];
     if (typeof url !== 'string' || url.trim() === '') continue;
+    if (url.length > LIMITS.urlLength) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `must be at most ${LIMITS.urlLength} characters long, got ${url.length}` });
+      continue;
+    }
     let ok = false;
     try {
       ok = ['http:', 'https:'].includes(new URL(url.trim()).protocol);

@@ -48,6 +48,12 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
   const getSearch = db.prepare('SELECT * FROM search_queries WHERE dataset_id = ? AND id = ?');
   const listSearches = db.prepare('SELECT * FROM search_queries WHERE dataset_id = ? ORDER BY created_at DESC, id LIMIT ? OFFSET ?');
 
+  // By rowid through the created_at indexes: each statement is one short transaction.
+  const purgeSearches = db.prepare('DELETE FROM search_queries WHERE rowid IN (SELECT rowid FROM search_queries WHERE created_at < ? LIMIT ?)');
+  const purgeRecommendations = db.prepare(
+    'DELETE FROM recommendation_queries WHERE rowid IN (SELECT rowid FROM recommendation_queries WHERE created_at < ? LIMIT ?)',
+  );
+
   const searches = db.transaction((records: readonly SearchRecord[]): number => {
     let added = 0;
     for (const r of records) {
@@ -104,6 +110,19 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
     },
     async listSearches(datasetId, page) {
       return (listSearches.all(datasetId, page.limit, page.offset) as Row[]).map(searchFromRow);
+    },
+    async purgeBefore(cutoffMs, batch = 5000) {
+      let deleted = 0;
+      for (const statement of [purgeSearches, purgeRecommendations]) {
+        for (;;) {
+          const n = statement.run(cutoffMs, batch).changes;
+          deleted += n;
+          if (n < batch) break;
+          // Let the rest of this process (and the lock) breathe between batches.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+      return deleted;
     },
   };
 }

@@ -117,7 +117,7 @@ describe('no key: refused from the headers, before the body is read', () => {
   });
 
   it('create_api_only_user with a wrong or missing secret and a huge body is 401 at once', async () => {
-    for (const headers of [{}, { 'x-shopify-authorization': 'not-the-secret' }]) {
+    for (const headers of <Record<string, string>[]>[{}, { 'x-shopify-authorization': 'not-the-secret' }]) {
       const answer = await sendHugeBody('/api/auth/create_api_only_user', headers, { contentLength: 100 * 1024 * 1024 });
       expect(answer.status, answer.text).toBe(401);
     }

@@ -141,7 +141,7 @@ describe('analytics recorder', () => {
     const sizes = jobSizes.slice(before);
     expect(Math.max(...sizes)).toBeLessThanOrEqual(500);
     expect(sizes.length).toBeGreaterThanOrEqual(3);
-    expect(a.recorder.stats()).toEqual({ buffered: 0, delivered: 1244, dropped: 0 });
+    expect(a.recorder.stats()).toEqual({ buffered: 0, bufferedBytes: 0, delivered: 1244, dropped: 0 });
 
     // Stored as recorded, JSON columns included.
     const first = records[7]!;
@@ -245,6 +245,26 @@ describe('analytics recorder', () => {
     // Oldest first: the newest records survive (a batch in flight, at most 30, is never dropped).
     expect(storedCount('search_queries', records.slice(-70).map((r) => r.id))).toBe(70);
     expect(storedCount('search_queries', [first.id])).toBe(0);
+  }, 60_000);
+
+  it('bounds the buffer in bytes too: large records cannot fill memory while Redis is away', async () => {
+    const a = recorder({ maxBufferedBytes: 100_000, batchSize: 5 });
+    const warmup = search(-1);
+    a.recorder.recordSearch(warmup);
+    await until('warm-up record stored', () => storedCount('search_queries', [warmup.id]) === 1);
+    await redis.kill();
+    a.recorder.recordSearch(search(0));
+    await until('a failed send', () => logLines.some((l) => l.includes('could not send a batch')));
+    const big = Array.from({ length: 50 }, (_, i) => ({ ...search(i + 1), requestParams: { pad: 'x'.repeat(10_000) } }));
+    for (const r of big) a.recorder.recordSearch(r);
+    const stats = a.recorder.stats();
+    expect(stats.bufferedBytes).toBeLessThanOrEqual(100_000);
+    expect(stats.buffered).toBeLessThan(11);
+    expect(stats.dropped).toBeGreaterThanOrEqual(40);
+    await redis.start();
+    await until('the kept records stored', () => storedCount('search_queries', big.slice(-5).map((r) => r.id)) === 5);
+    await until('the buffer emptied', () => a.recorder.stats().buffered === 0);
+    expect(a.recorder.stats().bufferedBytes).toBe(0);
   }, 60_000);
 
   it('on close with Redis down, writes the buffered records straight to the store', async () => {

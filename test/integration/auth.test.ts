@@ -474,7 +474,7 @@ describe('PUBLIC_DATASET: keyless reads of a published dataset', () => {
   });
 
   it('a private dataset, an unknown one or no TR-Dataset is 401 alike for the keyless', async () => {
-    for (const headers of [{ 'tr-dataset': t.datasetId }, { 'tr-dataset': '00000000-0000-4000-8000-000000000000' }, {}]) {
+    for (const headers of <Record<string, string>[]>[{ 'tr-dataset': t.datasetId }, { 'tr-dataset': '00000000-0000-4000-8000-000000000000' }, {}]) {
       await expectRejected(stack.dataDir, () => anon(headers).post('/api/chunk/search', { query: 'seed', search_type: 'bm25' }), 401, /API key/);
     }
     // Naming the public dataset in TR-Dataset does not open another dataset's chunk by id.

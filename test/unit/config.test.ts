@@ -85,4 +85,14 @@ describe('loadConfig', () => {
   ])('%s=%j throws naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}.*${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
   });
+
+  it('reads the chunk text cap and the analytics retention', () => {
+    expect(loadConfig({})).toMatchObject({ maxChunkTextBytes: 1_048_576, analyticsRetentionDays: 90 });
+    expect(loadConfig({ QUARRY_MAX_CHUNK_TEXT_BYTES: '4096', QUARRY_ANALYTICS_RETENTION_DAYS: '0' })).toMatchObject({
+      maxChunkTextBytes: 4096,
+      analyticsRetentionDays: 0,
+    });
+    expect(() => loadConfig({ QUARRY_MAX_CHUNK_TEXT_BYTES: '0' })).toThrow(/QUARRY_MAX_CHUNK_TEXT_BYTES/);
+    expect(() => loadConfig({ QUARRY_ANALYTICS_RETENTION_DAYS: '-1' })).toThrow(/QUARRY_ANALYTICS_RETENTION_DAYS/);
+  });
 });

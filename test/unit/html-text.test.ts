@@ -1,6 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { decodeHTML } from 'entities';
 import { htmlToText } from '../../core/domain/html-text.js';
+
+/** The first, regex-based htmlToText (quadratic on unterminated openers): the oracle of the scanner. */
+function regexHtmlToText(html: string): string {
+  const DROP = /<!--[\s\S]*?-->|<(script|style|noscript|template)\b[^>]*>[\s\S]*?<\/\1\s*>/gi;
+  const BLOCK = /<\/?(p|div|br|li|ul|ol|tr|td|th|table|h[1-6]|section|article|header|footer|blockquote|pre|hr)\b[^>]*>/gi;
+  const TAG = /<\/?[a-zA-Z][^>]*>/g;
+  if (!html.includes('<') && !html.includes('&')) return html;
+  return decodeHTML(html.replace(DROP, ' ').replace(BLOCK, '\n').replace(TAG, ''))
+    .replace(/[ \t\f\v\r]+/g, ' ')
+    .replace(/ *\n[\n ]*/g, '\n')
+    .trim();
+}
 
 describe('htmlToText', () => {
   it.each([
@@ -39,6 +52,46 @@ describe('htmlToText', () => {
         for (const p of parts) if (!p.startsWith('<')) expect(out).toContain(p);
         expect(htmlToText(out)).toBe(out);
       }),
+    );
+  });
+
+  it('gives what the regex version gave on random well-formed html', () => {
+    const word = fc.stringMatching(/^[a-zA-Z0-9&;#. ]{0,8}$/);
+    const attr = fc.tuple(fc.constantFrom('class', 'href', 'id', 'data-x'), fc.stringMatching(/^[a-z0-9 &;=/'.-]{0,8}$/)).map(([k, v]) => ` ${k}="${v}"`);
+    const name = fc.constantFrom('p', 'div', 'b', 'i', 'span', 'li', 'h2', 'H3', 'pre', 'a', 'blockquote', 'table', 'td');
+    const hidden = fc.tuple(fc.constantFrom('script', 'style', 'noscript', 'template', 'SCRIPT'), word).map(([t, w]) => `<${t}>${w}</${t}>`);
+    const comment = word.map((w) => `<!--${w}-->`);
+    const html: fc.Arbitrary<string> = fc.letrec<{ node: string }>((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        word,
+        hidden,
+        comment,
+        fc.constantFrom('<br>', '<br/>', '<hr />', '&nbsp;', '&lt;', '\n', '\t '),
+        fc.tuple(name, fc.array(attr, { maxLength: 2 }), fc.array(tie('node'), { maxLength: 4 })).map(([t, as, kids]) => `<${t}${as.join('')}>${kids.join('')}</${t}>`),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(fc.array(html, { maxLength: 6 }), (parts) => {
+        const doc = parts.join('');
+        expect(htmlToText(doc)).toBe(regexHtmlToText(doc));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('gives what the regex version gave on arbitrary markup soup (unclosed and stray openers too)', () => {
+    const piece = fc.constantFrom(
+      '<', '>', '</', '/', '<!--', '-->', '--', '!', 'script', 'SCRIPT', 'style', 'noscript', 'template', 'p', 'P', 'div', 'br',
+      'h1', 'h7', 'a', 'pre', 'prex', '_', '-', ' ', '  ', '\n', '\t', '\r', '\v', '\u00a0', '&', '&amp;', '&amp', '&#65;', '&#', '"', "'", '=', 'x',
+      '<p>', '</p>', '<script>', '</script>', '</script >', '</SCRIPT\n>', '<br/>', '<b>', '</b>', 'é',
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), (parts) => {
+        const doc = parts.join('');
+        expect(htmlToText(doc)).toBe(regexHtmlToText(doc));
+      }),
+      { numRuns: 5000 },
     );
   });
 });

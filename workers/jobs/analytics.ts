@@ -1,7 +1,8 @@
 /**
  * Analytics flush jobs: each job is one batch of records buffered by a facade; the worker stores
  * it. Idempotent: the store ignores record ids it already holds, so a retried job, or a batch the
- * facade also wrote directly on shutdown, is stored once.
+ * facade also wrote directly on shutdown, is stored once. Also the retention purge: records older
+ * than QUARRY_ANALYTICS_RETENTION_DAYS are deleted hourly, so the store stops growing.
  */
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -34,4 +35,37 @@ export function analyticsWorker(store: Store, connection: Redis, logger: Logger)
     }
   });
   return worker;
+}
+
+/** How often records past their retention are deleted. */
+const RETENTION_PURGE_INTERVAL_MS = 60 * 60_000;
+const DAY_MS = 24 * 60 * 60_000;
+
+/** Deletes analytics records older than `retentionDays` (0 keeps everything); returns how many went. */
+export async function purgeExpiredAnalytics(store: Store, retentionDays: number, logger: Logger, now = Date.now()): Promise<number> {
+  if (retentionDays <= 0) return 0;
+  const deleted = await store.analytics.purgeBefore(now - retentionDays * DAY_MS);
+  if (deleted > 0) logger.info({ deleted, retentionDays }, 'analytics: deleted records past their retention');
+  return deleted;
+}
+
+/** Runs the retention purge now and then hourly; returns the function that stops it. */
+export function startAnalyticsRetention(store: Store, retentionDays: number, logger: Logger): () => void {
+  if (retentionDays <= 0) return () => {};
+  let running = false;
+  const purge = async (): Promise<void> => {
+    if (running) return;
+    running = true;
+    try {
+      await purgeExpiredAnalytics(store, retentionDays, logger);
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'analytics retention purge failed; retrying at the next interval');
+    } finally {
+      running = false;
+    }
+  };
+  void purge();
+  const timer = setInterval(() => void purge(), RETENTION_PURGE_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -10,7 +10,7 @@ import { createLogger } from '../../core/logger.js';
 import { onShutdown } from '../../core/shutdown.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { EmbedderCache } from '../../core/embed/embedder-cache.js';
-import { analyticsWorker } from './analytics.js';
+import { analyticsWorker, startAnalyticsRetention } from './analytics.js';
 import { bulkDeleteWorker } from './bulk-delete.js';
 import { embedProcessor } from './embed.js';
 import { maintenanceProcessor, sweepDeleted } from './maintenance.js';
@@ -61,6 +61,7 @@ embed.on('failed', (job, err) => {
 
 const analytics = analyticsWorker(store, connection, logger);
 const bulkDelete = bulkDeleteWorker(store, core, connection, logger);
+const stopRetention = startAnalyticsRetention(store, config.analyticsRetentionDays, logger);
 
 const sweep = () => sweepDeleted(store, config.dataDir, logger).catch((err: unknown) => logger.error({ err }, 'sweep failed'));
 let embedSweeping = false;
@@ -95,6 +96,7 @@ logger.info('jobs started');
 
 onShutdown(logger, async () => {
   for (const t of timers) clearInterval(t);
+  stopRetention();
   // close() waits for the jobs in progress to finish.
   await Promise.all([maintenance.close(), embed.close(), analytics.close(), bulkDelete.close()]);
   await embedders.close();

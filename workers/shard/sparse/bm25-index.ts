@@ -3,6 +3,7 @@
  * by the caller, so a coordinator that sums `stats()` and `termDocFreqs()` over all shards gets
  * scores that do not depend on the shard count.
  */
+import { prefixBeforeStar } from '../../../core/domain/completions.js';
 import { createAnalyzer, ENGLISH_STOP_WORDS, type Analyzer, type AnalyzerOptions } from './analyzer.js';
 import { Bitset } from './bitset.js';
 import { DocIdMap } from './doc-id-map.js';
@@ -328,15 +329,15 @@ export class Bm25Index {
     const post = this.post;
     const ids: number[] = [];
     // A value ending in "*" treats its last word as a prefix (autocomplete): any completion will do.
-    const prefix = /([\p{L}\p{N}\p{M}]+)\*\s*$/u.exec(text.normalize('NFKC').toLowerCase());
+    const prefix = prefixBeforeStar(text.normalize('NFKC').toLowerCase());
     let completions: Bitset | null = null;
-    if (prefix) {
+    if (prefix !== null) {
       text = text.slice(0, text.lastIndexOf('*'));
       const words = this.analyzer.unstemmed(text);
       words.pop();
       text = words.join(' ');
       completions = new Bitset(capacity);
-      for (const term of this.termsWithPrefix(prefix[1]!, MAX_PREFIX_TERMS).terms) {
+      for (const term of this.termsWithPrefix(prefix, MAX_PREFIX_TERMS).terms) {
         const t = post.termIds.get(term)!;
         const docs = post.docsOf(t);
         for (let j = 0; j < docs.length; j++) if (docs[j]! < capacity && this.alive[docs[j]!] === 1) completions.set(docs[j]!);
