@@ -36,9 +36,11 @@ maintenance.on('failed', (job, err) => logger.error({ job: job?.name, id: job?.d
 
 const embedders = new EmbedderCache(config.embedThreads);
 const deadLettered = new Map<string, number>();
-// Embedding is CPU-bound with the embedded model: one job at a time. The model runs in worker
-// threads, so the lock is renewed on time however slow a batch is; a short lock and stall check
-// let a restarted worker take over a killed worker's job within ~20 s.
+// Embedding is CPU-bound with the embedded model: one job at a time. Each job runs one turn of
+// about a second and goes back to the tail of the queue (round-robin across datasets, see
+// embed.ts). The model runs in worker threads, so the lock is renewed on time however slow a
+// batch is; a short lock and stall check let a restarted worker take over a killed worker's job
+// within ~20 s.
 const embed = new Worker<EmbedJob>(Queues.embed, embedProcessor(store, core, embedders, logger), {
   connection,
   concurrency: 1,
