@@ -12,6 +12,7 @@ import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { EmbedderCache } from '../../core/embed/embedder-cache.js';
 import { analyticsWorker } from './analytics.js';
 import { embedProcessor } from './embed.js';
+import { watchEventLoop } from './loop-monitor.js';
 import { maintenanceProcessor, sweepDeleted } from './maintenance.js';
 
 const SWEEP_INTERVAL_MS = 60_000;
@@ -22,6 +23,7 @@ const DEAD_LETTER_PAUSE_MS = 10 * 60_000;
 
 const config = loadConfig();
 const logger = createLogger(config, 'jobs');
+const stopLoopMonitor = watchEventLoop(logger);
 const store = openSqliteStore(config.dataDir);
 const core = connectCore(config.coreAddress, config.coreDeadlineMs);
 const jobs = connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs });
@@ -95,6 +97,7 @@ logger.info('jobs started');
 
 onShutdown(logger, async () => {
   for (const t of timers) clearInterval(t);
+  stopLoopMonitor();
   // close() waits for the jobs in progress to finish.
   await Promise.all([maintenance.close(), embed.close(), analytics.close()]);
   await embedders.close();
