@@ -2,8 +2,10 @@
  * A job lock lost while a dataset's backlog is embedded (what a stalled event loop or a Redis
  * hiccup causes) costs at most one turn: the worker does not keep failing to renew it for the
  * rest of the backlog, the dataset is still embedded completely, and no chunk is embedded twice.
+ * A job process killed mid-turn loses nothing and counts nothing twice.
  */
 import { Redis } from 'ioredis';
+import { openStoreReadOnly } from '../helpers/store-snapshot.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type Client } from '../helpers/api.js';
 import { FAKE_DIM, startFakeEmbeddings, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
@@ -69,5 +71,44 @@ describe('embed job lock loss', () => {
     expect(texts, 'a chunk was embedded twice').toBe(BACKLOG);
     const renewFailures = stack.output().split('\n').filter((l) => l.includes('could not renew lock')).length;
     expect(renewFailures, stack.output().slice(-3000)).toBeLessThanOrEqual(1);
+  }, 240_000);
+
+  it('loses nothing and counts nothing twice when the job process is killed mid-turn', async () => {
+    const before = fake.requests.reduce((n, r) => n + r.length, 0);
+    const KILLED = 960;
+    fake.delayMs = 300;
+    for (let i = 0; i < KILLED; i += 120) {
+      const batch = Array.from({ length: 120 }, (_, j) => ({ chunk_html: `kill test chunk ${i + j} gamma delta`, tracking_id: `k-${i + j}` }));
+      expect((await ds.post('/api/chunk', batch)).status).toBe(200);
+    }
+    while (fake.requests.reduce((n, r) => n + r.length, 0) - before < 200) await sleep(50);
+    await stack.kill('jobs', 'SIGKILL');
+    await stack.start('jobs');
+    const total = BACKLOG + KILLED;
+    const deadline = Date.now() + 150_000;
+    let usage: any;
+    while (Date.now() < deadline) {
+      usage = (await ds.get(`/api/dataset/usage/${datasetId}`)).body;
+      if (usage.chunks_pending_embedding === 0) break;
+      await sleep(250);
+    }
+    expect(usage, stack.output().slice(-3000)).toMatchObject({ chunk_count: total, chunks_pending_embedding: 0, chunks_embedded: total });
+    const db = openStoreReadOnly(stack.dataDir);
+    try {
+      const rows = db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT chunk_id) AS d FROM chunk_vectors WHERE dataset_id = ?').get(datasetId) as { n: number; d: number };
+      expect(rows).toEqual({ n: total, d: total });
+    } finally {
+      db.close();
+    }
+    // At most the batch in flight at the kill is sent to the provider again.
+    const texts = fake.requests.reduce((n, r) => n + r.length, 0) - before;
+    expect(texts).toBeGreaterThanOrEqual(KILLED);
+    expect(texts).toBeLessThanOrEqual(KILLED + 32);
+    // The events never count a chunk twice (a killed turn's vectors may go uncounted).
+    await sleep(1000);
+    const events = await ds.post('/api/dataset/events', { event_types: ['chunks_embedded'], page: 1, page_size: 100 });
+    const counted = events.body.events.reduce((n: number, e: any) => n + JSON.parse(e.event_data).count, 0);
+    expect(counted).toBeLessThanOrEqual(total);
+    expect(counted).toBeGreaterThanOrEqual(BACKLOG);
   }, 240_000);
 });
