@@ -79,6 +79,7 @@ describe('background embedding fairness', () => {
       await sleep(250);
     }
     const waited = Date.now() - t0;
+    console.log(`B's ${small.length} chunks were semantically searchable ${waited} ms after they were written (A's backlog alone: ~${Math.round((BACKLOG / 32) * SLOW_MS / 1000)} s)`);
     expect(found, `B's chunks not all semantically searchable after ${waited} ms (A pending: ${(await a.get(`/api/dataset/usage/${aId}`)).body.chunks_pending_embedding}): ${String(last).slice(0, 300)}`).toBe(small.length);
     const usageB = await b.get(`/api/dataset/usage/${bId}`);
     expect(usageB.body).toMatchObject({ chunk_count: 8, chunks_pending_embedding: 0, chunks_embedded: 8 });
