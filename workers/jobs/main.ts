@@ -31,7 +31,10 @@ const jobs = connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffM
 const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
 connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
 
-const maintenance = new Worker(Queues.maintenance, maintenanceProcessor(store, config.dataDir, logger), { connection, concurrency: 1 });
+// After a Redis connection error BullMQ waits runRetryDelay before it fetches again (15 s by
+// default): 1 s lets the workers take jobs again within about a second of Redis coming back.
+const RUN_RETRY_DELAY_MS = 1_000;
+const maintenance = new Worker(Queues.maintenance, maintenanceProcessor(store, config.dataDir, logger), { connection, concurrency: 1, runRetryDelay: RUN_RETRY_DELAY_MS });
 // Without a listener BullMQ prints every Redis reconnection error as a raw stack trace.
 maintenance.on('error', (err) => logger.warn({ err: err.message }, 'maintenance worker error'));
 maintenance.on('failed', (job, err) => logger.error({ job: job?.name, id: job?.data.id, err }, 'job failed'));
@@ -48,6 +51,7 @@ const embed = new Worker<EmbedJob>(Queues.embed, embedProcessor(store, core, emb
   concurrency: 1,
   lockDuration: 15_000,
   stalledInterval: 5_000,
+  runRetryDelay: RUN_RETRY_DELAY_MS,
   autorun: config.embedJobs,
 });
 embed.on('error', (err) => logger.warn({ err: err.message }, 'embed worker error'));
@@ -95,11 +99,29 @@ if (config.embedJobs) {
 }
 logger.info('jobs started');
 
+/**
+ * Closes a BullMQ worker, waiting for its job in progress, but at most `ms`: a close() called
+ * while the worker's blocking connection is reconnecting (shortly after Redis restarted) never
+ * resolves in BullMQ 6. Every job is idempotent, so one cut short is simply run again.
+ */
+async function closeWithin(worker: Worker, name: string, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const closed = await Promise.race([
+    worker.close().then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
+  clearTimeout(timer);
+  if (!closed) logger.warn({ worker: name, waitedMs: ms }, 'worker did not close in time; exiting without it');
+}
+
 onShutdown(logger, async () => {
   for (const t of timers) clearInterval(t);
   stopLoopMonitor();
-  // close() waits for the jobs in progress to finish.
-  await Promise.all([maintenance.close(), embed.close(), analytics.close()]);
+  await Promise.all([
+    closeWithin(maintenance, 'maintenance', config.shutdownGraceMs),
+    closeWithin(embed, 'embed', config.shutdownGraceMs),
+    closeWithin(analytics, 'analytics', config.shutdownGraceMs),
+  ]);
   await embedders.close();
   await jobs.close();
   core.close();
