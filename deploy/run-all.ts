@@ -79,7 +79,8 @@ async function redisReady(port: number, timeoutMs: number): Promise<boolean> {
 
 /** The supervised Redis of `deploy/up.sh`: `redis.sh run`, which execs redis-server in the foreground. */
 export function redisSpec(port: number, dir: string): ChildSpec {
-  const script = fileURLToPath(new URL('../../deploy/redis.sh', import.meta.url));
+  // Beside this file when run from source, two levels up from dist/deploy once compiled.
+  const script = [new URL('./redis.sh', import.meta.url), new URL('../../deploy/redis.sh', import.meta.url)].map((u) => fileURLToPath(u)).find((p) => existsSync(p)) ?? 'deploy/redis.sh';
   return { name: 'redis', script, command: ['bash', script, 'run', String(port), dir], first: { readyPort: port } };
 }
 
