@@ -2,6 +2,8 @@
 # Local Redis for quarry (BullMQ queues and caches; the system of record is the SQL store).
 #
 #   deploy/redis.sh start <port> <dir>   start redis-server on 127.0.0.1:<port>, data/pid/log in <dir>
+#   deploy/redis.sh run <port> <dir>     the same server in the foreground (exec), for a supervisor
+#                                        (deploy/run-all.ts) that restarts it when it dies
 #   deploy/redis.sh stop <dir>           stop the instance whose pidfile is in <dir>
 #   deploy/redis.sh free-port            print a free loopback TCP port
 #   deploy/redis.sh install              install redis-server via apt if it is missing
@@ -54,6 +56,49 @@ ping_port() {
   timeout 2 redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null || true
 }
 
+# The server's settings, shared by start (daemonized) and run (foreground, supervised).
+# Persistence: appendonly with `appendfsync everysec`, not `always`. Redis holds only queues and
+# caches here; every write a client sees acknowledged is already committed in the SQL store.
+# everysec loses at most ~1 s of queue writes and only on an OS crash or power loss (a crash of
+# redis-server itself loses nothing: the data is in the page cache), while `always` puts an
+# fsync on each of the ~10 commands a BullMQ job costs and caps bulk ingestion at disk latency.
+# noeviction: BullMQ requires it; evicting a job key would corrupt a queue.
+# No config file: every setting is explicit so the instance does not depend on /etc/redis.
+server_args() {
+  local port=$1 dir=$2
+  SERVER_ARGS=(--bind 127.0.0.1 --port "$port" --protected-mode yes
+    --dir "$dir" --pidfile "$dir/redis.pid" --logfile "$dir/redis.log"
+    --appendonly yes --appendfsync everysec
+    --maxmemory-policy noeviction)
+}
+
+# Checks the arguments of start/run and makes the dir; prints the absolute dir.
+check_args() {
+  local port=${1:-} dir=${2:-}
+  if [ -z "$port" ] || [ -z "$dir" ]; then die "usage: redis.sh start|run <port> <dir>"; fi
+  if ! [[ "$port" =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then die "bad port: $port"; fi
+  mkdir -p "$dir"
+  (cd "$dir" && pwd)
+}
+
+# Foreground server for a supervisor: exec, so the supervisor's child is redis-server itself and
+# its signals (SIGTERM: persist and exit) reach it directly. Never two servers over one AOF.
+run() {
+  local port=${1:-} dir
+  dir=$(check_args "$@")
+  command -v redis-server >/dev/null 2>&1 || die "redis-server is missing: deploy/redis.sh install"
+  local pid
+  pid=$(live_pid "$dir")
+  [ -z "$pid" ] || die "a redis-server (pid $pid) already uses $dir; stop it first: deploy/redis.sh stop $dir"
+  rm -f "$dir/redis.pid"
+  if [ "$(ping_port "$port")" = "PONG" ]; then
+    die "port $port already answers as a Redis that this script did not start; set another port"
+  fi
+  echo "$port" >"$dir/redis.port"
+  server_args "$port" "$dir"
+  exec redis-server "${SERVER_ARGS[@]}" --daemonize no </dev/null
+}
+
 start() {
   local port=${1:-} dir=${2:-}
   if [ -z "$port" ] || [ -z "$dir" ]; then die "usage: redis.sh start <port> <dir>"; fi
@@ -78,23 +123,12 @@ start() {
     die "port $port already answers as a Redis that this script did not start; set another port"
   fi
 
-  # Persistence: appendonly with `appendfsync everysec`, not `always`. Redis holds only queues and
-  # caches here; every write a client sees acknowledged is already committed in the SQL store.
-  # everysec loses at most ~1 s of queue writes and only on an OS crash or power loss (a crash of
-  # redis-server itself loses nothing: the data is in the page cache), while `always` puts an
-  # fsync on each of the ~10 commands a BullMQ job costs and caps bulk ingestion at disk latency.
-  # noeviction: BullMQ requires it; evicting a job key would corrupt a queue.
-  # No config file: every setting is explicit so the instance does not depend on /etc/redis.
   echo "$port" >"$dir/redis.port"
   # The log is kept across runs; remember where this run's lines start.
   local log_start=1
   [ -f "$dir/redis.log" ] && log_start=$(($(stat -c %s "$dir/redis.log") + 1))
-  if ! redis-server \
-      --bind 127.0.0.1 --port "$port" --protected-mode yes \
-      --dir "$dir" --daemonize yes \
-      --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" \
-      --appendonly yes --appendfsync everysec \
-      --maxmemory-policy noeviction </dev/null; then
+  server_args "$port" "$dir"
+  if ! redis-server "${SERVER_ARGS[@]}" --daemonize yes </dev/null; then
     die "redis-server failed to start; see $dir/redis.log"
   fi
 
@@ -155,8 +189,9 @@ cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
   start) start "$@" ;;
+  run) run "$@" ;;
   stop) stop "$@" ;;
   free-port) free_port ;;
   install) install_redis ;;
-  *) die "usage: redis.sh start <port> <dir> | stop <dir> | free-port | install" ;;
+  *) die "usage: redis.sh start <port> <dir> | run <port> <dir> | stop <dir> | free-port | install" ;;
 esac

@@ -3,6 +3,11 @@
  * process tree. Children inherit stdout/stderr and log their own JSON lines; this process only logs
  * about starting, restarting and stopping them.
  *
+ * With `--redis-port <port> --redis-dir <dir>` (what `deploy/up.sh` passes when it owns the Redis)
+ * the supervisor also runs that Redis (`deploy/redis.sh run`, same data dir and AOF settings):
+ * started first, restarted with the same backoff when it dies, and stopped last so the workers
+ * finish with Redis still there. The other children reconnect on their own.
+ *
  * Signals: the first SIGINT or SIGTERM is forwarded to every child and the supervisor exits once
  * all have exited (0 when every child exited 0). A SIGINT while stopping (a second Ctrl-C) kills
  * the children hard. A SIGTERM while stopping is ignored: `deploy/up.sh` sends one right after the
@@ -10,6 +15,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
@@ -17,8 +23,15 @@ import { createLogger } from '../core/logger.js';
 /** One supervised entry point. */
 export interface ChildSpec {
   readonly name: string;
-  /** Absolute path of the compiled entry script. */
+  /** Absolute path of the compiled entry script (run with this Node), unless `command` is set. */
   readonly script: string;
+  /** Program and arguments to run instead of a Node script (the supervised Redis). */
+  readonly command?: readonly [string, ...string[]];
+  /**
+   * Started before, and stopped after, every other child: the others start once it accepts
+   * connections on `readyPort` (or after {@link READY_WAIT_MS}, they reconnect anyway).
+   */
+  readonly first?: { readonly readyPort: number };
 }
 
 interface ChildState {
@@ -36,6 +49,40 @@ const MAX_BACKOFF_MS = 30_000;
 const STABLE_AFTER_MS = 60_000;
 /** Extra time past the children's own shutdown grace before they are killed hard. */
 const KILL_MARGIN_MS = 5_000;
+/** Longest wait for a `first` child to answer PING before the others start regardless. */
+const READY_WAIT_MS = 20_000;
+
+/** Resolves true once a Redis on 127.0.0.1:`port` answers PING with PONG (not LOADING), false at the deadline. */
+async function redisReady(port: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const pong = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host: '127.0.0.1', port });
+      let reply = '';
+      const done = (ok: boolean): void => {
+        socket.destroy();
+        resolve(ok);
+      };
+      socket.setTimeout(1_000, () => done(false));
+      socket.on('error', () => done(false));
+      socket.on('connect', () => socket.write('PING\r\n'));
+      socket.on('data', (d) => {
+        reply += d.toString();
+        if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
+      });
+    });
+    if (pong) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+/** The supervised Redis of `deploy/up.sh`: `redis.sh run`, which execs redis-server in the foreground. */
+export function redisSpec(port: number, dir: string): ChildSpec {
+  // Beside this file when run from source, two levels up from dist/deploy once compiled.
+  const script = [new URL('./redis.sh', import.meta.url), new URL('../../deploy/redis.sh', import.meta.url)].map((u) => fileURLToPath(u)).find((p) => existsSync(p)) ?? 'deploy/redis.sh';
+  return { name: 'redis', script, command: ['bash', script, 'run', String(port), dir], first: { readyPort: port } };
+}
 
 /** The compiled entry points, resolved next to this file so the supervisor works from any cwd. */
 function childSpecs(): ChildSpec[] {
@@ -81,7 +128,8 @@ export function runAll(config: Config, specs: readonly ChildSpec[] = childSpecs(
       // env is passed through untouched: configuration is parsed by each child (core/config.ts).
       // detached puts each child in its own process group, so a terminal Ctrl-C reaches only this
       // supervisor and every child receives exactly one forwarded signal.
-      const proc = spawn(process.execPath, [child.spec.script], {
+      const [program, ...args] = child.spec.command ?? [process.execPath, child.spec.script];
+      const proc = spawn(program, args, {
         env: process.env,
         stdio: 'inherit',
         detached: true,
@@ -96,6 +144,7 @@ export function runAll(config: Config, specs: readonly ChildSpec[] = childSpecs(
         child.lastExitCode = code;
         if (stopping) {
           log.info({ child: child.spec.name, code, signal }, 'child stopped');
+          signalLastIfOthersGone();
           finishIfDone();
           return;
         }
@@ -116,6 +165,13 @@ export function runAll(config: Config, specs: readonly ChildSpec[] = childSpecs(
     const signalAll = (signal: NodeJS.Signals): void => {
       for (const c of children) c.proc?.kill(signal);
     };
+    // On a requested stop the `first` children (Redis) get the signal only once the others are gone.
+    let lastSignal: NodeJS.Signals | undefined;
+    const signalLastIfOthersGone = (): void => {
+      if (!lastSignal || children.some((c) => !c.spec.first && c.proc !== undefined)) return;
+      for (const c of children) if (c.spec.first) c.proc?.kill(lastSignal);
+      lastSignal = undefined;
+    };
 
     // Last resort if this process dies with children still running (e.g. an uncaught exception):
     // detached children would otherwise outlive it.
@@ -131,7 +187,10 @@ export function runAll(config: Config, specs: readonly ChildSpec[] = childSpecs(
         // logged and must not turn a requested stop into a failure.
         if (!c.proc) c.lastExitCode = 0;
       }
-      signalAll(signal);
+      // SIGTERM for the `first` children whatever the trigger: redis-server persists on it.
+      lastSignal = 'SIGTERM';
+      for (const c of children) if (!c.spec.first) c.proc?.kill(signal);
+      signalLastIfOthersGone();
       // Children finish in-flight work within shutdownGraceMs; past that plus a margin they hang.
       killTimer = setTimeout(() => {
         log.error('children did not stop in time; killing them');
@@ -156,7 +215,13 @@ export function runAll(config: Config, specs: readonly ChildSpec[] = childSpecs(
     process.on('SIGTERM', onSigterm);
     process.on('exit', killAllNow);
     log.info({ children: children.map((c) => c.spec.name) }, 'starting children');
-    for (const c of children) start(c);
+    const firsts = children.filter((c) => c.spec.first);
+    for (const c of firsts) start(c);
+    void Promise.all(firsts.map((c) => redisReady(c.spec.first!.readyPort, READY_WAIT_MS))).then((ready) => {
+      if (ready.includes(false)) log.warn('redis did not answer PING in time; starting the other children anyway');
+      if (stopping) return;
+      for (const c of children) if (!c.spec.first) start(c);
+    });
   });
 }
 
@@ -171,6 +236,18 @@ async function main(): Promise<void> {
   }
   // A facade that hosts the core (QUARRY_CORE_IN_PROCESS) replaces the core process.
   const specs = childSpecs().filter((s) => !(config.coreInProcess && s.name === 'core'));
+  // Deployment arguments, not configuration: up.sh says where the Redis it owns lives.
+  const arg = (name: string): string | undefined => {
+    const i = process.argv.indexOf(name);
+    return i >= 0 ? process.argv[i + 1] : undefined;
+  };
+  const redisPort = arg('--redis-port');
+  const redisDir = arg('--redis-dir');
+  if ((redisPort === undefined) !== (redisDir === undefined) || (redisPort !== undefined && !/^[0-9]{1,5}$/.test(redisPort))) {
+    console.error('run-all: usage: run-all.js [--redis-port <port> --redis-dir <dir>]');
+    process.exit(1);
+  }
+  if (redisPort !== undefined) specs.unshift(redisSpec(Number(redisPort), redisDir!));
   const missing = specs.filter((s) => !existsSync(s.script)).map((s) => s.script);
   if (missing.length > 0) {
     console.error(`run-all: missing entry points (run npm run build): ${missing.join(', ')}`);

@@ -53,8 +53,8 @@ STARTED_REDIS=0
 RUNALL_PID=""
 STOPPING=0
 
-# Stops run-all (which stops its children) and then Redis, in that order, so workers can finish
-# with Redis still there. A second Ctrl-C while waiting reaches run-all directly from the terminal
+# Stops run-all, which stops its children and then the Redis it supervises, in that order, so
+# workers can finish with Redis still there. A second Ctrl-C while waiting reaches run-all directly from the terminal
 # (same process group) and makes it kill the children hard; this handler just keeps waiting.
 # shellcheck disable=SC2317  # called from traps
 cleanup() {
@@ -68,8 +68,8 @@ cleanup() {
     # wait returns early when a trapped signal arrives, so loop until the process is really gone.
     while kill -0 "$RUNALL_PID" 2>/dev/null; do wait "$RUNALL_PID" 2>/dev/null || true; done
   fi
+  # Normally already stopped by run-all; this catches a run-all that died before it could.
   if [ "$STARTED_REDIS" = 1 ]; then
-    say "stopping redis..."
     ./deploy/redis.sh stop "$DATA/redis" || true
   fi
   exit "$code"
@@ -78,17 +78,27 @@ trap 'cleanup 0' INT TERM
 trap 'cleanup $?' EXIT
 
 # --- Redis --------------------------------------------------------------------------------------
+# The Redis this script owns runs under run-all's supervision (restarted with backoff if it dies,
+# same data dir and AOF); one left running by a run that was killed hard is stopped first (it
+# persists its data on the way), so that exactly one server uses the data dir.
+RUNALL_ARGS=()
 if [ -z "${QUARRY_REDIS_URL:-}" ]; then
   REDIS_PORT=${QUARRY_REDIS_PORT:-6380}
   STARTED_REDIS=1
-  ./deploy/redis.sh start "$REDIS_PORT" "$DATA/redis"
+  ./deploy/redis.sh install
+  ./deploy/redis.sh stop "$DATA/redis"
+  if [ "$(timeout 2 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null || true)" = "PONG" ]; then
+    die "port $REDIS_PORT already answers as a Redis that up.sh did not start; set QUARRY_REDIS_PORT to another port (or QUARRY_REDIS_URL to use that Redis)"
+  fi
   export QUARRY_REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+  RUNALL_ARGS=(--redis-port "$REDIS_PORT" --redis-dir "$DATA/redis")
+  REDIS_HINT=" (Redis log: $DATA/redis/redis.log)"
 else
   say "using Redis at $QUARRY_REDIS_URL (not starting one)"
 fi
 
 # --- services -----------------------------------------------------------------------------------
-node dist/deploy/run-all.js &
+node dist/deploy/run-all.js "${RUNALL_ARGS[@]}" &
 RUNALL_PID=$!
 
 HTTP_HOST=${QUARRY_HTTP_HOST:-127.0.0.1}
@@ -145,7 +155,7 @@ while :; do
   fi
   if health=$(api GET /api/health); then break; fi
   if [ "$SECONDS" -ge "$deadline" ]; then
-    die "GET /api/health did not answer 200 within 60 s; last answer: ${health:-<none>}"
+    die "GET /api/health did not answer 200 within 60 s; last answer: ${health:-<none>}${REDIS_HINT:-}"
   fi
   sleep 0.5
 done

@@ -25,10 +25,38 @@ export async function dropIndex(services: Services, datasetId: string, log: Logg
   await services.core.drop(datasetId).catch((err: unknown) => log.warn({ dataset: datasetId, err: (err as Error).message }, 'core drop failed'));
 }
 
+/** Background retries of a refused embed enqueue (0.5, 1, 2, 4 s) before the workers' sweep (every 15 s) is left to it. */
+const ENQUEUE_RETRIES = 4;
+/** Datasets with a background enqueue retry scheduled: one per dataset, however many writes fail. */
+const retrying = new Set<string>();
+
+/** Retries the enqueue in the background, so a Redis that just came back is used within a second. */
+function retryEnqueue(services: Services, datasetId: string, attempt: number): void {
+  const timer = setTimeout(() => {
+    services.jobs.embedDataset(datasetId).then(
+      () => retrying.delete(datasetId),
+      () => {
+        if (attempt + 1 < ENQUEUE_RETRIES) retryEnqueue(services, datasetId, attempt + 1);
+        else retrying.delete(datasetId);
+      },
+    );
+  }, 500 * 2 ** attempt);
+  // Never keeps a stopping process alive: the chunks stay pending in the store for the sweep.
+  timer.unref();
+}
+
 /**
  * Asks the job workers to embed the dataset's new or changed chunks. Best effort: if Redis is
- * down the chunks stay pending in the store and the workers' sweep enqueues them later.
+ * down the chunks stay pending in the store; the enqueue is retried in the background for a few
+ * seconds (Redis restarting), then the workers' sweep enqueues them later.
  */
 export async function embedSoon(services: Services, datasetId: string, log: Logger): Promise<void> {
-  await services.jobs.embedDataset(datasetId).catch((err: unknown) => log.warn({ dataset: datasetId, err: (err as Error).message }, 'embed enqueue failed; the sweep will retry'));
+  try {
+    await services.jobs.embedDataset(datasetId);
+  } catch (err) {
+    log.warn({ dataset: datasetId, err: (err as Error).message }, 'embed enqueue failed; retrying in the background, then the sweep will');
+    if (retrying.has(datasetId)) return;
+    retrying.add(datasetId);
+    retryEnqueue(services, datasetId, 0);
+  }
 }

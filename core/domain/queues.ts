@@ -19,9 +19,17 @@ export const Jobs = {
   bulkDeleteChunks: 'bulk-delete-chunks',
 } as const;
 
-/** Payload of embed jobs: the worker embeds whatever the dataset has pending. */
+/**
+ * Payload of embed jobs: the worker embeds whatever the dataset has pending. A job runs in turns
+ * (see workers/jobs/embed.ts); the counts carry the earlier turns' totals to the event recorded
+ * when the dataset is done.
+ */
 export interface EmbedJob {
   readonly datasetId: string;
+  /** Dense vectors stored by this job's earlier turns. */
+  readonly embedded?: number;
+  /** SPLADE vectors stored by this job's earlier turns. */
+  readonly encoded?: number;
 }
 
 /** The job id that keeps at most one waiting embed job per dataset. */

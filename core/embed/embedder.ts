@@ -22,6 +22,12 @@ export interface Embedder {
   /** Length of every vector returned. */
   readonly dimension: number;
   /**
+   * Texts per background batch when it differs from the job workers' default: the embedded
+   * model is CPU-bound, so its batches stay small enough that one takes about a second and a
+   * busy dataset never holds the worker long (see workers/jobs/embed.ts).
+   */
+  readonly batchHint?: number;
+  /**
    * One vector per text, in input order. Rejects with a {@link QuarryError}: `bad_request` for a
    * misconfiguration or a request the provider refused, `unavailable` when the provider is down
    * or replied nonsense, `timeout` when a deadline passed or `signal` aborted, `internal` for a

@@ -121,12 +121,16 @@ export function datasetRoutes(router: QuarryRouter, services: Services): void {
   router.get('/api/dataset/usage/:dataset_id', async (ctx) => {
     const id = pathUuid(ctx.params.dataset_id, 'dataset_id');
     const { dataset } = await datasetAccess(ctx, services, Role.Read, id);
+    const chunkCount = await store.datasets.chunkCount(dataset.id);
+    // Chunks whose dense vector is missing or outdated: searchable by bm25 now, by semantic once embedded.
+    const pendingEmbedding = await store.vectors.pendingCount(dataset.id, embeddingSpec(dataset.serverConfiguration).modelKey);
     ctx.body = {
       id: dataset.id,
       dataset_id: dataset.id,
-      chunk_count: await store.datasets.chunkCount(dataset.id),
-      // Chunks whose dense vector is missing or outdated: searchable by bm25 now, by semantic once embedded.
-      chunks_pending_embedding: await store.vectors.pendingCount(dataset.id, embeddingSpec(dataset.serverConfiguration).modelKey),
+      chunk_count: chunkCount,
+      chunks_pending_embedding: pendingEmbedding,
+      // Progress of background embedding: chunks_embedded of chunk_count have their current vector.
+      chunks_embedded: Math.max(0, chunkCount - pendingEmbedding),
       // With a SPLADE encoder (SPLADE_BASE_URL): chunks not yet searchable by fulltext.
       chunks_pending_sparse_encoding: await (async () => {
         const splade = spladeSpec(dataset.serverConfiguration);

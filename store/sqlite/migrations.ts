@@ -194,4 +194,17 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX chunk_sparse_vectors_dataset ON chunk_sparse_vectors(dataset_id);
   `,
+  // v5: which vector each chunk has (model, hash of the text it was made from), copied beside the
+  // chunk so that the chunks pending embedding are found and counted through partial indexes, in
+  // time proportional to what is pending, not to the dataset (the usage route and the job
+  // workers' sweep ran a LEFT JOIN over every chunk: ~0.7 s per 200,000 chunks, blocking).
+  // vectors.ts keeps both in step with chunk_vectors in the transaction that stores a vector.
+  `
+  ALTER TABLE chunks ADD COLUMN vector_model TEXT;
+  ALTER TABLE chunks ADD COLUMN vector_hash TEXT;
+  UPDATE chunks SET vector_model = v.model, vector_hash = v.content_hash FROM chunk_vectors v WHERE v.chunk_id = chunks.id;
+  CREATE INDEX chunks_embed_stale ON chunks(dataset_id, id)
+    WHERE vector_hash IS NULL OR semantic_hash IS NULL OR vector_hash != semantic_hash;
+  CREATE INDEX chunks_vector_model ON chunks(dataset_id, vector_model) WHERE vector_model IS NOT NULL;
+  `,
 ];

@@ -13,10 +13,17 @@ const fromBlob = (b: Buffer): Float32Array => new Float32Array(b.buffer.slice(b.
 
 /** Builds the vector repository. */
 export function sqliteVectors(db: Db, log: ChangeLogWriter): VectorRepository {
-  const outdated = `FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id
-    WHERE c.dataset_id = ? AND (v.chunk_id IS NULL OR v.model != ? OR c.semantic_hash IS NULL OR v.content_hash != c.semantic_hash)`;
-  const pending = db.prepare(`SELECT c.* ${outdated} ORDER BY c.id LIMIT ?`);
-  const pendingCount = db.prepare(`SELECT COUNT(*) AS n ${outdated}`);
+  // A chunk is pending when its vector is missing or made from other text (STALE, exactly the
+  // WHERE of the partial index chunks_embed_stale, so SQLite uses it), or made by another model
+  // (a range of chunks_vector_model). Both read only pending rows (migration v5).
+  const STALE = 'vector_hash IS NULL OR semantic_hash IS NULL OR vector_hash != semantic_hash';
+  const OTHER_MODEL = `(vector_model < ? OR vector_model > ?) AND NOT (${STALE})`;
+  const staleRows = db.prepare(`SELECT * FROM chunks WHERE dataset_id = ? AND (${STALE}) ORDER BY id LIMIT ?`);
+  const otherModelRows = db.prepare(`SELECT * FROM chunks WHERE dataset_id = ? AND ${OTHER_MODEL} ORDER BY id LIMIT ?`);
+  const pendingCount = db.prepare(
+    `SELECT (SELECT COUNT(*) FROM chunks WHERE dataset_id = ? AND (${STALE})) + (SELECT COUNT(*) FROM chunks WHERE dataset_id = ? AND ${OTHER_MODEL}) AS n`,
+  );
+  const markVector = db.prepare('UPDATE chunks SET vector_model = ?, vector_hash = ? WHERE id = ?');
   const currentHash = db.prepare('SELECT chunk_html, semantic_content, convert_html_to_text, semantic_boost, semantic_hash FROM chunks WHERE id = ? AND dataset_id = ?');
   const backfill = db.prepare('UPDATE chunks SET semantic_hash = ? WHERE id = ?');
   const upsert = db.prepare(
@@ -36,6 +43,7 @@ export function sqliteVectors(db: Db, log: ChangeLogWriter): VectorRepository {
       if (hash !== v.contentHash) continue;
       if (row.semantic_hash === null) backfill.run(hash, v.chunkId);
       upsert.run(v.chunkId, datasetId, model, v.vector.length, v.contentHash, toBlob(v.vector), now);
+      markVector.run(model, v.contentHash, v.chunkId);
       log.upsert(datasetId, v.chunkId, now);
       stored++;
     }
@@ -44,13 +52,15 @@ export function sqliteVectors(db: Db, log: ChangeLogWriter): VectorRepository {
 
   return {
     async pending(datasetId, model, limit) {
-      return (pending.all(datasetId, model, limit) as Record<string, unknown>[]).map((row) => {
+      const rows = staleRows.all(datasetId, limit) as Record<string, unknown>[];
+      if (rows.length < limit) rows.push(...(otherModelRows.all(datasetId, model, model, limit - rows.length) as Record<string, unknown>[]));
+      return rows.map((row) => {
         const chunk = chunkFromRow(row);
         return { chunk, contentHash: (row.semantic_hash as string | null) ?? semanticHash(chunk) };
       });
     },
     async pendingCount(datasetId, model) {
-      return (pendingCount.get(datasetId, model) as { n: number }).n;
+      return (pendingCount.get(datasetId, datasetId, model, model) as { n: number }).n;
     },
     async put(datasetId, model, vectors) {
       return put.immediate(datasetId, model, vectors);

@@ -13,6 +13,7 @@ import { EmbedderCache } from '../../core/embed/embedder-cache.js';
 import { analyticsWorker, startAnalyticsRetention } from './analytics.js';
 import { bulkDeleteWorker } from './bulk-delete.js';
 import { embedProcessor } from './embed.js';
+import { watchEventLoop } from './loop-monitor.js';
 import { maintenanceProcessor, sweepDeleted } from './maintenance.js';
 
 const SWEEP_INTERVAL_MS = 60_000;
@@ -23,6 +24,7 @@ const DEAD_LETTER_PAUSE_MS = 10 * 60_000;
 
 const config = loadConfig();
 const logger = createLogger(config, 'jobs');
+const stopLoopMonitor = watchEventLoop(logger);
 const store = openSqliteStore(config.dataDir);
 const core = connectCore(config.coreAddress, config.coreDeadlineMs);
 const jobs = connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs });
@@ -30,21 +32,27 @@ const jobs = connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffM
 const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
 connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
 
-const maintenance = new Worker(Queues.maintenance, maintenanceProcessor(store, config.dataDir, logger), { connection, concurrency: 1 });
+// After a Redis connection error BullMQ waits runRetryDelay before it fetches again (15 s by
+// default): 1 s lets the workers take jobs again within about a second of Redis coming back.
+const RUN_RETRY_DELAY_MS = 1_000;
+const maintenance = new Worker(Queues.maintenance, maintenanceProcessor(store, config.dataDir, logger), { connection, concurrency: 1, runRetryDelay: RUN_RETRY_DELAY_MS });
 // Without a listener BullMQ prints every Redis reconnection error as a raw stack trace.
 maintenance.on('error', (err) => logger.warn({ err: err.message }, 'maintenance worker error'));
 maintenance.on('failed', (job, err) => logger.error({ job: job?.name, id: job?.data.id, err }, 'job failed'));
 
 const embedders = new EmbedderCache(config.embedThreads);
 const deadLettered = new Map<string, number>();
-// Embedding is CPU-bound with the embedded model: one job at a time. The model runs in worker
-// threads, so the lock is renewed on time however slow a batch is; a short lock and stall check
-// let a restarted worker take over a killed worker's job within ~20 s.
+// Embedding is CPU-bound with the embedded model: one job at a time. Each job runs one turn of
+// about a second and goes back to the tail of the queue (round-robin across datasets, see
+// embed.ts). The model runs in worker threads, so the lock is renewed on time however slow a
+// batch is; a short lock and stall check let a restarted worker take over a killed worker's job
+// within ~20 s.
 const embed = new Worker<EmbedJob>(Queues.embed, embedProcessor(store, core, embedders, logger), {
   connection,
   concurrency: 1,
   lockDuration: 15_000,
   stalledInterval: 5_000,
+  runRetryDelay: RUN_RETRY_DELAY_MS,
   autorun: config.embedJobs,
 });
 embed.on('error', (err) => logger.warn({ err: err.message }, 'embed worker error'));
@@ -94,11 +102,31 @@ if (config.embedJobs) {
 }
 logger.info('jobs started');
 
+/**
+ * Closes a BullMQ worker, waiting for its job in progress, but at most `ms`: a close() called
+ * while the worker's blocking connection is reconnecting (shortly after Redis restarted) never
+ * resolves in BullMQ 6. Every job is idempotent, so one cut short is simply run again.
+ */
+async function closeWithin(worker: Worker, name: string, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const closed = await Promise.race([
+    worker.close().then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
+  clearTimeout(timer);
+  if (!closed) logger.warn({ worker: name, waitedMs: ms }, 'worker did not close in time; exiting without it');
+}
+
 onShutdown(logger, async () => {
   for (const t of timers) clearInterval(t);
   stopRetention();
-  // close() waits for the jobs in progress to finish.
-  await Promise.all([maintenance.close(), embed.close(), analytics.close(), bulkDelete.close()]);
+  stopLoopMonitor();
+  await Promise.all([
+    closeWithin(maintenance, 'maintenance', config.shutdownGraceMs),
+    closeWithin(embed, 'embed', config.shutdownGraceMs),
+    closeWithin(analytics, 'analytics', config.shutdownGraceMs),
+    closeWithin(bulkDelete, 'bulk delete', config.shutdownGraceMs),
+  ]);
   await embedders.close();
   await jobs.close();
   core.close();
