@@ -8,7 +8,7 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 ./deploy/install.sh
 
 # The tests and benchmarks are type-checked too (the build covers only what runs in production).
-npx --no tsc -p tsconfig.test.json || { echo "test.sh: type errors (tsc -p tsconfig.test.json)" >&2; exit 1; }
+npx --no -- tsc -p tsconfig.test.json || { echo "test.sh: type errors (tsc -p tsconfig.test.json)" >&2; exit 1; }
 
 TMP=$(mktemp -d -t quarry-test.XXXXXX)
 # shellcheck disable=SC2317  # called from the EXIT trap
