@@ -9,6 +9,7 @@ import { Piscina } from 'piscina';
 import { QuarryError } from '../domain/errors.js';
 import { abortedError, embedderClosed } from './embed-errors.js';
 import type { Embedder, EmbedKind, ResolvedEmbedderConfig } from './embedder.js';
+import { SlotQueue } from './slot-queue.js';
 import type { UseLiteTask } from './use-lite-worker.js';
 
 /** Model id of USE-Lite (EMBEDDING_MODEL_NAME of the embedded default). */
@@ -48,6 +49,9 @@ export class UseLiteEmbedder implements Embedder {
   readonly batchHint: number;
   private readonly queryPrefix: string;
   private pool: Piscina | undefined;
+  /** Holds tasks until a thread is free, so that a cancelled query never reaches piscina's queue. */
+  private readonly queue: SlotQueue;
+  private lost = 0;
   private closed = false;
 
   constructor(config: Pick<ResolvedEmbedderConfig, 'model' | 'dimension' | 'queryPrefix' | 'threads'>) {
@@ -64,6 +68,16 @@ export class UseLiteEmbedder implements Embedder {
     this.queryPrefix = config.queryPrefix;
     this.threads = config.threads;
     this.batchHint = 2 * config.threads;
+    this.queue = new SlotQueue(config.threads, (signal) => abortedError(signal, `${USE_LITE_MODEL} embedding`));
+  }
+
+  /**
+   * Threads piscina destroyed while the embedder was open (a crash, or an abort of a running
+   * task). Each replacement reloads the model, seconds of CPU, so this must stay 0 however
+   * often callers give up.
+   */
+  get threadsLost(): number {
+    return this.lost;
   }
 
   private getPool(): Piscina {
@@ -78,6 +92,9 @@ export class UseLiteEmbedder implements Embedder {
       idleTimeout: Number.POSITIVE_INFINITY,
       concurrentTasksPerWorker: 1,
     });
+    this.pool.on('workerDestroy', () => {
+      if (!this.closed) this.lost++;
+    });
     return this.pool;
   }
 
@@ -89,6 +106,10 @@ export class UseLiteEmbedder implements Embedder {
     const pool = this.getPool();
 
     // Spread the texts evenly over the threads, in tasks of at most MAX_TEXTS_PER_TASK texts.
+    // The signal never reaches piscina: it would terminate the thread of a running task, and one
+    // tenant cancelling its queries could make every tenant's embeddings wait for model reloads.
+    // It only drops tasks still waiting for a thread, and stops this call waiting for the rest,
+    // which finish on their own and whose results are discarded.
     const perTask = Math.max(1, Math.min(MAX_TEXTS_PER_TASK, Math.ceil(inputs.length / this.threads)));
     const tasks: Promise<Float32Array>[] = [];
     for (let start = 0; start < inputs.length; start += perTask) {
@@ -99,15 +120,16 @@ export class UseLiteEmbedder implements Embedder {
         inputsPerCall: INPUTS_PER_CALL,
         dimension: this.dimension,
       };
-      tasks.push(pool.run(task, signal ? { signal } : {}) as Promise<Float32Array>);
+      tasks.push(this.queue.run(() => pool.run(task) as Promise<Float32Array>, signal));
     }
+    const all = Promise.all(tasks);
     let flats: Float32Array[];
     try {
-      flats = await Promise.all(tasks);
+      flats = await (signal ? untilAborted(all, signal) : all);
     } catch (err) {
+      if (signal?.aborted) throw abortedError(signal, `${this.model} embedding`);
       // Settle the siblings so none rejects unhandled.
       await Promise.allSettled(tasks);
-      if (signal?.aborted) throw abortedError(signal, `${this.model} embedding`);
       if (this.closed) throw embedderClosed(this.model);
       throw new QuarryError('internal', `${this.model} embedding failed: ${(err as Error).message}`, { cause: err });
     }
@@ -123,7 +145,17 @@ export class UseLiteEmbedder implements Embedder {
     this.closed = true;
     const pool = this.pool;
     this.pool = undefined;
+    this.queue.clear(embedderClosed(this.model));
     // destroy(), not close(): queued embeddings are abandoned rather than finished.
     if (pool) await pool.destroy();
   }
+}
+
+/** Settles as `p` does, or rejects as soon as `signal` fires (`p` then settles unobserved: Promise.all handles its rejections). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
