@@ -4,7 +4,9 @@
  * it replays the log when it returns, so the request still succeeds.
  */
 import type { Logger } from 'pino';
+import { embedsDense, spladeSpec } from '../core/domain/dataset-config.js';
 import { QuarryError } from '../core/domain/errors.js';
+import type { DatasetRecord } from '../core/domain/tenancy.js';
 import type { Services } from './context.js';
 
 /** Makes the dataset's committed changes searchable (best effort when the core is unavailable). */
@@ -46,11 +48,15 @@ function retryEnqueue(services: Services, datasetId: string, attempt: number): v
 }
 
 /**
- * Asks the job workers to embed the dataset's new or changed chunks. Best effort: if Redis is
+ * Asks the job workers to embed the dataset's new or changed chunks, unless its configuration
+ * needs no vectors (SEMANTIC_ENABLED false and no SPLADE encoder). Best effort: if Redis is
  * down the chunks stay pending in the store; the enqueue is retried in the background for a few
  * seconds (Redis restarting), then the workers' sweep enqueues them later.
  */
-export async function embedSoon(services: Services, datasetId: string, log: Logger): Promise<void> {
+export async function embedSoon(services: Services, dataset: Pick<DatasetRecord, 'id' | 'serverConfiguration'>, log: Logger): Promise<void> {
+  const cfg = dataset.serverConfiguration;
+  if (!embedsDense(cfg) && spladeSpec(cfg) === null) return;
+  const datasetId = dataset.id;
   try {
     await services.jobs.embedDataset(datasetId);
   } catch (err) {

@@ -92,6 +92,15 @@ export function embeddingSpec(stored: Record<string, unknown>): EmbeddingSpec {
   };
 }
 
+/**
+ * Whether the job workers give the dataset's chunks dense vectors: not when SEMANTIC_ENABLED is
+ * false, since every reader of them (semantic and hybrid search, semantic recommendations and
+ * reranking) is then refused, and embedding would only spend the embedder's time or money.
+ */
+export function embedsDense(stored: Record<string, unknown>): boolean {
+  return stored.SEMANTIC_ENABLED !== false;
+}
+
 /** A dataset's SPLADE encoder for fulltext search. */
 export interface SpladeSpec {
   /** Root of the document encoder (`/embed_sparse` is appended). */

@@ -28,7 +28,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     const request = parseCreateChunks(ctx.state.body, config.batchChunkLimit, config.maxChunkTextBytes);
     const created = await store.chunks.createMany(dataset.id, request.inputs, request.upsert);
     await indexNow(services, dataset.id, ctx.state.log);
-    await embedSoon(services, dataset.id, ctx.state.log);
+    await embedSoon(services, dataset, ctx.state.log);
     // Stored synchronously (not queued), so the metadata returned is the record as stored.
     const shaped = created.map((c) => ({ ...chunkV2(c), content: htmlToText(c.chunkHtml ?? '') }));
     ctx.body = { chunk_metadata: request.isBatch ? shaped : shaped[0], pos_in_queue: 0 };
@@ -39,7 +39,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     const { selector, patch } = parseUpdateChunk(ctx.state.body, config.maxChunkTextBytes);
     await store.chunks.update(dataset.id, selector, patch);
     await indexNow(services, dataset.id, ctx.state.log);
-    await embedSoon(services, dataset.id, ctx.state.log);
+    await embedSoon(services, dataset, ctx.state.log);
     ctx.status = 204;
   });
 
@@ -66,7 +66,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     const { selector, patch } = parseUpdateChunkByTrackingId(ctx.state.body, config.maxChunkTextBytes);
     await store.chunks.update(dataset.id, selector, patch);
     await indexNow(services, dataset.id, ctx.state.log);
-    await embedSoon(services, dataset.id, ctx.state.log);
+    await embedSoon(services, dataset, ctx.state.log);
     ctx.status = 204;
   });
 

@@ -1,7 +1,7 @@
 /** Datasets: create, update, read, list, usage, tags, clear and delete. */
 import type { Logger } from 'pino';
 import { badRequest } from '../../core/domain/errors.js';
-import { embeddingSpec, spladeSpec } from '../../core/domain/dataset-config.js';
+import { embeddingSpec, embedsDense, spladeSpec } from '../../core/domain/dataset-config.js';
 import { Role } from '../../core/domain/tenancy.js';
 import { formatTimestamp } from '../../core/domain/time.js';
 import { datasetAccess, findDataset, organizationAccess, organizationHeader } from '../access.js';
@@ -58,11 +58,14 @@ export function datasetRoutes(router: QuarryRouter, services: Services): void {
       serverConfiguration:
         body.server_configuration == null ? undefined : { ...target.serverConfiguration, ...body.server_configuration },
     });
-    const modelChanged = embeddingSpec(updated.serverConfiguration).modelKey !== embeddingSpec(target.serverConfiguration).modelKey;
+    const denseKey = (cfg: Record<string, unknown>) => (embedsDense(cfg) ? embeddingSpec(cfg).modelKey : null);
+    const denseChanged = denseKey(updated.serverConfiguration) !== denseKey(target.serverConfiguration);
     const spladeChanged = spladeSpec(updated.serverConfiguration)?.modelKey !== spladeSpec(target.serverConfiguration)?.modelKey;
-    if (modelChanged || spladeChanged) {
-      // A new embedding model or sparse encoder makes every vector outdated: re-encode the whole dataset.
-      await embedSoon(services, updated.id, ctx.state.log);
+    if (denseChanged || spladeChanged) {
+      // A new embedding model or sparse encoder makes every vector outdated, and SEMANTIC_ENABLED
+      // turned on makes the chunks need vectors they were never given: (re-)encode the dataset now
+      // rather than at the workers' next sweep.
+      await embedSoon(services, updated, ctx.state.log);
     }
     ctx.body = present.dataset(updated);
   });
@@ -123,14 +126,16 @@ export function datasetRoutes(router: QuarryRouter, services: Services): void {
     const { dataset } = await datasetAccess(ctx, services, Role.Read, id);
     const chunkCount = await store.datasets.chunkCount(dataset.id);
     // Chunks whose dense vector is missing or outdated: searchable by bm25 now, by semantic once embedded.
-    const pendingEmbedding = await store.vectors.pendingCount(dataset.id, embeddingSpec(dataset.serverConfiguration).modelKey);
+    const withoutVector = await store.vectors.pendingCount(dataset.id, embeddingSpec(dataset.serverConfiguration).modelKey);
     ctx.body = {
       id: dataset.id,
       dataset_id: dataset.id,
       chunk_count: chunkCount,
-      chunks_pending_embedding: pendingEmbedding,
-      // Progress of background embedding: chunks_embedded of chunk_count have their current vector.
-      chunks_embedded: Math.max(0, chunkCount - pendingEmbedding),
+      // With SEMANTIC_ENABLED false nothing is ever embedded, so nothing is waiting for it.
+      chunks_pending_embedding: embedsDense(dataset.serverConfiguration) ? withoutVector : 0,
+      // Chunks that have their current vector (with SEMANTIC_ENABLED false, only those embedded
+      // before it was turned off); while embedding runs, its progress is chunks_embedded of chunk_count.
+      chunks_embedded: Math.max(0, chunkCount - withoutVector),
       // With a SPLADE encoder (SPLADE_BASE_URL): chunks not yet searchable by fulltext.
       chunks_pending_sparse_encoding: await (async () => {
         const splade = spladeSpec(dataset.serverConfiguration);

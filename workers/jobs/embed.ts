@@ -13,7 +13,7 @@ import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { CoreClient } from '../../core/client/core-client.js';
 import type { ChunkRecord } from '../../core/domain/chunk.js';
-import { embeddingSpec, spladeSpec, type SpladeSpec } from '../../core/domain/dataset-config.js';
+import { embeddingSpec, embedsDense, spladeSpec, type SpladeSpec } from '../../core/domain/dataset-config.js';
 import { boostSparse, SpladeClient } from '../../core/embed/splade.js';
 import { lexicalText } from '../../core/domain/lexical-text.js';
 import type { EmbedJob } from '../../core/domain/queues.js';
@@ -111,13 +111,15 @@ export function embedProcessor(store: Store, core: CoreClient, embedders: Embedd
     const dataset = await store.datasets.get(datasetId);
     if (!dataset) return { embedded: 0 };
     const spec = embeddingSpec(dataset.serverConfiguration);
-    const embedder = embedders.get(spec);
+    // A dataset with SEMANTIC_ENABLED false gets no dense vectors (a job enqueued before the
+    // switch, or for its SPLADE encoding, must not embed either).
+    const embedder = embedsDense(dataset.serverConfiguration) ? embedders.get(spec) : null;
     const splade = spladeSpec(dataset.serverConfiguration);
     const started = Date.now();
     let done = false;
     while (Date.now() - started < turnMs) {
       // Dense first: semantic search is the default reader of background work.
-      let batch = await denseBatch(store, embedder, spec.modelKey, datasetId);
+      let batch = embedder ? await denseBatch(store, embedder, spec.modelKey, datasetId) : { pending: 0, stored: 0 };
       let sparse = false;
       if (batch.pending === 0 && splade) {
         batch = await sparseBatch(store, spladeClients.get(splade), splade.modelKey, datasetId);

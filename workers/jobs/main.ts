@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { connectCore } from '../../core/client/core-client.js';
 import { connectJobs } from '../../core/client/jobs-client.js';
 import { loadConfig } from '../../core/config.js';
-import { embeddingSpec, spladeSpec } from '../../core/domain/dataset-config.js';
+import { embeddingSpec, embedsDense, spladeSpec } from '../../core/domain/dataset-config.js';
 import { EMBED_ATTEMPTS, Queues, type EmbedJob } from '../../core/domain/queues.js';
 import { createLogger } from '../../core/logger.js';
 import { onShutdown } from '../../core/shutdown.js';
@@ -84,7 +84,7 @@ const embedSweep = async (): Promise<void> => {
       if (!dataset) continue;
       const cfg = dataset.serverConfiguration;
       const splade = spladeSpec(cfg);
-      const dense = cfg.SEMANTIC_ENABLED !== false && (await store.vectors.pendingCount(id, embeddingSpec(cfg).modelKey)) > 0;
+      const dense = embedsDense(cfg) && (await store.vectors.pendingCount(id, embeddingSpec(cfg).modelKey)) > 0;
       const sparse = splade !== null && (await store.sparseVectors.pendingCount(id, splade.modelKey)) > 0;
       if (dense || sparse) await jobs.embedDataset(id);
     }
