@@ -4,11 +4,12 @@
  * facade also wrote directly on shutdown, is stored once. Also the retention purge: records older
  * than QUARRY_ANALYTICS_RETENTION_DAYS are deleted hourly, so the store stops growing.
  */
-import { Worker, type Job } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ANALYTICS_ATTEMPTS, ANALYTICS_QUEUE, type AnalyticsBatch } from '../../core/domain/analytics.js';
 import type { Store } from '../../store/repository.js';
+import { jobWorker } from './job-worker.js';
 
 /** Builds the processor: stores the batch's searches, then its recommendations. */
 export function analyticsProcessor(store: Store) {
@@ -22,8 +23,7 @@ export function analyticsProcessor(store: Store) {
 /** Starts the worker of the analytics queue on `connection` (which must have maxRetriesPerRequest null). */
 export function analyticsWorker(store: Store, connection: Redis, logger: Logger): Worker<AnalyticsBatch> {
   // One job at a time: SQLite has one writer, and one batch is a single short transaction.
-  const worker = new Worker<AnalyticsBatch>(ANALYTICS_QUEUE, analyticsProcessor(store), { connection, concurrency: 1 });
-  worker.on('error', (err) => logger.warn({ err: err.message }, 'analytics worker error'));
+  const worker = jobWorker(ANALYTICS_QUEUE, analyticsProcessor(store), connection, logger, { concurrency: 1 });
   worker.on('failed', (job, err) => {
     if (!job) return;
     const last = job.attemptsMade >= (job.opts.attempts ?? ANALYTICS_ATTEMPTS);

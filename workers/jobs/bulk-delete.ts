@@ -5,13 +5,14 @@
  * entry per chunk), then the core applies the log so search follows. Only chunks created at or
  * before the request are deleted. Idempotent: a retried job finds only what is still there.
  */
-import { Worker, type Job } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CoreClient } from '../../core/client/core-client.js';
 import { QuarryError } from '../../core/domain/errors.js';
 import { BULK_DELETE_ATTEMPTS, Queues, type BulkDeleteJob } from '../../core/domain/queues.js';
 import type { Store } from '../../store/repository.js';
+import { jobWorker } from './job-worker.js';
 
 /** Ids listed and deleted per batch (one core scroll, one store transaction, one apply). */
 const BATCH = 1000;
@@ -59,8 +60,7 @@ export function bulkDeleteProcessor(store: Store, core: CoreClient, logger: Logg
 /** Starts the worker of the bulk delete queue on `connection` (which must have maxRetriesPerRequest null). */
 export function bulkDeleteWorker(store: Store, core: CoreClient, connection: Redis, logger: Logger): Worker<BulkDeleteJob> {
   // One job at a time: SQLite has one writer.
-  const worker = new Worker<BulkDeleteJob>(Queues.bulkDelete, bulkDeleteProcessor(store, core, logger), { connection, concurrency: 1 });
-  worker.on('error', (err) => logger.warn({ err: err.message }, 'bulk delete worker error'));
+  const worker = jobWorker(Queues.bulkDelete, bulkDeleteProcessor(store, core, logger), connection, logger, { concurrency: 1 });
   worker.on('failed', (job, err) => {
     if (!job) return;
     const last = job.attemptsMade >= (job.opts.attempts ?? BULK_DELETE_ATTEMPTS);

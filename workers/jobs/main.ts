@@ -1,5 +1,5 @@
 /** Entry point of the job workers (BullMQ): maintenance purges, embedding and analytics flushes. */
-import { Worker } from 'bullmq';
+import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { connectCore } from '../../core/client/core-client.js';
 import { connectJobs } from '../../core/client/jobs-client.js';
@@ -13,6 +13,7 @@ import { EmbedderCache } from '../../core/embed/embedder-cache.js';
 import { analyticsWorker, startAnalyticsRetention } from './analytics.js';
 import { bulkDeleteWorker } from './bulk-delete.js';
 import { embedProcessor } from './embed.js';
+import { jobWorker } from './job-worker.js';
 import { watchEventLoop } from './loop-monitor.js';
 import { maintenanceProcessor, sweepDeleted } from './maintenance.js';
 
@@ -32,12 +33,8 @@ const jobs = connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffM
 const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
 connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
 
-// After a Redis connection error BullMQ waits runRetryDelay before it fetches again (15 s by
-// default): 1 s lets the workers take jobs again within about a second of Redis coming back.
-const RUN_RETRY_DELAY_MS = 1_000;
-const maintenance = new Worker(Queues.maintenance, maintenanceProcessor(store, config.dataDir, logger), { connection, concurrency: 1, runRetryDelay: RUN_RETRY_DELAY_MS });
-// Without a listener BullMQ prints every Redis reconnection error as a raw stack trace.
-maintenance.on('error', (err) => logger.warn({ err: err.message }, 'maintenance worker error'));
+// Every worker comes from jobWorker() (job-worker.ts): the same Redis error handling for all.
+const maintenance = jobWorker(Queues.maintenance, maintenanceProcessor(store, config.dataDir, logger), connection, logger, { concurrency: 1 });
 maintenance.on('failed', (job, err) => logger.error({ job: job?.name, id: job?.data.id, err }, 'job failed'));
 
 const embedders = new EmbedderCache(config.embedThreads);
@@ -47,15 +44,12 @@ const deadLettered = new Map<string, number>();
 // embed.ts). The model runs in worker threads, so the lock is renewed on time however slow a
 // batch is; a short lock and stall check let a restarted worker take over a killed worker's job
 // within ~20 s.
-const embed = new Worker<EmbedJob>(Queues.embed, embedProcessor(store, core, embedders, logger), {
-  connection,
+const embed = jobWorker<EmbedJob, { embedded: number }>(Queues.embed, embedProcessor(store, core, embedders, logger), connection, logger, {
   concurrency: 1,
   lockDuration: 15_000,
   stalledInterval: 5_000,
-  runRetryDelay: RUN_RETRY_DELAY_MS,
   autorun: config.embedJobs,
 });
-embed.on('error', (err) => logger.warn({ err: err.message }, 'embed worker error'));
 embed.on('failed', (job, err) => {
   if (!job) return;
   const last = job.attemptsMade >= (job.opts.attempts ?? EMBED_ATTEMPTS);
