@@ -10,7 +10,7 @@
  * attacks write, which is CPU the victim shares); by default it is off, as in the test suite.
  */
 import fs from 'node:fs';
-import { ATTACKS, judge, type AttackTarget } from './lib/attacks.js';
+import { ATTACKS, judge, prepareAttackBodies, type AttackTarget } from './lib/attacks.js';
 import { quantile } from './lib/metrics.js';
 import { machine, post, startBenchStack, type BenchStack } from './lib/spawn-stack.js';
 import { syntheticCorpus, syntheticQueries } from './lib/synthetic.js';
@@ -68,28 +68,43 @@ async function main(): Promise<void> {
 
     console.log(`soak: ${machine()}`);
     console.log(`soak: ${minutes} min, ${attackers} attack loops over ${ATTACKS.length} attacks, ${victims} victim search loops, victim 2,000 synthetic chunks, embedding ${embed ? 'on' : 'off'}`);
+    prepareAttackBodies();
     const startRss = rssLine(stack);
     console.log(`start RSS: ${startRss}`);
 
-    const until = Date.now() + minutes * 60_000;
+    // The victim alone first (30 s), so that the figures under attack have a reference.
+    let until = Date.now() + 30_000;
+    const alone: number[] = [];
+    const victimSearch = async (i: number): Promise<number> => {
+      const started = performance.now();
+      const res = await fetch(`${stack.baseUrl}/api/chunk/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...victimHeaders },
+        body: JSON.stringify({ query: queries[i % queries.length], search_type: 'bm25', page_size: 10 }),
+      }).catch(() => undefined);
+      await res?.arrayBuffer();
+      if (res?.status !== 200) victimErrors++;
+      return performance.now() - started;
+    };
+    let victimErrors = 0;
+    await Promise.all(
+      Array.from({ length: victims }, async (_, v) => {
+        for (let i = v * 17; Date.now() < until; i++) alone.push(await victimSearch(i));
+      }),
+    );
+    const aloneSorted = Float64Array.from(alone).sort();
+    console.log(`victim alone: ${alone.length} searches, p50 ${quantile(aloneSorted, 0.5).toFixed(2)} ms, p99 ${quantile(aloneSorted, 0.99).toFixed(2)} ms`);
+
+    until = Date.now() + minutes * 60_000;
     let window: number[] = [];
     const all: number[] = [];
     const statuses = new Map<string, number>();
     const failures: string[] = [];
-    let victimErrors = 0;
     let attacksDone = 0;
 
     const victimLoop = async (seed: number) => {
       for (let i = seed; Date.now() < until; i++) {
-        const started = performance.now();
-        const res = await fetch(`${stack.baseUrl}/api/chunk/search`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...victimHeaders },
-          body: JSON.stringify({ query: queries[i % queries.length], search_type: 'bm25', page_size: 10 }),
-        }).catch(() => undefined);
-        await res?.arrayBuffer();
-        const ms = performance.now() - started;
-        if (res?.status !== 200) victimErrors++;
+        const ms = await victimSearch(i);
         window.push(ms);
         all.push(ms);
       }
@@ -119,7 +134,9 @@ async function main(): Promise<void> {
     console.log('');
     console.log(`start RSS: ${startRss}`);
     console.log(`end RSS:   ${rssLine(stack)}`);
-    console.log(`victim: ${sorted.length} searches, p50 ${quantile(sorted, 0.5).toFixed(2)} ms, p99 ${quantile(sorted, 0.99).toFixed(2)} ms, max ${sorted[sorted.length - 1]?.toFixed(0)} ms, non-200 ${victimErrors}`);
+    console.log(`victim alone: p50 ${quantile(aloneSorted, 0.5).toFixed(2)} ms, p99 ${quantile(aloneSorted, 0.99).toFixed(2)} ms`);
+    console.log(`victim under attack: ${sorted.length} searches, p50 ${quantile(sorted, 0.5).toFixed(2)} ms, p99 ${quantile(sorted, 0.99).toFixed(2)} ms, max ${sorted[sorted.length - 1]?.toFixed(0)} ms, non-200 ${victimErrors}`);
+    console.log(`victim p99 under attack / alone: ${(quantile(sorted, 0.99) / quantile(aloneSorted, 0.99)).toFixed(2)}x`);
     console.log(`attacks: ${attacksDone}, answers by status: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
     console.log(failures.length === 0 ? 'every attack answered as it should' : `wrong answers (first ${failures.length}):\n  ${failures.join('\n  ')}`);
     process.exitCode = failures.length === 0 && victimErrors === 0 ? 0 : 1;

@@ -59,6 +59,12 @@ export interface Config {
   readonly shardsPerDataset: number;
   /** Searches the core runs at once before answering 503 + Retry-After. @defaultValue `256` */
   readonly maxConcurrentSearches: number;
+  /** Reads (searches, gets) one organization runs at once in an HTTP process; more wait in order. */
+  readonly tenantReadConcurrency: number;
+  /** Writes one organization runs at once in an HTTP process; more wait in order. */
+  readonly tenantWriteConcurrency: number;
+  /** Requests of one organization and kind (read, write) that may wait; beyond it, 429. */
+  readonly tenantQueue: number;
   /** Whether this job-worker process embeds chunks (off for a worker that should only purge). @defaultValue `true` */
   readonly embedJobs: boolean;
   /** First retry delay of a failed embedding job (doubling per attempt), in ms. @defaultValue `2000` */
@@ -141,6 +147,9 @@ export function loadConfig(env: Env = process.env): Config {
     shardThreads,
     shardsPerDataset: intVar(env, 'QUARRY_SHARDS_PER_DATASET', shardThreads, 1, 1024),
     maxConcurrentSearches: intVar(env, 'QUARRY_MAX_CONCURRENT_SEARCHES', 256, 1, 1_000_000),
+    tenantReadConcurrency: intVar(env, 'QUARRY_TENANT_READ_CONCURRENCY', Math.max(2, os.availableParallelism()), 1, 100_000),
+    tenantWriteConcurrency: intVar(env, 'QUARRY_TENANT_WRITE_CONCURRENCY', 1, 1, 100_000),
+    tenantQueue: intVar(env, 'QUARRY_TENANT_QUEUE', 256, 0, 1_000_000),
     embedJobs: boolVar(env, 'QUARRY_EMBED_JOBS', true),
     embedBackoffMs: intVar(env, 'QUARRY_EMBED_BACKOFF_MS', 2000, 1, 3_600_000),
     embedThreads: intVar(env, 'QUARRY_EMBED_THREADS', os.availableParallelism(), 1, 256),

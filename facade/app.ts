@@ -7,6 +7,7 @@ import { authenticate } from './middleware/auth.js';
 import { jsonBody } from './middleware/body.js';
 import { errors } from './middleware/errors.js';
 import { gate } from './middleware/gate.js';
+import { tenantFairness } from './middleware/tenant-fairness.js';
 import { requestId } from './middleware/request-id.js';
 import { chunkGroupRoutes } from './routes/chunk-group.js';
 import { chunkRoutes } from './routes/chunk.js';
@@ -58,6 +59,10 @@ export function createApp(services: Services): Koa<RequestState> {
   // expensive part, and only callers the gate lets through may make the process buffer one.
   app.use(authenticate(services));
   app.use(gate(services, router));
+  // Before the body: a request waiting for its organization's turn holds no parsed body.
+  app.use(
+    tenantFairness({ reads: services.config.tenantReadConcurrency, writes: services.config.tenantWriteConcurrency, queue: services.config.tenantQueue }),
+  );
   app.use(jsonBody(bodyLimits(services.config)));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));

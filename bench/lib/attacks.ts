@@ -86,6 +86,24 @@ export async function send(
   }
 }
 
+const lazies: (() => string)[] = [];
+/** A body built once, on first use or by {@link prepareAttackBodies}. */
+function lazy(build: () => string): () => string {
+  let value: string | undefined;
+  const get = (): string => (value ??= build());
+  lazies.push(get);
+  return get;
+}
+
+/**
+ * Builds every large attack body now. A harness that measures a victim from the same process
+ * calls it first: building 16 MiB of JSON blocks the client's own event loop, and that would be
+ * counted against the server.
+ */
+export function prepareAttackBodies(): void {
+  for (const get of lazies) get();
+}
+
 /** JSON text of `n` empty arrays in one array: cheap to send, costly to parse and walk. */
 function emptyArrays(bytes: number): string {
   const n = Math.floor(bytes / 3);
@@ -93,6 +111,27 @@ function emptyArrays(bytes: number): string {
 }
 
 const json = (v: unknown): string => JSON.stringify(v);
+const HUGE_ARRAYS = lazy(() => emptyArrays(16 << 20));
+const BIG_ARRAYS = lazy(() => emptyArrays(8 << 20));
+const DEEP_OPEN = lazy(() => '['.repeat(1_000_000));
+const DEEP_FILTER = lazy(() => `{"query":"a","filters":${'['.repeat(200_000)}${']'.repeat(200_000)}}`);
+const HTML_A = lazy(() => json({ chunk_html: '<a'.repeat(100_000) }));
+const HTML_SCRIPT = lazy(() => json({ chunk_html: '<script x'.repeat(30_000) }));
+const HTML_COMMENT = lazy(() => json({ chunk_html: '<!--x<'.repeat(30_000) }));
+const GROUP_IDS = lazy(() => json({ chunk_html: 'x', group_tracking_ids: Array.from({ length: 100_000 }, (_, i) => `g${i}`) }));
+const MATCH_ANY = lazy(() =>
+  json({ query: 'alpha', search_type: 'bm25', filters: { must: [{ field: 'tag_set', match_any: Array.from({ length: 500_000 }, (_, i) => `t${i}`) }] } }),
+);
+const POLYGON = lazy(() =>
+  json({
+    query: 'alpha',
+    search_type: 'bm25',
+    filters: { must: [{ field: 'location', geo_polygon: { points: Array.from({ length: 200_000 }, (_, i) => ({ lat: Math.sin(i) * 10, lon: Math.cos(i) * 10 })) } }] },
+  }),
+);
+const LONG_QUERY = lazy(() => json({ query: 'alpha beta '.repeat(100_000), search_type: 'bm25' }));
+const LONG_PREFIX = lazy(() => json({ query: 'al'.repeat(500_000), search_type: 'bm25' }));
+const BIG_METADATA = lazy(() => json({ query: 'alpha', search_type: 'bm25', metadata: { blob: 'x'.repeat(900_000) } }));
 const ds = (t: AttackTarget, key: string): Record<string, string> => ({ authorization: key, 'tr-dataset': t.datasetId });
 const org = (t: AttackTarget, key: string): Record<string, string> => ({ authorization: key, 'tr-organization': t.orgId });
 
@@ -103,7 +142,7 @@ export const ATTACKS: readonly Attack[] = [
     expect: 'refused',
     maxMs: 5000,
     resetOk: true,
-    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/search', { 'tr-dataset': t.datasetId }, emptyArrays(16 << 20)),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/search', { 'tr-dataset': t.datasetId }, HUGE_ARRAYS()),
     check: (o) => (o.status === 'reset' || o.status === 401 || o.status === 413 ? null : `expected 401/413 before the body is read, got ${o.status}`),
   },
   {
@@ -111,19 +150,19 @@ export const ATTACKS: readonly Attack[] = [
     expect: 'refused',
     maxMs: 5000,
     resetOk: true,
-    run: (t) => send(t.baseUrl, 'POST', '/api/chunk', { 'tr-dataset': t.datasetId }, '['.repeat(1_000_000)),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk', { 'tr-dataset': t.datasetId }, DEEP_OPEN()),
   },
   {
     name: 'read key: body nested 200,000 deep',
     expect: 'refused',
     maxMs: 5000,
-    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/search', ds(t, t.readKey), `{"query":"a","filters":${'['.repeat(200_000)}${']'.repeat(200_000)}}`),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/search', ds(t, t.readKey), DEEP_FILTER()),
   },
   {
     name: 'read key: 8 MiB body of empty arrays',
     expect: 'refused',
     maxMs: 5000,
-    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/search', ds(t, t.readKey), emptyArrays(8 << 20)),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/search', ds(t, t.readKey), BIG_ARRAYS()),
   },
   {
     name: 'scope with adjacent placeholders (ReDoS)',
@@ -143,19 +182,19 @@ export const ATTACKS: readonly Attack[] = [
     name: 'chunk_html of 100,000 unclosed "<a" openers',
     expect: 'bounded',
     maxMs: 3000,
-    run: (t) => send(t.baseUrl, 'POST', '/api/chunk', ds(t, t.ownerKey), json({ chunk_html: '<a'.repeat(100_000) })),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk', ds(t, t.ownerKey), HTML_A()),
   },
   {
     name: 'chunk_html of 30,000 unclosed "<script" openers',
     expect: 'bounded',
     maxMs: 3000,
-    run: (t) => send(t.baseUrl, 'POST', '/api/chunk', ds(t, t.ownerKey), json({ chunk_html: '<script x'.repeat(30_000) })),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk', ds(t, t.ownerKey), HTML_SCRIPT()),
   },
   {
     name: 'chunk_html of 60,000 unclosed comments',
     expect: 'bounded',
     maxMs: 3000,
-    run: (t) => send(t.baseUrl, 'POST', '/api/chunk', ds(t, t.ownerKey), json({ chunk_html: '<!--x<'.repeat(30_000) })),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk', ds(t, t.ownerKey), HTML_COMMENT()),
   },
   {
     name: 'RERANKER_BASE_URL ending in 60,000 slashes',
@@ -178,57 +217,37 @@ export const ATTACKS: readonly Attack[] = [
     name: '100,000 group_tracking_ids on one chunk',
     expect: 'refused',
     maxMs: 3000,
-    run: (t) =>
-      send(t.baseUrl, 'POST', '/api/chunk', ds(t, t.ownerKey), json({ chunk_html: 'x', group_tracking_ids: Array.from({ length: 100_000 }, (_, i) => `g${i}`) })),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk', ds(t, t.ownerKey), GROUP_IDS()),
   },
   {
     name: 'filter with 500,000 match_any values',
     expect: 'refused',
     maxMs: 5000,
-    run: (t) =>
-      send(
-        t.baseUrl,
-        'POST',
-        '/api/chunk/search',
-        ds(t, t.readKey),
-        json({ query: 'alpha', search_type: 'bm25', filters: { must: [{ field: 'tag_set', match_any: Array.from({ length: 500_000 }, (_, i) => `t${i}`) }] } }),
-      ),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/search', ds(t, t.readKey), MATCH_ANY()),
   },
   {
     name: 'geo_polygon of 200,000 points',
     expect: 'refused',
     maxMs: 5000,
-    run: (t) =>
-      send(
-        t.baseUrl,
-        'POST',
-        '/api/chunk/search',
-        ds(t, t.readKey),
-        json({
-          query: 'alpha',
-          search_type: 'bm25',
-          filters: { must: [{ field: 'location', geo_polygon: { points: Array.from({ length: 200_000 }, (_, i) => ({ lat: Math.sin(i) * 10, lon: Math.cos(i) * 10 })) } }] },
-        }),
-      ),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/search', ds(t, t.readKey), POLYGON()),
   },
   {
     name: 'query of 1 MB',
     expect: 'refused',
     maxMs: 5000,
-    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/search', ds(t, t.readKey), json({ query: 'alpha beta '.repeat(100_000), search_type: 'bm25' })),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/search', ds(t, t.readKey), LONG_QUERY()),
   },
   {
     name: 'autocomplete of 1 MB',
     expect: 'refused',
     maxMs: 5000,
-    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/autocomplete', ds(t, t.readKey), json({ query: 'al'.repeat(500_000), search_type: 'bm25' })),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/autocomplete', ds(t, t.readKey), LONG_PREFIX()),
   },
   {
     name: 'search with 900 KB of analytics metadata',
     expect: 'bounded',
     maxMs: 3000,
-    run: (t) =>
-      send(t.baseUrl, 'POST', '/api/chunk/search', ds(t, t.readKey), json({ query: 'alpha', search_type: 'bm25', metadata: { blob: 'x'.repeat(900_000) } })),
+    run: (t) => send(t.baseUrl, 'POST', '/api/chunk/search', ds(t, t.readKey), BIG_METADATA()),
   },
   {
     name: 'read key: 10,000 organizations',

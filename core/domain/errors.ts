@@ -42,6 +42,8 @@ export const ErrorCodes = {
   timeout: { http: 504, grpc: GrpcStatus.DEADLINE_EXCEEDED, expose: true },
   /** The caller went away; nginx's 499 "client closed request", which nobody reads. */
   cancelled: { http: 499, grpc: GrpcStatus.CANCELLED, expose: true },
+  /** One organization has too many requests in flight (its fair share); retry after Retry-After. */
+  too_many_requests: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED, expose: true },
   payload_too_large: { http: 413, grpc: GrpcStatus.RESOURCE_EXHAUSTED, expose: true },
   unsupported_media_type: { http: 415, grpc: GrpcStatus.INVALID_ARGUMENT, expose: true },
   overloaded: { http: 503, grpc: GrpcStatus.RESOURCE_EXHAUSTED, expose: true },

@@ -134,24 +134,24 @@ describe('scope matching is linear', () => {
   };
 
   it('wildcards side by side against a long segment', () => {
+    // Not whole segments: such a scope is refused at key creation and a stored one matches nothing.
     const scope = 'GET /api/' + '{p}'.repeat(30) + 'x';
     const path = '/api/' + 'a'.repeat(5000);
     expect(timed(() => scopesAllow([scope], 'GET', path))).toBeLessThan(BOUND_MS);
     expect(scopesAllow([scope], 'GET', path)).toBe(false);
-    expect(scopesAllow([scope], 'GET', '/api/' + 'a'.repeat(30) + 'x')).toBe(true);
-    expect(scopesAllow([scope], 'GET', '/api/' + 'a'.repeat(29) + 'x')).toBe(false);
+    expect(scopesAllow([scope], 'GET', '/api/' + 'a'.repeat(30) + 'x')).toBe(false);
   });
 
   it('a scope of 200 KB of unclosed braces', () => {
     expect(timed(() => scopesAllow(['GET /api/' + fill('{')], 'GET', '/api/x'))).toBeLessThan(BOUND_MS);
   });
 
-  it('allows exactly what the regex allowed', () => {
-    const scopePart = fc.constantFrom('/', 'a', 'b', '{id}', '{x}', '{', '}', '.', '*', ' ', 'A');
+  it('allows exactly what the regex allowed, for scopes whose placeholders are whole segments', () => {
+    const segment = fc.constantFrom('a', 'b', 'ab', 'A', '.', '*', '{id}', '{x}');
     const routePart = fc.constantFrom('/', 'a', 'b', 'ab', '.', '{', '}', '*', 'A', ' ');
     fc.assert(
-      fc.property(fc.array(scopePart, { maxLength: 8 }), fc.array(routePart, { maxLength: 8 }), fc.constantFrom('GET', 'post'), (sp, rp, method) => {
-        const scope = `GET /api/${sp.join('')}`;
+      fc.property(fc.array(segment, { maxLength: 6 }), fc.array(routePart, { maxLength: 8 }), fc.constantFrom('GET', 'post'), (segments, rp, method) => {
+        const scope = `GET /api${segments.map((x) => `/${x}`).join('')}`;
         const path = `/api/${rp.join('')}`;
         expect(scopesAllow([scope], method, path)).toBe(oldAllow(scope, `${method.toUpperCase()} ${path}`));
       }),

@@ -2,22 +2,33 @@
  * One tenant attacks, another searches. For every hostile request of the catalog
  * (`bench/lib/attacks.ts`): the attack gets a 4xx or a bounded answer, and meanwhile the other
  * tenant's searches return exactly what they returned before, with a p99 latency within 3x of
- * its own before the attacks (never under a floor: on a 2-core machine shared with another test
- * file, one scheduler hiccup is tens of ms; every bug this guards against stalled for seconds).
+ * its own measured just before (never under a floor). The floor is there for this shared 2-core
+ * machine: an attack that is refused still costs its parse (a 1.5 MB body is ~20 ms of one event
+ * loop), the suite runs another test file beside this one, and the p99 of 30 searches is nearly
+ * their maximum, so a single GC pause or scheduler hiccup reaches 100-200 ms here. Every bug this
+ * guards against stalled the other tenant for 4 to 60 seconds, 16x and more above the floor;
+ * `bench/soak.ts` measures the ratio itself, over minutes, on a quiet machine.
  */
+import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ATTACKS, judge, type AttackOutcome, type AttackTarget } from '../../bench/lib/attacks.js';
+import { ATTACKS, judge, prepareAttackBodies, type AttackOutcome, type AttackTarget } from '../../bench/lib/attacks.js';
 import { client, type Client } from '../helpers/api.js';
 import { createKey, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { randomChunks, randomQuery, rng } from '../helpers/random-corpus.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
-/** Lowest p99 bound for the victim during an attack, in ms. */
-const P99_FLOOR_MS = 60;
+/** Lowest p99 bound for the victim during an attack, in ms (see the file comment). */
+const P99_FLOOR_MS = 250;
 /** Copies of each attack in flight at once. */
 const CONCURRENCY = 3;
 /** Victim searches measured during each attack, at least. */
-const MIN_SAMPLES = 10;
+const MIN_SAMPLES = 30;
+/** Victim searches measured alone just before each attack. */
+const ALONE_SAMPLES = 40;
+/** Each attack repeats (CONCURRENCY at a time) for this long, within the round bounds. */
+const ATTACK_WINDOW_MS = 1000;
+const MIN_ROUNDS = 2;
+const MAX_ROUNDS = 20;
 
 let stack: Stack;
 let attacker: Tenant;
@@ -28,11 +39,74 @@ const queries: string[] = [];
 /** The victim's answers before any attack: ids and scores per query, and the chunk count. */
 let expected: string[] = [];
 let expectedCount = 0;
-let baselineP99 = 0;
+let victimKey = '';
 
 function p99(samples: number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
+}
+
+/**
+ * The victim's client runs in a thread of its own: the attacker's client (building and sending
+ * megabytes from this thread) must not delay the victim's requests and be billed to the server.
+ * Plain JavaScript, evaluated as is. On 'run' it searches the queries round-robin until 'stop'
+ * (and at least `min` searches), then posts every latency and each answer that differs.
+ */
+const PROBE_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { baseUrl, headers, queries, expected } = workerData;
+let running = false;
+async function answer(q) {
+  const started = performance.now();
+  try {
+    const res = await fetch(baseUrl + '/api/chunk/search', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ query: queries[q], search_type: 'bm25', page_size: 10 }),
+      signal: AbortSignal.timeout(20000),
+    });
+    const text = await res.text();
+    const ms = performance.now() - started;
+    if (res.status !== 200) return { answer: 'status ' + res.status + ': ' + text.slice(0, 300), ms };
+    return { answer: JSON.parse(text).chunks.map((h) => h.chunk.id + ':' + h.score.toFixed(6)).join(','), ms };
+  } catch (err) {
+    return { answer: 'no answer: ' + err.message, ms: performance.now() - started };
+  }
+}
+parentPort.on('message', async (m) => {
+  if (m.cmd === 'stop') { running = false; return; }
+  running = true;
+  const latencies = [];
+  const wrong = [];
+  for (let i = 0; running || latencies.length < m.min; i++) {
+    const q = i % queries.length;
+    const r = await answer(q);
+    latencies.push(r.ms);
+    if (expected && r.answer !== expected[q]) wrong.push('query "' + queries[q] + '": ' + r.answer.slice(0, 200) + ' instead of ' + expected[q].slice(0, 200));
+  }
+  parentPort.postMessage({ latencies, wrong });
+});
+`;
+
+/** Latencies and wrong answers of the victim's searches while `during` runs. */
+async function probeVictim(min: number, during: () => Promise<unknown>): Promise<{ latencies: number[]; wrong: string[] }> {
+  const headers = { authorization: victimKey, 'tr-dataset': victim.datasetId };
+  const worker = new Worker(PROBE_SOURCE, { eval: true, workerData: { baseUrl: stack.baseUrl, headers, queries, expected } });
+  try {
+    const done = new Promise<{ latencies: number[]; wrong: string[] }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    worker.postMessage({ cmd: 'run', min });
+    try {
+      await during();
+    } finally {
+      worker.postMessage({ cmd: 'stop' });
+    }
+    return await done;
+  } finally {
+    await worker.terminate();
+  }
 }
 
 /** The victim's answer to query `i`, as a comparable string. */
@@ -67,7 +141,7 @@ beforeAll(async () => {
   }
   const attackerChunks = await attacker.ds.post('/api/chunk', randomChunks(100, 92));
   expect(attackerChunks.status, attackerChunks.text).toBe(200);
-  const victimKey = await createKey(stack, victim.orgId, { role: 0 });
+  victimKey = await createKey(stack, victim.orgId, { role: 0 });
   victimRead = client(stack.baseUrl, { authorization: victimKey, 'tr-dataset': victim.datasetId });
   target = {
     baseUrl: stack.baseUrl,
@@ -83,12 +157,13 @@ beforeAll(async () => {
   for (let i = 0; i < queries.length; i++) expected.push((await victimAnswer(i)).answer);
   expect(expected.filter((a) => a.length > 0).length).toBeGreaterThan(4);
   expectedCount = await victimCount();
+  // Built now, not while the victim is timed from this same process.
+  prepareAttackBodies();
   expect(expectedCount).toBeGreaterThan(100);
-  // Warm, then measure the victim alone.
+  // Warm, then measure the victim alone, through the same probe as during the attacks.
   for (let i = 0; i < 40; i++) await victimAnswer(i % queries.length);
-  const alone: number[] = [];
-  for (let i = 0; i < 120; i++) alone.push((await victimAnswer(i % queries.length)).ms);
-  baselineP99 = p99(alone);
+  const alone = await probeVictim(ALONE_SAMPLES, async () => undefined);
+  expect(alone.wrong).toEqual([]);
 }, 180_000);
 
 afterAll(async () => {
@@ -100,30 +175,24 @@ describe('one tenant attacks, the other is unharmed', () => {
     it(
       attack.name,
       async () => {
-        let attacking = true;
-        const latencies: number[] = [];
-        const wrong: string[] = [];
-        const victimLoop = (async () => {
-          let i = 0;
-          while (attacking || latencies.length < MIN_SAMPLES) {
-            const q = i++ % queries.length;
-            const { answer, ms } = await victimAnswer(q);
-            latencies.push(ms);
-            if (answer !== expected[q]) wrong.push(`query "${queries[q]}": ${answer.slice(0, 200)} instead of ${expected[q]!.slice(0, 200)}`);
+        // The victim alone just before, so that both figures see the same load on the machine.
+        const before = await probeVictim(ALONE_SAMPLES, async () => undefined);
+        expect(before.wrong).toEqual([]);
+        const aloneP99 = p99(before.latencies);
+        const outcomes: AttackOutcome[] = [];
+        const { latencies, wrong } = await probeVictim(MIN_SAMPLES, async () => {
+          const started = performance.now();
+          for (let round = 0; round < MAX_ROUNDS && (round < MIN_ROUNDS || performance.now() - started < ATTACK_WINDOW_MS); round++) {
+            outcomes.push(...(await Promise.all(Array.from({ length: CONCURRENCY }, () => attack.run(target)))));
           }
-        })();
-        let outcomes: AttackOutcome[];
-        try {
-          outcomes = await Promise.all(Array.from({ length: CONCURRENCY }, () => attack.run(target)));
-        } finally {
-          attacking = false;
-          await victimLoop;
-        }
+        });
         const verdicts = outcomes.map((o) => judge(attack, o, target)).filter((v) => v !== null);
         expect(verdicts, `the attack's answers`).toEqual([]);
         expect(wrong, 'the victim got different answers during the attack').toEqual([]);
-        const bound = Math.max(3 * baselineP99, P99_FLOOR_MS);
-        expect(p99(latencies), `victim p99 during the attack (alone: ${baselineP99.toFixed(1)} ms; ${latencies.length} samples)`).toBeLessThanOrEqual(bound);
+        const bound = Math.max(3 * aloneP99, P99_FLOOR_MS);
+        const during = p99(latencies);
+        console.log(`${attack.name}: victim p99 alone ${aloneP99.toFixed(1)} ms, during ${during.toFixed(1)} ms (${latencies.length} searches, ${outcomes.length} attacks)`);
+        expect(during, `victim p99 during the attack (alone just before: ${aloneP99.toFixed(1)} ms; ${latencies.length} samples)`).toBeLessThanOrEqual(bound);
         const health = await client(stack.baseUrl).get('/api/health');
         expect(health.status, health.text).toBe(200);
         expect(await victimCount()).toBe(expectedCount);

@@ -15,7 +15,8 @@ let ds: Client;
 const search = (c: Client, body: Record<string, unknown>) => c.post('/api/chunk/search', { search_type: 'bm25', ...body });
 
 beforeAll(async () => {
-  stack = await startStack({ env: { QUARRY_MAX_CONCURRENT_SEARCHES: '2' } });
+  // The per-organization share is opened wide so that the core's own admission is what refuses.
+  stack = await startStack({ env: { QUARRY_MAX_CONCURRENT_SEARCHES: '2', QUARRY_TENANT_READ_CONCURRENCY: '1000' } });
   tenant = await createTenant(stack);
   ds = tenant.ds;
   const res = await ds.post('/api/chunk', [
