@@ -27,25 +27,30 @@ interface ErrorKind {
   readonly grpc: number;
   /** Whether the message may be shown to the caller (internal errors are logged, not exposed). */
   readonly expose: boolean;
+  /**
+   * Whether a gRPC status maps back to this code. False for codes that share their gRPC status
+   * with a more general one and that the core never sends (HTTP-side refinements).
+   */
+  readonly fromGrpc?: false;
 }
 
 /** Error codes, their HTTP and gRPC statuses. */
 export const ErrorCodes = {
   bad_request: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, expose: true },
-  invalid_json: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, expose: true },
-  duplicate_tracking_id: { http: 400, grpc: GrpcStatus.ALREADY_EXISTS, expose: true },
+  invalid_json: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, expose: true, fromGrpc: false },
+  duplicate_tracking_id: { http: 400, grpc: GrpcStatus.ALREADY_EXISTS, expose: true, fromGrpc: false },
   unauthorized: { http: 401, grpc: GrpcStatus.UNAUTHENTICATED, expose: true },
   forbidden: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, expose: true },
   not_found: { http: 404, grpc: GrpcStatus.NOT_FOUND, expose: true },
-  method_not_allowed: { http: 405, grpc: GrpcStatus.INVALID_ARGUMENT, expose: true },
+  method_not_allowed: { http: 405, grpc: GrpcStatus.INVALID_ARGUMENT, expose: true, fromGrpc: false },
   /** A deadline passed (the core's, or a model server's): a gateway timeout, not the client's fault. */
   timeout: { http: 504, grpc: GrpcStatus.DEADLINE_EXCEEDED, expose: true },
   /** The caller went away; nginx's 499 "client closed request", which nobody reads. */
   cancelled: { http: 499, grpc: GrpcStatus.CANCELLED, expose: true },
   /** One organization has too many requests in flight (its fair share); retry after Retry-After. */
-  too_many_requests: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED, expose: true },
-  payload_too_large: { http: 413, grpc: GrpcStatus.RESOURCE_EXHAUSTED, expose: true },
-  unsupported_media_type: { http: 415, grpc: GrpcStatus.INVALID_ARGUMENT, expose: true },
+  too_many_requests: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED, expose: true, fromGrpc: false },
+  payload_too_large: { http: 413, grpc: GrpcStatus.RESOURCE_EXHAUSTED, expose: true, fromGrpc: false },
+  unsupported_media_type: { http: 415, grpc: GrpcStatus.INVALID_ARGUMENT, expose: true, fromGrpc: false },
   overloaded: { http: 503, grpc: GrpcStatus.RESOURCE_EXHAUSTED, expose: true },
   unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE, expose: true },
   internal: { http: 500, grpc: GrpcStatus.INTERNAL, expose: false },
@@ -92,7 +97,7 @@ export const forbidden = (why: string): QuarryError => new QuarryError('forbidde
 /** Maps a gRPC status number back to the closest error code (used by the core client). */
 export function codeFromGrpc(status: number): ErrorCode {
   for (const [code, kind] of Object.entries(ErrorCodes) as [ErrorCode, ErrorKind][]) {
-    if (kind.grpc === status && code !== 'invalid_json' && code !== 'duplicate_tracking_id' && code !== 'method_not_allowed' && code !== 'unsupported_media_type' && code !== 'payload_too_large') {
+    if (kind.grpc === status && kind.fromGrpc !== false) {
       return code;
     }
   }

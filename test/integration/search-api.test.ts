@@ -162,7 +162,7 @@ describe('admission control', () => {
     const bodies = Array.from({ length: 60 }, () => search(ds, { query: 'aspirin fever children ibuprofen', get_total_pages: true }));
     const results = await Promise.all(bodies);
     const statuses = new Set(results.map((r) => r.status));
-    expect([...statuses].every((s) => s === 200 || s === 503)).toBe(true);
+    expect([...statuses].every((s) => s === 200 || s === 503), `statuses: ${[...statuses].join(", ")}; ${results.find((r) => r.status !== 200 && r.status !== 503)?.text}`).toBe(true);
     const rejected = results.filter((r) => r.status === 503);
     expect(rejected.length).toBeGreaterThan(0);
     expect(rejected[0]!.headers.get('retry-after')).toBe('1');
