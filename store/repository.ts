@@ -115,8 +115,9 @@ export interface DatasetRepository {
     trackingId: string | null;
     serverConfiguration: Record<string, unknown>;
   }): Promise<DatasetRecord>;
+  /** The dataset, or undefined when unknown, flagged deleted, or of an organization flagged deleted. */
   get(id: string): Promise<DatasetRecord | undefined>;
-  /** Ids of every live dataset (for warming the search core). */
+  /** Ids of every live dataset, as {@link get} defines live (for warming the search core). */
   listIds(): Promise<string[]>;
   /** Ids of every dataset of an organization, deleted ones included (for purging their files). */
   idsOfOrganization(organizationId: string): Promise<string[]>;

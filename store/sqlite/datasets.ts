@@ -13,14 +13,20 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter, purger: Purger): Da
   const insert = db.prepare(
     'INSERT INTO datasets (id, organization_id, name, tracking_id, server_configuration, deleted, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)',
   );
-  const byId = db.prepare('SELECT * FROM datasets WHERE id = ? AND deleted = 0');
+  // A dataset of an organization flagged deleted is as gone as a flagged dataset (its purge may be
+  // half done): the core drops it on use, and the job workers skip it.
+  const byId = db.prepare(
+    'SELECT d.* FROM datasets d JOIN organizations o ON o.id = d.organization_id WHERE d.id = ? AND d.deleted = 0 AND o.deleted = 0',
+  );
   const byTracking = db.prepare('SELECT * FROM datasets WHERE organization_id = ? AND tracking_id = ? AND deleted = 0');
   const updateRow = db.prepare(
     'UPDATE datasets SET name = ?, tracking_id = ?, server_configuration = ?, updated_at = ? WHERE id = ?',
   );
   const markDeleted = db.prepare('UPDATE datasets SET deleted = 1, updated_at = ? WHERE id = ?');
   const listDeleted = db.prepare('SELECT id FROM datasets WHERE deleted = 1');
-  const listIds = db.prepare('SELECT id FROM datasets WHERE deleted = 0 ORDER BY created_at, id');
+  const listIds = db.prepare(
+    'SELECT d.id FROM datasets d JOIN organizations o ON o.id = d.organization_id WHERE d.deleted = 0 AND o.deleted = 0 ORDER BY d.created_at, d.id',
+  );
   const idsOfOrg = db.prepare('SELECT id FROM datasets WHERE organization_id = ?');
   const listByOrg = db.prepare(
     `SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.dataset_id = d.id) AS chunk_count

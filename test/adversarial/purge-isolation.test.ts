@@ -205,6 +205,9 @@ describe('purges in slices', () => {
     const before = rowsOf(kept);
     db.prepare("INSERT INTO api_keys (id, organization_id, name, hash, role, created_at, updated_at) VALUES ('k1', ?, 'k', 'h1', 2, 0, 0)").run(org.id);
     await store.organizations.update(org.id, { deleted: true });
+    // Gone for every process at once (the core drops it on use, the job workers skip it), before any purge.
+    expect(await store.datasets.get(d1!)).toBeUndefined();
+    expect(await store.datasets.listIds()).not.toContain(d2);
 
     const sweep = startThread();
     await sweep.started;
