@@ -33,7 +33,8 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter, purger: Purger): Da
      FROM datasets d WHERE d.organization_id = ? AND d.deleted = 0 ORDER BY d.created_at, d.id LIMIT ? OFFSET ?`,
   );
   const count = db.prepare('SELECT COUNT(*) AS n FROM chunks WHERE dataset_id = ?');
-  const chunkSlice = db.prepare('SELECT id FROM chunks WHERE dataset_id = ? AND created_at <= ? ORDER BY id LIMIT ?');
+  // Keyset from the last id deleted: chunks written meanwhile (kept) are not scanned again by every slice.
+  const chunkSlice = db.prepare('SELECT id FROM chunks WHERE dataset_id = ? AND id > ? AND created_at <= ? ORDER BY id LIMIT ?');
   const deleteChunk = db.prepare('DELETE FROM chunks WHERE id = ?');
   const groupSlice = db.prepare(
     'DELETE FROM chunk_groups WHERE rowid IN (SELECT rowid FROM chunk_groups WHERE dataset_id = ? AND created_at <= ? LIMIT ?)',
@@ -89,18 +90,21 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter, purger: Purger): Da
   // over a large dataset blocked this process and every other process's writes for seconds.
   // Only what existed when the clear started goes, as with bulk deletes: a chunk written meanwhile
   // is the caller's new data.
-  const clearChunkSlice = db.transaction((id: string, startedAt: number): number => {
+  /** Deletes up to a slice of chunks after `afterId`; returns the last id deleted, or null when none was left. */
+  const clearChunkSlice = db.transaction((id: string, afterId: string, startedAt: number): string | null => {
     const now = Date.now();
     // all(), not iterate(): better-sqlite3 refuses other statements on the connection while an
     // iterator is open, and each log entry is an INSERT.
-    const rows = chunkSlice.all(id, startedAt, PURGE_SLICE_ROWS) as { id: string }[];
+    const rows = chunkSlice.all(id, afterId, startedAt, PURGE_SLICE_ROWS) as { id: string }[];
     for (const row of rows) {
       log.delete(id, row.id, now);
       deleteChunk.run(row.id);
     }
-    return rows.length;
+    return rows.length === PURGE_SLICE_ROWS ? rows[rows.length - 1]!.id : null;
   });
   const clearGroupSlice = db.transaction((id: string, startedAt: number): number => groupSlice.run(id, startedAt, PURGE_SLICE_ROWS).changes);
+  // Lets the rest of this process run, and other processes take the write lock, between slices.
+  const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
   return {
     async create({ organizationId, name, trackingId, serverConfiguration }) {
@@ -142,14 +146,8 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter, purger: Purger): Da
     },
     async clear(id) {
       const startedAt = Date.now();
-      for (const slice of [clearChunkSlice, clearGroupSlice]) {
-        for (;;) {
-          const n = slice.immediate(id, startedAt);
-          // Let the rest of this process run, and other processes take the write lock, between slices.
-          await new Promise((resolve) => setImmediate(resolve));
-          if (n < PURGE_SLICE_ROWS) break;
-        }
-      }
+      for (let after: string | null = ''; after !== null; await yieldToLoop()) after = clearChunkSlice.immediate(id, after, startedAt);
+      for (let n = PURGE_SLICE_ROWS; n === PURGE_SLICE_ROWS; await yieldToLoop()) n = clearGroupSlice.immediate(id, startedAt);
     },
     async tags(id, page, pageSize) {
       const rows = tags.all(id, pageSize, (page - 1) * pageSize) as { tag: string; count: number }[];
