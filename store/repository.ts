@@ -42,8 +42,12 @@ export interface OrganizationRepository {
   ): Promise<OrganizationRecord>;
   /** Ids of organizations flagged deleted and not yet purged. */
   listDeleted(): Promise<string[]>;
-  /** Removes a flagged organization and everything it owns. */
-  purge(id: string): Promise<void>;
+  /**
+   * Removes a flagged organization and everything it owns, in bounded slices (see
+   * `store/sqlite/purge.ts`), its row last: a purge cut short leaves it flagged, and purging again
+   * finishes it. False when the organization is live (nothing is touched) or not finished.
+   */
+  purge(id: string): Promise<boolean>;
 }
 
 /** Users and memberships. */
@@ -111,8 +115,9 @@ export interface DatasetRepository {
     trackingId: string | null;
     serverConfiguration: Record<string, unknown>;
   }): Promise<DatasetRecord>;
+  /** The dataset, or undefined when unknown, flagged deleted, or of an organization flagged deleted. */
   get(id: string): Promise<DatasetRecord | undefined>;
-  /** Ids of every live dataset (for warming the search core). */
+  /** Ids of every live dataset, as {@link get} defines live (for warming the search core). */
   listIds(): Promise<string[]>;
   /** Ids of every dataset of an organization, deleted ones included (for purging their files). */
   idsOfOrganization(organizationId: string): Promise<string[]>;
@@ -124,10 +129,19 @@ export interface DatasetRepository {
   /** Flags the dataset deleted (it disappears at once); its rows are purged by a job. */
   markDeleted(id: string): Promise<void>;
   listDeleted(): Promise<string[]>;
-  purge(id: string): Promise<void>;
+  /**
+   * Removes a flagged dataset (or one of a flagged organization) and every row referencing it, in
+   * bounded slices with the event loop free between them, its own row last: a purge cut short
+   * leaves it flagged and invisible, and purging again finishes it. False, touching nothing, when
+   * the dataset is live.
+   */
+  purge(id: string): Promise<boolean>;
   listByOrganization(organizationId: string, limit: number, offset: number): Promise<DatasetWithUsage[]>;
   chunkCount(id: string): Promise<number>;
-  /** Deletes every chunk and group of the dataset, logging each chunk deletion. */
+  /**
+   * Deletes every chunk and group the dataset had when the call started, logging each chunk
+   * deletion, in bounded slices (a transaction each) with the event loop free between them.
+   */
   clear(id: string): Promise<void>;
   /** Distinct tags with their counts, most used first. */
   tags(id: string, page: number, pageSize: number): Promise<{ tags: { tag: string; count: number }[]; total: number }>;

@@ -70,6 +70,23 @@ export const LIMITS = Object.freeze({
   typoDisabledWords: 1000,
   /** Longest word in `typo_options.disable_on_word`. */
   typoWordLength: 256,
+  /**
+   * Longest prompt of a dataset's `server_configuration` (`RAG_PROMPT`, `SYSTEM_PROMPT`, any key
+   * ending in `_PROMPT`): sent with every RAG request.
+   */
+  configPromptLength: 16_384,
+  /**
+   * Longest other string of a `server_configuration`, and longest key: `EMBEDDING_QUERY_PREFIX`
+   * (prepended to every query embedding), model names, API keys, unknown keys' strings.
+   * Model-server addresses (keys ending in `_BASE_URL`) have `urlLength`.
+   */
+  configStringLength: 1024,
+  /**
+   * Largest `server_configuration` as JSON, in UTF-8 bytes, as stored: an update merges into the
+   * stored object, so without this a run of updates with new keys would grow it without end
+   * (and every search and job reads it).
+   */
+  configBytes: 65_536,
 });
 
 /** UTF-8 byte length of `s`; stops counting (and returns a value above `stopAbove`) once past it. */

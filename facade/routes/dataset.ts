@@ -10,7 +10,7 @@ import { dropIndex, embedSoon, indexNow } from '../indexing.js';
 import { groupWithFile } from '../present/group.js';
 import * as present from '../present/tenancy.js';
 import { pathPage, pathUuid } from '../schemas/common.js';
-import { parseCreateDataset, parseDatasetEvents, parseGetAllTags, parseUpdateDataset } from '../schemas/tenancy.js';
+import { checkMergedConfiguration, parseCreateDataset, parseDatasetEvents, parseGetAllTags, parseUpdateDataset } from '../schemas/tenancy.js';
 import type { QuarryRouter } from './router.js';
 
 const GROUPS_PAGE_SIZE = 10;
@@ -52,11 +52,12 @@ export function datasetRoutes(router: QuarryRouter, services: Services): void {
     const orgId = organizationHeader(ctx);
     const target = await findDataset(services, ref, orgId);
     await datasetAccess(ctx, services, Role.Owner, target.id);
+    const serverConfiguration = body.server_configuration == null ? undefined : { ...target.serverConfiguration, ...body.server_configuration };
+    if (serverConfiguration) checkMergedConfiguration(serverConfiguration);
     const updated = await store.datasets.update(target.id, {
       name: body.dataset_name ?? undefined,
       trackingId: body.new_tracking_id === undefined ? undefined : body.new_tracking_id,
-      serverConfiguration:
-        body.server_configuration == null ? undefined : { ...target.serverConfiguration, ...body.server_configuration },
+      serverConfiguration,
     });
     const denseKey = (cfg: Record<string, unknown>) => (embedsDense(cfg) ? embeddingSpec(cfg).modelKey : null);
     const denseChanged = denseKey(updated.serverConfiguration) !== denseKey(target.serverConfiguration);

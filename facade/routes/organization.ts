@@ -1,9 +1,11 @@
 /** Organizations and their API keys. */
+import type { Logger } from 'pino';
 import { badRequest, forbidden, notFound } from '../../core/domain/errors.js';
 import { hashApiKey, newApiKey } from '../../core/domain/ids.js';
 import { Role, roleName, type ApiKeyRecord, type RoleValue } from '../../core/domain/tenancy.js';
 import { organizationAccess, requireKeyHolder, requireUnrestricted } from '../access.js';
 import type { Services } from '../context.js';
+import { dropIndex } from '../indexing.js';
 import * as present from '../present/tenancy.js';
 import { pathUuid } from '../schemas/common.js';
 import { parseCreateApiKey, parseCreateOrganization, parseOrganizationUsage, parseUpdateOrganization } from '../schemas/tenancy.js';
@@ -31,8 +33,11 @@ function checkNoWiderThan(caller: ApiKeyRecord, scopes: string[], expiresAt: num
 export function organizationRoutes(router: QuarryRouter, services: Services): void {
   const { store } = services;
 
-  const flagDeleted = async (id: string, log: { warn: (o: object, m: string) => void }) => {
+  const flagDeleted = async (id: string, log: Logger) => {
     const org = await store.organizations.update(id, { deleted: true });
+    // As for a deleted dataset: the core lets go of the indexes now, so it cannot snapshot them
+    // again after the purge has removed their files.
+    for (const datasetId of await store.datasets.idsOfOrganization(id)) await dropIndex(services, datasetId, log);
     // The flag is durable; the purge job is also re-enqueued by the job workers' sweep, so a
     // Redis outage delays the purge but never loses it.
     await services.jobs.purgeOrganization(id).catch((err: unknown) => log.warn({ err }, 'purge enqueue failed'));

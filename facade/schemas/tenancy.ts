@@ -1,7 +1,8 @@
 /** Bodies of organization, user, API-key, dataset and auth routes. */
 import { z } from 'zod';
 import { DATASET_CONFIG_DEFAULTS } from '../../core/domain/dataset-config.js';
-import { LIMITS } from '../../core/domain/limits.js';
+import { badRequest } from '../../core/domain/errors.js';
+import { LIMITS, measureJson } from '../../core/domain/limits.js';
 import { parseTimestamp } from '../../core/domain/time.js';
 import { publicDatasetProblem } from '../public-dataset.js';
 import { MAX_SCOPES, parseScope } from '../scopes.js';
@@ -23,8 +24,43 @@ const scopes = z.array(z.string()).superRefine((list, ctx) => {
   }
 });
 
-/** Validates the known keys of a server_configuration; unknown keys pass through. */
+/** Longest string value allowed under a server_configuration key (see LIMITS). */
+function configStringCap(key: string): number {
+  if (key.endsWith('_PROMPT')) return LIMITS.configPromptLength;
+  if (key.endsWith('_BASE_URL')) return LIMITS.urlLength;
+  return LIMITS.configStringLength;
+}
+
+/** Why a server_configuration is too large as a whole (as stored), or undefined. */
+function configSizeProblem(config: Record<string, unknown>): string | undefined {
+  const { bytes, over } = measureJson(config, LIMITS.configBytes, Number.MAX_SAFE_INTEGER);
+  return over ? `must be at most ${LIMITS.configBytes} bytes as JSON, got at least ${bytes}` : undefined;
+}
+
+/**
+ * Refuses (400) a dataset's server_configuration that would be too large once an update has been
+ * merged into the stored one: each body is bounded, but updates add keys.
+ */
+export function checkMergedConfiguration(merged: Record<string, unknown>): void {
+  const problem = configSizeProblem(merged);
+  if (problem) throw badRequest(`server_configuration: ${problem}, merged with the stored configuration`);
+}
+
+/** Validates the known keys of a server_configuration; unknown keys pass through, every string bounded. */
 const serverConfiguration = jsonObject.superRefine((config, ctx) => {
+  // Every string is bounded, known key or not: each is stored, returned and read by every search and job.
+  for (const [key, value] of Object.entries(config)) {
+    if (key.length > LIMITS.configStringLength) {
+      ctx.addIssue({ code: 'custom', message: `keys must be at most ${LIMITS.configStringLength} characters long, got one of ${key.length}` });
+      return;
+    }
+    const cap = configStringCap(key);
+    if (typeof value === 'string' && value.length > cap) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `must be at most ${cap} characters long, got ${value.length}` });
+    }
+  }
+  const size = configSizeProblem(config);
+  if (size) ctx.addIssue({ code: 'custom', message: size });
   for (const [key, fallback] of Object.entries(DATASET_CONFIG_DEFAULTS)) {
     const value = config[key];
     if (value === undefined || value === null) continue;
@@ -46,11 +82,8 @@ const serverConfiguration = jsonObject.superRefine((config, ctx) => {
   // discovered later as failing searches or dead-lettered jobs.
   for (const key of ['EMBEDDING_BASE_URL', 'RERANKER_BASE_URL', 'SPLADE_BASE_URL', 'SPLADE_QUERY_BASE_URL']) {
     const url = config[key];
-    if (typeof url !== 'string' || url.trim() === '') continue;
-    if (url.length > LIMITS.urlLength) {
-      ctx.addIssue({ code: 'custom', path: [key], message: `must be at most ${LIMITS.urlLength} characters long, got ${url.length}` });
-      continue;
-    }
+    // Too long is reported above.
+    if (typeof url !== 'string' || url.trim() === '' || url.length > LIMITS.urlLength) continue;
     let ok = false;
     try {
       ok = ['http:', 'https:'].includes(new URL(url.trim()).protocol);
@@ -59,8 +92,8 @@ const serverConfiguration = jsonObject.superRefine((config, ctx) => {
     }
     if (!ok) ctx.addIssue({ code: 'custom', path: [key], message: 'must be an http(s) URL (or empty)' });
   }
-  const size = config.EMBEDDING_SIZE;
-  if (typeof size === 'number' && (!Number.isInteger(size) || size < 1 || size > 8192)) {
+  const dimension = config.EMBEDDING_SIZE;
+  if (typeof dimension === 'number' && (!Number.isInteger(dimension) || dimension < 1 || dimension > 8192)) {
     ctx.addIssue({ code: 'custom', path: ['EMBEDDING_SIZE'], message: 'must be an integer from 1 to 8192' });
   }
 });

@@ -5,32 +5,40 @@ import type { DatasetRecord } from '../../core/domain/tenancy.js';
 import type { DatasetRepository } from '../repository.js';
 import type { ChangeLogWriter } from './change-log.js';
 import type { Db } from './database.js';
+import { PURGE_SLICE_ROWS, type Purger } from './purge.js';
 import { datasetFromRow } from './rows.js';
 
 /** Builds the SQLite dataset repository. */
-export function sqliteDatasets(db: Db, log: ChangeLogWriter): DatasetRepository {
+export function sqliteDatasets(db: Db, log: ChangeLogWriter, purger: Purger): DatasetRepository {
   const insert = db.prepare(
     'INSERT INTO datasets (id, organization_id, name, tracking_id, server_configuration, deleted, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)',
   );
-  const byId = db.prepare('SELECT * FROM datasets WHERE id = ? AND deleted = 0');
+  // A dataset of an organization flagged deleted is as gone as a flagged dataset (its purge may be
+  // half done): the core drops it on use, and the job workers skip it.
+  const byId = db.prepare(
+    'SELECT d.* FROM datasets d JOIN organizations o ON o.id = d.organization_id WHERE d.id = ? AND d.deleted = 0 AND o.deleted = 0',
+  );
   const byTracking = db.prepare('SELECT * FROM datasets WHERE organization_id = ? AND tracking_id = ? AND deleted = 0');
   const updateRow = db.prepare(
     'UPDATE datasets SET name = ?, tracking_id = ?, server_configuration = ?, updated_at = ? WHERE id = ?',
   );
   const markDeleted = db.prepare('UPDATE datasets SET deleted = 1, updated_at = ? WHERE id = ?');
   const listDeleted = db.prepare('SELECT id FROM datasets WHERE deleted = 1');
-  const listIds = db.prepare('SELECT id FROM datasets WHERE deleted = 0 ORDER BY created_at, id');
+  const listIds = db.prepare(
+    'SELECT d.id FROM datasets d JOIN organizations o ON o.id = d.organization_id WHERE d.deleted = 0 AND o.deleted = 0 ORDER BY d.created_at, d.id',
+  );
   const idsOfOrg = db.prepare('SELECT id FROM datasets WHERE organization_id = ?');
-  const purgeRow = db.prepare('DELETE FROM datasets WHERE id = ? AND deleted = 1');
-  const purgeLog = db.prepare('DELETE FROM change_log WHERE dataset_id = ?');
   const listByOrg = db.prepare(
     `SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.dataset_id = d.id) AS chunk_count
      FROM datasets d WHERE d.organization_id = ? AND d.deleted = 0 ORDER BY d.created_at, d.id LIMIT ? OFFSET ?`,
   );
   const count = db.prepare('SELECT COUNT(*) AS n FROM chunks WHERE dataset_id = ?');
-  const chunkIds = db.prepare('SELECT id FROM chunks WHERE dataset_id = ?');
-  const clearChunks = db.prepare('DELETE FROM chunks WHERE dataset_id = ?');
-  const clearGroups = db.prepare('DELETE FROM chunk_groups WHERE dataset_id = ?');
+  // Keyset from the last id deleted: chunks written meanwhile (kept) are not scanned again by every slice.
+  const chunkSlice = db.prepare('SELECT id FROM chunks WHERE dataset_id = ? AND id > ? AND created_at <= ? ORDER BY id LIMIT ?');
+  const deleteChunk = db.prepare('DELETE FROM chunks WHERE id = ?');
+  const groupSlice = db.prepare(
+    'DELETE FROM chunk_groups WHERE rowid IN (SELECT rowid FROM chunk_groups WHERE dataset_id = ? AND created_at <= ? LIMIT ?)',
+  );
   const tags = db.prepare(
     `SELECT t.value AS tag, COUNT(*) AS count FROM chunks c, json_each(c.tag_set) t
      WHERE c.dataset_id = ? GROUP BY t.value ORDER BY count DESC, tag LIMIT ? OFFSET ?`,
@@ -78,24 +86,25 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter): DatasetRepository 
     },
   );
 
-  const clear = db.transaction((id: string) => {
+  // Clearing runs in slices for the same reason as purges (store/sqlite/purge.ts): one transaction
+  // over a large dataset blocked this process and every other process's writes for seconds.
+  // Only what existed when the clear started goes, as with bulk deletes: a chunk written meanwhile
+  // is the caller's new data.
+  /** Deletes up to a slice of chunks after `afterId`; returns the last id deleted, or null when none was left. */
+  const clearChunkSlice = db.transaction((id: string, afterId: string, startedAt: number): string | null => {
     const now = Date.now();
     // all(), not iterate(): better-sqlite3 refuses other statements on the connection while an
     // iterator is open, and each log entry is an INSERT.
-    for (const row of chunkIds.all(id) as { id: string }[]) log.delete(id, row.id, now);
-    clearChunks.run(id);
-    clearGroups.run(id);
+    const rows = chunkSlice.all(id, afterId, startedAt, PURGE_SLICE_ROWS) as { id: string }[];
+    for (const row of rows) {
+      log.delete(id, row.id, now);
+      deleteChunk.run(row.id);
+    }
+    return rows.length === PURGE_SLICE_ROWS ? rows[rows.length - 1]!.id : null;
   });
-
-  // Analytics rows have no foreign key (a batch flushed after its dataset went must still insert).
-  const purgeSearches = db.prepare('DELETE FROM search_queries WHERE dataset_id = ?');
-  const purgeRecommendations = db.prepare('DELETE FROM recommendation_queries WHERE dataset_id = ?');
-  const purge = db.transaction((id: string) => {
-    purgeLog.run(id);
-    purgeSearches.run(id);
-    purgeRecommendations.run(id);
-    purgeRow.run(id);
-  });
+  const clearGroupSlice = db.transaction((id: string, startedAt: number): number => groupSlice.run(id, startedAt, PURGE_SLICE_ROWS).changes);
+  // Lets the rest of this process run, and other processes take the write lock, between slices.
+  const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
   return {
     async create({ organizationId, name, trackingId, serverConfiguration }) {
@@ -124,7 +133,7 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter): DatasetRepository 
       return (listDeleted.all() as { id: string }[]).map((r) => r.id);
     },
     async purge(id) {
-      purge.immediate(id);
+      return purger.dataset(id);
     },
     async listByOrganization(organizationId, limit, offset) {
       return (listByOrg.all(organizationId, limit, offset) as Record<string, unknown>[]).map((row) => ({
@@ -136,7 +145,9 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter): DatasetRepository 
       return (count.get(id) as { n: number }).n;
     },
     async clear(id) {
-      clear.immediate(id);
+      const startedAt = Date.now();
+      for (let after: string | null = ''; after !== null; await yieldToLoop()) after = clearChunkSlice.immediate(id, after, startedAt);
+      for (let n = PURGE_SLICE_ROWS; n === PURGE_SLICE_ROWS; await yieldToLoop()) n = clearGroupSlice.immediate(id, startedAt);
     },
     async tags(id, page, pageSize) {
       const rows = tags.all(id, pageSize, (page - 1) * pageSize) as { tag: string; count: number }[];

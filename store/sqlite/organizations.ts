@@ -4,10 +4,11 @@ import { newId } from '../../core/domain/ids.js';
 import { Role } from '../../core/domain/tenancy.js';
 import type { OrganizationRepository } from '../repository.js';
 import type { Db } from './database.js';
+import type { Purger } from './purge.js';
 import { organizationFromRow } from './rows.js';
 
 /** Builds the SQLite organization repository. */
-export function sqliteOrganizations(db: Db): OrganizationRepository {
+export function sqliteOrganizations(db: Db, purger: Purger): OrganizationRepository {
   const insert = db.prepare(
     "INSERT INTO organizations (id, name, registerable, deleted, partner_configuration, created_at, updated_at) VALUES (?, ?, 1, 0, '{}', ?, ?)",
   );
@@ -19,10 +20,6 @@ export function sqliteOrganizations(db: Db): OrganizationRepository {
     'UPDATE organizations SET name = ?, partner_configuration = ?, deleted = ?, updated_at = ? WHERE id = ?',
   );
   const deleted = db.prepare('SELECT id FROM organizations WHERE deleted = 1');
-  const purgeRows = db.prepare('DELETE FROM organizations WHERE id = ? AND deleted = 1');
-  const purgeLog = db.prepare(
-    'DELETE FROM change_log WHERE dataset_id IN (SELECT id FROM datasets WHERE organization_id = ?)',
-  );
 
   const liveMemberships = db.prepare(
     'SELECT COUNT(*) AS n FROM memberships m JOIN organizations o ON o.id = m.organization_id WHERE m.user_id = ? AND o.deleted = 0',
@@ -47,15 +44,6 @@ export function sqliteOrganizations(db: Db): OrganizationRepository {
     insert.run(id, name, now, now);
     if (ownerUserId) insertMember.run(newId(), ownerUserId, id, Role.Owner, now, now);
     return organizationFromRow(byId.get(id) as Record<string, unknown>);
-  });
-
-  const purgeAnalytics = ['search_queries', 'recommendation_queries'].map((t) =>
-    db.prepare(`DELETE FROM ${t} WHERE dataset_id IN (SELECT id FROM datasets WHERE organization_id = ?)`),
-  );
-  const purge = db.transaction((id: string) => {
-    purgeLog.run(id);
-    for (const p of purgeAnalytics) p.run(id);
-    purgeRows.run(id);
   });
 
   return {
@@ -90,7 +78,7 @@ export function sqliteOrganizations(db: Db): OrganizationRepository {
       return (deleted.all() as { id: string }[]).map((r) => r.id);
     },
     async purge(id) {
-      purge.immediate(id);
+      return purger.organization(id);
     },
   };
 }

@@ -8,6 +8,7 @@ import { openDatabase } from './database.js';
 import { sqliteDatasets } from './datasets.js';
 import { sqliteGroups } from './groups.js';
 import { sqliteOrganizations } from './organizations.js';
+import { sqlitePurger } from './purge.js';
 import { sqliteUsers } from './users.js';
 import { sqliteSparseVectors } from './sparse-vectors.js';
 import { sqliteDatasetEvents, sqliteVectors } from './vectors.js';
@@ -17,11 +18,12 @@ export function openSqliteStore(dataDir: string): Store {
   const db = openDatabase(dataDir);
   const log = new ChangeLogWriter(db);
   const ping = db.prepare('SELECT 1');
+  const purger = sqlitePurger(db);
   return {
-    organizations: sqliteOrganizations(db),
+    organizations: sqliteOrganizations(db, purger),
     users: sqliteUsers(db),
     apiKeys: sqliteApiKeys(db),
-    datasets: sqliteDatasets(db, log),
+    datasets: sqliteDatasets(db, log, purger),
     chunks: sqliteChunks(db, log),
     groups: sqliteGroups(db, log),
     changeLog: sqliteChangeLog(db),

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../core/domain/limits.js';
 import { client, request, type Client } from '../helpers/api.js';
 import { createDataset, createKey, createTenant, unique, type Tenant } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -153,6 +154,73 @@ describe('datasets', () => {
   });
 });
 
+describe('server_configuration bounds', () => {
+  const text = (n: number): string => 'p'.repeat(n);
+  /** The dataset's server_configuration as stored (the response redacts keys). */
+  const storedConfig = (id: string): string =>
+    queryStore<{ c: string }>(stack.dataDir, 'SELECT server_configuration AS c FROM datasets WHERE id = ?', id)[0]!.c;
+
+  it('every string is stored at its cap; one past it is a 400 naming the key and the cap (create and update)', async () => {
+    const cases: [string, number][] = [
+      ['RAG_PROMPT', LIMITS.configPromptLength],
+      ['SYSTEM_PROMPT', LIMITS.configPromptLength],
+      ['EMBEDDING_QUERY_PREFIX', LIMITS.configStringLength],
+      ['EMBEDDING_MODEL_NAME', LIMITS.configStringLength],
+      ['LLM_DEFAULT_MODEL', LIMITS.configStringLength],
+      ['EMBEDDING_API_KEY', LIMITS.configStringLength],
+      ['LLM_API_KEY', LIMITS.configStringLength],
+      ['CUSTOM_SETTING', LIMITS.configStringLength],
+      ['LLM_BASE_URL', LIMITS.urlLength],
+    ];
+    for (const [key, cap] of cases) {
+      const ok = await t.org.post('/api/dataset', { dataset_name: `cap ${key}`, server_configuration: { [key]: text(cap) } });
+      expect(ok.status, ok.text).toBe(200);
+      expect((JSON.parse(storedConfig(ok.body.id)) as Record<string, string>)[key]).toHaveLength(cap);
+      const named = new RegExp(`server_configuration\\.${key}: must be at most ${cap} characters long, got ${cap + 1}`);
+      await expectRejected(stack.dataDir, () => t.org.post('/api/dataset', { dataset_name: 'x', server_configuration: { [key]: text(cap + 1) } }), 400, named);
+      await expectRejected(stack.dataDir, () => t.org.put('/api/dataset', { dataset_id: ok.body.id, server_configuration: { [key]: text(cap + 1) } }), 400, named);
+    }
+    const keyOk = await t.org.post('/api/dataset', { dataset_name: 'long key', server_configuration: { [text(LIMITS.configStringLength)]: 1 } });
+    expect(keyOk.status, keyOk.text).toBe(200);
+    await expectRejected(
+      stack.dataDir,
+      () => t.org.post('/api/dataset', { dataset_name: 'x', server_configuration: { [text(LIMITS.configStringLength + 1)]: 1 } }),
+      400,
+      new RegExp(`server_configuration: keys must be at most ${LIMITS.configStringLength} characters`),
+    );
+  });
+
+  it(`the whole configuration as stored is capped at ${LIMITS.configBytes} bytes, updates merged in`, async () => {
+    const created = await t.org.post('/api/dataset', { dataset_name: 'big config', server_configuration: {} });
+    expect(created.status, created.text).toBe(200);
+    const id = created.body.id as string;
+    const put = async (config: Record<string, string>) => {
+      const res = await t.org.put('/api/dataset', { dataset_id: id, server_configuration: config });
+      expect(res.status, res.text).toBe(200);
+    };
+    // Each update is small (under the body limit); together they would grow the stored object without end.
+    const entry = (k: number) => [`K${String(k).padStart(4, '0')}`, text(1000)] as const; // ,"K0000":"<1000>" = 1011 bytes
+    const room = () => LIMITS.configBytes - Buffer.byteLength(storedConfig(id));
+    let k = 0;
+    while (room() - 20 * 1011 >= 500) await put(Object.fromEntries(Array.from({ length: 20 }, () => entry(k++))));
+    while (room() - 1011 >= 500) await put(Object.fromEntries([entry(k++)]));
+    // Exactly to the cap with two more keys (,"PADi":"<v>" = 10 + v bytes).
+    const left = room();
+    const v0 = Math.min(1000, left - 30);
+    const v1 = left - 10 - v0 - 10;
+    await put({ PAD0: text(v0), PAD1: text(v1) });
+    expect(Buffer.byteLength(storedConfig(id))).toBe(LIMITS.configBytes);
+    await expectRejected(
+      stack.dataDir,
+      () => t.org.put('/api/dataset', { dataset_id: id, server_configuration: { PAD1: text(v1 + 1) } }),
+      400,
+      new RegExp(`server_configuration: must be at most ${LIMITS.configBytes} bytes as JSON`),
+    );
+    // Making room is allowed: a key set to a shorter value.
+    await put({ PAD1: '' });
+  });
+});
+
 describe('organizations', () => {
   it('GET returns the organization; only an owner may update it', async () => {
     const got = await t.org.get(`/api/organization/${t.orgId}`);
@@ -195,12 +263,9 @@ describe('organizations', () => {
     // Even the operator key no longer sees it.
     expect((await as(stack.adminKey, { 'tr-organization': tenant.orgId }).get(`/api/organization/${tenant.orgId}`)).status).toBe(404);
     expect((await as(stack.adminKey, { 'tr-dataset': tenant.datasetId }).get(`/api/chunk/${created.body.chunk_metadata[0].id}`)).status).toBe(404);
-    // The job removes the rows, then the index files: wait for both (checking the files right after
-    // the rows raced the job and failed now and then).
-    await eventually(
-      () => countRows(stack.dataDir, 'organizations', 'id = ?', tenant.orgId) === 0 && !fs.existsSync(path.join(stack.dataDir, 'index', tenant.datasetId)),
-      'the organization purge',
-    );
+    // The job removes the index files first, then the rows in slices, the organization's row last
+    // (workers/jobs/maintenance.ts): once that row is gone, so are the files.
+    await eventually(() => countRows(stack.dataDir, 'organizations', 'id = ?', tenant.orgId) === 0, 'the organization purge');
     expect(countRows(stack.dataDir, 'datasets', 'organization_id = ?', tenant.orgId)).toBe(0);
     expect(countRows(stack.dataDir, 'api_keys', 'organization_id = ?', tenant.orgId)).toBe(0);
     expect(countRows(stack.dataDir, 'chunks', 'dataset_id = ?', tenant.datasetId)).toBe(0);

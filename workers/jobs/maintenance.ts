@@ -1,4 +1,12 @@
-/** Processor of the maintenance queue: purges of organizations and datasets flagged deleted. */
+/**
+ * Processor of the maintenance queue: purges of organizations and datasets flagged deleted.
+ *
+ * Order, always: index files first, then the rows in slices (`store/sqlite/purge.ts`), the flagged
+ * row itself last. The flagged row is what the workers' sweep finds, so while it exists a purge
+ * cut short (a killed job, a failed slice) is retried and finished; the index files go before it
+ * because nothing could find them once the row is gone. So a dataset or organization whose row is
+ * gone has no index files left either.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Job } from 'bullmq';
@@ -13,40 +21,45 @@ function removeIndexFiles(dataDir: string, datasetId: string): void {
   fs.rmSync(path.join(dataDir, 'index', datasetId), { recursive: true, force: true });
 }
 
-/** Purges an organization's rows, then its datasets' index files (derived data, found before the rows go). */
-async function purgeOrganization(store: Store, dataDir: string, id: string): Promise<void> {
-  const datasets = await store.datasets.idsOfOrganization(id);
-  await store.organizations.purge(id);
-  for (const datasetId of datasets) removeIndexFiles(dataDir, datasetId);
+/** Purges a flagged dataset: its index files, then its rows. False when it is live (nothing done) or not finished. */
+async function purgeDataset(store: Store, dataDir: string, id: string): Promise<boolean> {
+  // A live dataset keeps its files (a stray job must not remove them); the store re-checks per slice.
+  if (await store.datasets.get(id)) return false;
+  removeIndexFiles(dataDir, id);
+  return store.datasets.purge(id);
+}
+
+/** Purges a flagged organization: its datasets' index files, then its rows. False when it is live or not finished. */
+async function purgeOrganization(store: Store, dataDir: string, id: string): Promise<boolean> {
+  if (!(await store.organizations.get(id, true))?.deleted) return false;
+  for (const datasetId of await store.datasets.idsOfOrganization(id)) removeIndexFiles(dataDir, datasetId);
+  return store.organizations.purge(id);
 }
 
 /** Builds the processor. Purges are idempotent: purging an absent resource does nothing. */
 export function maintenanceProcessor(store: Store, dataDir: string, logger: Logger) {
   return async (job: Job<PurgeJob>): Promise<void> => {
+    let done: boolean;
     switch (job.name) {
       case Jobs.purgeOrganization:
-        await purgeOrganization(store, dataDir, job.data.id);
+        done = await purgeOrganization(store, dataDir, job.data.id);
         break;
       case Jobs.purgeDataset:
-        await store.datasets.purge(job.data.id);
-        removeIndexFiles(dataDir, job.data.id);
+        done = await purgeDataset(store, dataDir, job.data.id);
         break;
       default:
         throw new Error(`unknown maintenance job ${job.name}`);
     }
-    logger.info({ job: job.name, id: job.data.id }, 'purged');
+    logger.info({ job: job.name, id: job.data.id, done }, done ? 'purged' : 'nothing purged (live, or left for the sweep)');
   };
 }
 
-/** Purges everything flagged deleted (the sweep that makes lost jobs harmless). */
+/** Purges everything flagged deleted (the sweep that makes lost jobs and purges cut short harmless). */
 export async function sweepDeleted(store: Store, dataDir: string, logger: Logger): Promise<void> {
   for (const id of await store.datasets.listDeleted()) {
-    await store.datasets.purge(id);
-    removeIndexFiles(dataDir, id);
-    logger.info({ dataset: id }, 'swept deleted dataset');
+    if (await purgeDataset(store, dataDir, id)) logger.info({ dataset: id }, 'swept deleted dataset');
   }
   for (const id of await store.organizations.listDeleted()) {
-    await purgeOrganization(store, dataDir, id);
-    logger.info({ organization: id }, 'swept deleted organization');
+    if (await purgeOrganization(store, dataDir, id)) logger.info({ organization: id }, 'swept deleted organization');
   }
 }
