@@ -8,9 +8,9 @@ import { Redis } from 'ioredis';
 import { openStoreReadOnly } from '../helpers/store-snapshot.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type Client } from '../helpers/api.js';
-import { FAKE_DIM, startFakeEmbeddings, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
-import { createDataset, createTenant } from '../helpers/fixtures.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import type { FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { startFakeEmbeddingSetup, type Tenant } from '../helpers/fixtures.js';
+import type { Stack } from '../helpers/stack.js';
 import { embedJobId, Queues } from '../../core/domain/queues.js';
 
 let stack: Stack;
@@ -22,12 +22,8 @@ let redis: Redis;
 const BACKLOG = 1440;
 
 beforeAll(async () => {
-  fake = await startFakeEmbeddings();
-  stack = await startStack({ env: { QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50' } });
-  const tenant = await createTenant(stack);
-  datasetId = await createDataset(stack, tenant.orgId, tenant.ownerKey, {
-    server_configuration: { EMBEDDING_BASE_URL: fake.baseUrl, EMBEDDING_MODEL_NAME: 'fake', EMBEDDING_SIZE: FAKE_DIM },
-  });
+  let tenant: Tenant;
+  ({ fake, stack, tenant, datasetId } = await startFakeEmbeddingSetup());
   ds = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': datasetId });
   redis = new Redis(stack.env.QUARRY_REDIS_URL!);
 }, 60_000);

@@ -1,7 +1,8 @@
 /** Tenancy fixtures created through the API: organization, owner key, dataset, more keys. */
 import { expect } from 'vitest';
 import { client, type Client } from './api.js';
-import type { Stack } from './stack.js';
+import { FAKE_DIM, startFakeEmbeddings, type FakeEmbeddings } from './fake-embeddings.js';
+import { startStack, type Stack } from './stack.js';
 
 /** An organization with an owner key and one dataset. */
 export interface Tenant {
@@ -71,4 +72,24 @@ export async function createTenant(stack: Stack): Promise<Tenant> {
     org: client(stack.baseUrl, { authorization: ownerKey, 'tr-organization': orgId }),
     ds: client(stack.baseUrl, { authorization: ownerKey, 'tr-dataset': datasetId }),
   };
+}
+
+/** A stack that embeds with a fake OpenAI-compatible server, and a tenant whose dataset uses it. */
+export interface FakeEmbeddingSetup {
+  fake: FakeEmbeddings;
+  stack: Stack;
+  tenant: Tenant;
+  /** The tenant's dataset configured for the fake server (not `tenant.datasetId`). */
+  datasetId: string;
+}
+
+/** Starts the fake embedding server and a stack with embedding jobs on (fast retries), then the tenant and its dataset. */
+export async function startFakeEmbeddingSetup(): Promise<FakeEmbeddingSetup> {
+  const fake = await startFakeEmbeddings();
+  const stack = await startStack({ env: { QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50' } });
+  const tenant = await createTenant(stack);
+  const datasetId = await createDataset(stack, tenant.orgId, tenant.ownerKey, {
+    server_configuration: { EMBEDDING_BASE_URL: fake.baseUrl, EMBEDDING_MODEL_NAME: 'fake', EMBEDDING_SIZE: FAKE_DIM },
+  });
+  return { fake, stack, tenant, datasetId };
 }

@@ -8,12 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recommendQueryText } from '../../facade/search/recommend-query.js';
 import { client, type Client } from '../helpers/api.js';
-import { FAKE_DIM, startFakeEmbeddings, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
-import { createDataset, createTenant } from '../helpers/fixtures.js';
+import { FAKE_DIM, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { startFakeEmbeddingSetup, type Tenant } from '../helpers/fixtures.js';
 import { randomChunks } from '../helpers/random-corpus.js';
 import { bruteForceBm25, filterHolds, loadChunks, type OracleChunk } from '../helpers/search-oracle.js';
 import { openStoreReadOnly } from '../helpers/store-snapshot.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import type { Stack } from '../helpers/stack.js';
 import { createAnalyzer } from '../../workers/shard/sparse/analyzer.js';
 
 let stack: Stack;
@@ -97,12 +97,8 @@ function expectRanking(actual: { id: string; score: number }[], expected: { id: 
 const scoredV2 = (body: any) => body.chunks.map((x: any) => ({ id: x.chunk.id as string, score: x.score as number }));
 
 beforeAll(async () => {
-  fake = await startFakeEmbeddings();
-  stack = await startStack({ env: { QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50' } });
-  const tenant = await createTenant(stack);
-  datasetId = await createDataset(stack, tenant.orgId, tenant.ownerKey, {
-    server_configuration: { EMBEDDING_BASE_URL: fake.baseUrl, EMBEDDING_MODEL_NAME: 'fake', EMBEDDING_SIZE: FAKE_DIM },
-  });
+  let tenant: Tenant;
+  ({ fake, stack, tenant, datasetId } = await startFakeEmbeddingSetup());
   ds = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': datasetId, 'x-api-version': 'V2' });
   // Groups rg-0..rg-11; some chunks in two groups, some in none.
   const payloads = randomChunks(180, 31).map((p, i) => ({

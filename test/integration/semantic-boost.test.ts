@@ -8,10 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type Client } from '../helpers/api.js';
-import { cosine, FAKE_DIM, fakeVector, startFakeEmbeddings, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
-import { createDataset, createTenant } from '../helpers/fixtures.js';
+import { cosine, fakeVector, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { startFakeEmbeddingSetup, type Tenant } from '../helpers/fixtures.js';
 import { openStoreReadOnly } from '../helpers/store-snapshot.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import type { Stack } from '../helpers/stack.js';
 
 let stack: Stack;
 let fake: FakeEmbeddings;
@@ -95,12 +95,8 @@ function expectRanking(got: { tid: string; score: number }[], expected: { tid: s
 }
 
 beforeAll(async () => {
-  fake = await startFakeEmbeddings();
-  stack = await startStack({ env: { QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50' } });
-  const tenant = await createTenant(stack);
-  datasetId = await createDataset(stack, tenant.orgId, tenant.ownerKey, {
-    server_configuration: { EMBEDDING_BASE_URL: fake.baseUrl, EMBEDDING_MODEL_NAME: 'fake', EMBEDDING_SIZE: FAKE_DIM },
-  });
+  let tenant: Tenant;
+  ({ fake, stack, tenant, datasetId } = await startFakeEmbeddingSetup());
   ds = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': datasetId });
   const res = await ds.post('/api/chunk', CHUNKS);
   expect(res.status, res.text).toBe(200);
