@@ -134,6 +134,12 @@ async function main(): Promise<void> {
     console.log('');
     console.log(`start RSS: ${startRss}`);
     console.log(`end RSS:   ${rssLine(stack)}`);
+    // The core holds what the attacks legitimately wrote (racing writes, accepted HTML chunks): say how much.
+    for (const [name, t] of [['attacker', attacker], ['victim', victim]] as const) {
+      const res = await fetch(`${stack.baseUrl}/api/dataset/usage/${t.datasetId}`, { headers: { authorization: t.ownerKey, 'tr-dataset': t.datasetId } });
+      const usage = (await res.json()) as { chunk_count?: number };
+      console.log(`${name} dataset: ${usage.chunk_count ?? '?'} chunks`);
+    }
     console.log(`victim alone: p50 ${quantile(aloneSorted, 0.5).toFixed(2)} ms, p99 ${quantile(aloneSorted, 0.99).toFixed(2)} ms`);
     console.log(`victim under attack: ${sorted.length} searches, p50 ${quantile(sorted, 0.5).toFixed(2)} ms, p99 ${quantile(sorted, 0.99).toFixed(2)} ms, max ${sorted[sorted.length - 1]?.toFixed(0)} ms, non-200 ${victimErrors}`);
     console.log(`victim p99 under attack / alone: ${(quantile(sorted, 0.99) / quantile(aloneSorted, 0.99)).toFixed(2)}x`);
