@@ -95,6 +95,9 @@ export class UseLiteEmbedder implements Embedder {
     this.pool.on('workerDestroy', () => {
       if (!this.closed) this.lost++;
     });
+    // Emitted for a thread that fails with no task running (workerDestroy counts the loss); an
+    // EventEmitter 'error' without a listener would take the whole process down with it.
+    this.pool.on('error', () => undefined);
     return this.pool;
   }
 
