@@ -25,36 +25,22 @@ export const BLOCK_TAGS: ReadonlySet<string> = new Set([
 /** Longest name in BLOCK_TAGS: a longer word cannot be one, so name reads stop there. */
 const LONGEST_BLOCK = 10;
 
-/** Pass 1: comments and dropped elements become one space each. */
-function dropHidden(html: string): string {
+/**
+ * The skeleton of every pass: each match that starts at a `<` and ends before `endOf(i)` (-1:
+ * no match there) becomes `replacement`; scanning resumes after the match, or at the next `<`.
+ */
+function replaceAtOpeners(html: string, replacement: string, endOf: (i: number) => number): string {
   const out: string[] = [];
   const lt = new ForwardIndexOf(html, '<');
-  const commentEnd = new ForwardIndexOf(html, '-->');
-  const gt = new ForwardIndexOf(html, '>');
-  const closes = new CloseTagFinder(html);
   let copied = 0;
   let i = lt.find(0);
   while (i >= 0) {
-    let end = -1;
-    if (html.startsWith('<!--', i)) {
-      const close = commentEnd.find(i + 4);
-      if (close >= 0) end = close + 3;
-    } else {
-      for (const name of DROPPED_ELEMENTS) {
-        const after = i + 1 + name.length;
-        // `\b`: the name is a whole word (and something follows it).
-        if (!startsWithIgnoreCase(html, name, i + 1) || after >= html.length || isWordChar(html.charCodeAt(after))) continue;
-        const openEnd = gt.find(after);
-        const close = openEnd < 0 ? null : closes.find(name, openEnd + 1);
-        if (close) end = close.end;
-        break;
-      }
-    }
+    const end = endOf(i);
     if (end < 0) {
       i = lt.find(i + 1);
       continue;
     }
-    out.push(html.slice(copied, i), ' ');
+    out.push(html.slice(copied, i), replacement);
     copied = end;
     i = lt.find(end);
   }
@@ -63,53 +49,49 @@ function dropHidden(html: string): string {
   return out.join('');
 }
 
+/** Pass 1: comments and dropped elements become one space each. */
+function dropHidden(html: string): string {
+  const commentEnd = new ForwardIndexOf(html, '-->');
+  const gt = new ForwardIndexOf(html, '>');
+  const closes = new CloseTagFinder(html);
+  return replaceAtOpeners(html, ' ', (i) => {
+    if (html.startsWith('<!--', i)) {
+      const close = commentEnd.find(i + 4);
+      return close >= 0 ? close + 3 : -1;
+    }
+    for (const name of DROPPED_ELEMENTS) {
+      const after = i + 1 + name.length;
+      // `\b`: the name is a whole word (and something follows it).
+      if (!startsWithIgnoreCase(html, name, i + 1) || after >= html.length || isWordChar(html.charCodeAt(after))) continue;
+      const openEnd = gt.find(after);
+      const close = openEnd < 0 ? null : closes.find(name, openEnd + 1);
+      return close ? close.end : -1;
+    }
+    return -1;
+  });
+}
+
 /** Pass 2: block-level tags become a line break. */
 function breakBlocks(html: string): string {
-  const out: string[] = [];
-  const lt = new ForwardIndexOf(html, '<');
   const gt = new ForwardIndexOf(html, '>');
-  let copied = 0;
-  let i = lt.find(0);
-  while (i >= 0) {
+  return replaceAtOpeners(html, '\n', (i) => {
     const from = html.charCodeAt(i + 1) === 47 /* / */ ? i + 2 : i + 1;
     let to = from;
     while (to < html.length && to - from <= LONGEST_BLOCK && isWordChar(html.charCodeAt(to))) to++;
     const isBlock = to > from && to < html.length && !isWordChar(html.charCodeAt(to)) && BLOCK_TAGS.has(html.slice(from, to).toLowerCase());
     const close = isBlock ? gt.find(to) : -1;
-    if (close < 0) {
-      i = lt.find(i + 1);
-      continue;
-    }
-    out.push(html.slice(copied, i), '\n');
-    copied = close + 1;
-    i = lt.find(copied);
-  }
-  if (copied === 0) return html;
-  out.push(html.slice(copied));
-  return out.join('');
+    return close < 0 ? -1 : close + 1;
+  });
 }
 
 /** Pass 3: every other tag (`<` or `</` then a letter, up to the next `>`) disappears. */
 function dropTags(html: string): string {
-  const out: string[] = [];
-  const lt = new ForwardIndexOf(html, '<');
   const gt = new ForwardIndexOf(html, '>');
-  let copied = 0;
-  let i = lt.find(0);
-  while (i >= 0) {
+  return replaceAtOpeners(html, '', (i) => {
     const name = html.charCodeAt(i + 1) === 47 /* / */ ? i + 2 : i + 1;
     const close = isAsciiLetter(html.charCodeAt(name)) ? gt.find(name + 1) : -1;
-    if (close < 0) {
-      i = lt.find(i + 1);
-      continue;
-    }
-    out.push(html.slice(copied, i));
-    copied = close + 1;
-    i = lt.find(copied);
-  }
-  if (copied === 0) return html;
-  out.push(html.slice(copied));
-  return out.join('');
+    return close < 0 ? -1 : close + 1;
+  });
 }
 
 /**
