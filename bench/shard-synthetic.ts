@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import type { Filter } from '../core/domain/filter.js';
 import type { ShardDoc } from '../workers/shard/protocol.js';
 import { Shard } from '../workers/shard/shard.js';
+import { textDoc } from '../workers/shard/text-doc.js';
 import { quantile } from './lib/metrics.js';
 import { DEFAULT_SYNTHETIC_OPTIONS, syntheticCorpus, syntheticQueries } from './lib/synthetic.js';
 
@@ -95,19 +96,7 @@ function main(): void {
     if (done % 200_000 === 0) console.log(`  ${done} chunks, ${((done / applyMs) * 1000).toFixed(0)} chunks/s so far (load ${load()})`);
   };
   for (const d of syntheticCorpus(o)) {
-    batch.push({
-      chunkId: d.id,
-      text: d.text,
-      trackingId: null,
-      link: null,
-      tagSet: d.tags,
-      numValue: null,
-      timeStamp: null,
-      lat: null,
-      lon: null,
-      groupIds: [],
-      metadata: null,
-    });
+    batch.push(textDoc(d.id, d.text, d.tags));
     if (batch.length === BATCH) flush();
   }
   flush();

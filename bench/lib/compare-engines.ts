@@ -13,6 +13,7 @@ import type { Filter } from '../../core/domain/filter.js';
 import type { ShardDoc } from '../../workers/shard/protocol.js';
 import { Shard } from '../../workers/shard/shard.js';
 import { createAnalyzer } from '../../workers/shard/sparse/analyzer.js';
+import { textDoc } from '../../workers/shard/text-doc.js';
 import { repoRoot } from './scifact.js';
 
 /** One document as every engine receives it: one text field and a filterable tag set. */
@@ -64,19 +65,7 @@ export function quarryEngine(): EngineAdapter {
     build(docs) {
       const shard = new Shard({ k1: BM25.k1, b: BM25.b });
       for (let i = 0; i < docs.length; i += 1000) {
-        const batch: ShardDoc[] = docs.slice(i, i + 1000).map((d) => ({
-          chunkId: d.id,
-          text: d.text,
-          trackingId: null,
-          link: null,
-          tagSet: d.tags,
-          numValue: null,
-          timeStamp: null,
-          lat: null,
-          lon: null,
-          groupIds: [],
-          metadata: null,
-        }));
+        const batch: ShardDoc[] = docs.slice(i, i + 1000).map((d) => textDoc(d.id, d.text, d.tags));
         shard.apply(batch, [], 1);
       }
       return {

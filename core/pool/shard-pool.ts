@@ -1,64 +1,86 @@
 /**
- * Shard threads. Piscina sends a task to any idle thread, but a shard's state must live in one
- * thread, so each thread is its own single-thread pool and shard `i` of a dataset is pinned to
- * thread `i % threads`. Tasks and replies are plain data.
+ * Shard threads. A shard's state lives in one thread, so shard `i` of a dataset is pinned to
+ * thread `i % threads`, and every task of it is posted to that thread at once; the thread's own
+ * scheduler (workers/shard/scheduler.ts) orders them fairly between datasets and lets a long task
+ * share the thread. Tasks and replies are plain data.
  *
- * A running task is never aborted (piscina would terminate the thread and every shard in it):
- * a caller's signal becomes a stop flag the task polls (see task-stop.ts). A thread that dies
- * anyway (a crash, out of memory) is replaced empty by piscina; listeners of
+ * A running task is never aborted (terminating the thread would lose every shard in it): a
+ * caller's signal becomes a stop flag the task polls (see task-stop.ts). A thread that dies
+ * anyway (a crash, out of memory) is replaced by an empty one; listeners of
  * {@link ShardPool.onThreadLost} reload the datasets it held.
  */
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { QuarryError } from '../domain/errors.js';
-import type { ShardMessage, ShardReply, ShardTask } from '../../workers/shard/protocol.js';
+import type { ShardMessage, ShardReply, ShardTask, ThreadReply } from '../../workers/shard/protocol.js';
 import { ShardNotLoadedError } from './shard-not-loaded.js';
 import { abortError, taskStopFor } from './task-stop.js';
 
-/** Path of the shard worker entry, as source (.ts under tsx or vitest) or compiled (.js). */
-function entry(): { filename: string; execArgv: string[] | undefined } {
+/**
+ * The shard worker entry, compiled (.js) or as source (.ts under tsx or vitest). Node starts a
+ * worker's main module before a loader registered with `--import` can claim a .ts file, so source
+ * is started through a small module that registers tsx and then imports it.
+ */
+function entry(): { script: string | URL; execArgv: string[] | undefined } {
   const here = fileURLToPath(import.meta.url);
   const ext = path.extname(here);
   const filename = path.resolve(path.dirname(here), '..', '..', 'workers', 'shard', `entry${ext}`);
-  // Under vitest (TypeScript compiled in-process, no loader in execArgv) a .ts entry needs tsx.
-  const hasTsx = process.execArgv.some((a) => a.includes('tsx'));
-  return { filename, execArgv: ext === '.ts' && !hasTsx ? [...process.execArgv, '--import', 'tsx'] : undefined };
+  if (ext !== '.ts') return { script: filename, execArgv: undefined };
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const source = `const { register } = await import(${JSON.stringify(tsx)}); register(); await import(${JSON.stringify(pathToFileURL(filename).href)});`;
+  return { script: new URL(`data:text/javascript,${encodeURIComponent(source)}`), execArgv: undefined };
 }
+
+interface Pending {
+  readonly resolve: (reply: ShardReply) => void;
+  readonly reject: (err: Error) => void;
+}
+
+/** Why a task failed when its thread died under it. */
+class ThreadDied extends Error {}
 
 /** The pinned shard threads. */
 export class ShardPool {
-  private readonly pools: Piscina[];
+  private readonly workers: Worker[];
+  /** Per thread: the tasks posted to it and not answered yet. */
+  private readonly pending: Map<number, Pending>[];
   /** Per thread: how many times it died (its shards were lost each time). */
   private readonly deaths: number[];
   private readonly lostListeners: ((thread: number) => void)[] = [];
+  private nextId = 0;
   private closing = false;
 
   constructor(readonly threads: number) {
-    const { filename, execArgv } = entry();
     this.deaths = Array.from({ length: threads }, () => 0);
-    this.pools = Array.from({ length: threads }, (_, thread) => {
-      const pool = new Piscina({
-        filename,
-        ...(execArgv ? { execArgv } : {}),
-        minThreads: 1,
-        maxThreads: 1,
-        // A thread must never be retired while idle: it holds shards.
-        idleTimeout: Number.POSITIVE_INFINITY,
-        concurrentTasksPerWorker: 1,
-        // The core bounds admission itself; the queue here only absorbs bursts.
-        maxQueue: Number.POSITIVE_INFINITY,
-      });
-      // Piscina destroys a thread that crashed, ran out of memory or exited, and starts an empty one.
-      pool.on('workerDestroy', () => {
-        if (this.closing) return;
-        this.deaths[thread]!++;
-        for (const listener of this.lostListeners) listener(thread);
-      });
-      // Emitted for a thread that failed with no task running; workerDestroy reports the loss.
-      pool.on('error', () => undefined);
-      return pool;
+    this.pending = Array.from({ length: threads }, () => new Map<number, Pending>());
+    this.workers = Array.from({ length: threads }, (_, thread) => this.start(thread));
+  }
+
+  private start(thread: number): Worker {
+    const { script, execArgv } = entry();
+    const worker = new Worker(script, execArgv ? { execArgv } : {});
+    const pending = this.pending[thread]!;
+    worker.on('message', (m: ThreadReply) => {
+      const p = pending.get(m.id);
+      if (!p) return;
+      pending.delete(m.id);
+      if ('reply' in m) p.resolve(m.reply);
+      else p.reject(Object.assign(new Error(m.error.message), { name: m.error.name, stack: m.error.stack }));
     });
+    // A crash or out-of-memory emits 'error' and then 'exit'; the exit reports the loss.
+    worker.on('error', () => undefined);
+    worker.on('exit', (code) => {
+      if (this.workers[thread] !== worker) return;
+      const lost = [...pending.values()];
+      pending.clear();
+      for (const p of lost) p.reject(new ThreadDied(`shard thread ${thread} exited with code ${code}`));
+      if (this.closing) return;
+      this.deaths[thread]!++;
+      this.workers[thread] = this.start(thread);
+      for (const listener of this.lostListeners) listener(thread);
+    });
+    return worker;
   }
 
   /** The thread that holds shard number `shard` of every dataset. */
@@ -84,16 +106,19 @@ export class ShardPool {
    */
   async run<T>(task: ShardTask, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) throw abortError(signal);
+    if (this.closing) throw new QuarryError('unavailable', 'the shard threads are shutting down', { retryAfterSeconds: 1 });
     const thread = this.threadOf(task.shard);
-    const pool = this.pools[thread]!;
     const message: ShardMessage = signal ? { ...task, stop: taskStopFor(signal) } : task;
-    const deathsBefore = this.deaths[thread]!;
+    const id = this.nextId++;
     let reply: ShardReply;
     try {
-      reply = (await pool.run(message)) as ShardReply;
+      reply = await new Promise<ShardReply>((resolve, reject) => {
+        this.pending[thread]!.set(id, { resolve, reject });
+        this.workers[thread]!.postMessage({ id, task: message });
+      });
     } catch (err) {
-      if (this.deaths[thread] !== deathsBefore) {
-        throw new QuarryError('unavailable', `shard thread ${thread} stopped while running a ${task.op} task; it restarts and reloads its shards, retry shortly`, {
+      if (err instanceof ThreadDied) {
+        throw new QuarryError('unavailable', `shard thread ${thread} stopped before it answered a ${task.op} task; it restarts and reloads its shards, retry shortly`, {
           cause: err,
           retryAfterSeconds: 1,
         });
@@ -111,9 +136,11 @@ export class ShardPool {
     return reply.value as T;
   }
 
-  /** Stops every thread (after their current task). */
+  /** Stops every thread once the tasks posted to it are answered. */
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.all(this.pools.map((p) => p.close()));
+    const idle = (): boolean => this.pending.every((p) => p.size === 0);
+    for (let waited = 0; !idle() && waited < 30_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+    await Promise.all(this.workers.map((w) => w.terminate()));
   }
 }

@@ -8,8 +8,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { pino } from 'pino';
-import type { Piscina } from 'piscina';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectCore, type CoreClient } from '../../core/client/core-client.js';
 import { loadConfig } from '../../core/config.js';
@@ -193,11 +193,10 @@ describe('a shard thread that dies anyway', () => {
         pool.run({ op: 'apply', datasetId: 'never-loaded', shard: 0, upserts: [], deletes: [], seq: 1, bm25: { k1: 0.9, b: 0.4 } }),
       ).rejects.toBeInstanceOf(ShardNotLoadedError);
 
-      // Kill thread 0 as a crash or an out-of-memory would: piscina replaces it with an empty one.
+      // Kill thread 0 as a crash or an out-of-memory would: the pool replaces it with an empty one.
       let seen: ReturnType<Engine['shardHealth']> | undefined;
       pool.onThreadLost(() => (seen = engine.shardHealth()));
-      const piscina = (pool as unknown as { pools: Piscina[] }).pools[0]!;
-      await piscina.threads[0]!.terminate();
+      await (pool as unknown as { workers: Worker[] }).workers[0]!.terminate();
       for (let i = 0; i < 100 && !seen; i++) await new Promise((r) => setTimeout(r, 20));
       expect(seen, 'the pool did not report the lost thread').toBeDefined();
       expect(seen!.lost).toBeGreaterThan(0);

@@ -1,22 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { lastWordBeingTyped, withCompletions } from '../../core/domain/completions.js';
 import { Shard } from '../../workers/shard/shard.js';
-import type { ShardDoc } from '../../workers/shard/protocol.js';
 import { Bm25Index } from '../../workers/shard/sparse/bm25-index.js';
+import { textDoc } from '../../workers/shard/text-doc.js';
 
-const doc = (chunkId: string, text: string): ShardDoc => ({
-  chunkId,
-  text,
-  trackingId: null,
-  link: null,
-  tagSet: [],
-  numValue: null,
-  timeStamp: null,
-  lat: null,
-  lon: null,
-  groupIds: [],
-  metadata: null,
-});
+const doc = textDoc;
 
 function corpus(): Shard {
   const shard = new Shard({ k1: 0.9, b: 0.4 });

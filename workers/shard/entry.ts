@@ -1,13 +1,15 @@
 /**
- * The piscina worker of one shard thread. Each pool has exactly one thread, so the shards in
- * this module's map live in this thread alone; the core routes every task of a shard here.
+ * The worker of one shard thread. The shards in this module's map live in this thread alone; the
+ * core routes every task of a shard here, and scheduler.ts decides the order they run in.
  *
  * Only `load` creates a shard. Any other task on a shard this thread does not hold answers the
  * `not_loaded` fault: a thread that replaced a crashed one starts empty, and answering from (or
  * snapshotting) an empty shard would silently lose the dataset.
  */
+import { parentPort } from 'node:worker_threads';
 import { readShardSnapshot, writeShardSnapshot } from './persist/shard-snapshot.js';
-import type { ShardMessage, ShardReply } from './protocol.js';
+import type { ShardMessage, ShardReply, ThreadReply } from './protocol.js';
+import { Scheduler, type Job } from './scheduler.js';
 import { Shard } from './shard.js';
 import { beginTask, endTask, TaskStopped } from './task-stop.js';
 
@@ -81,9 +83,16 @@ function dispatch(task: ShardMessage): unknown {
 }
 
 /** Runs one task against this thread's shards; expected refusals come back as faults, not throws. */
-export default function run(task: ShardMessage): ShardReply {
+function runTask(task: ShardMessage): ShardReply {
+  // Throws TaskStopped when the task was cancelled or passed its deadline while it waited.
+  let saved;
   try {
-    beginTask(task.stop);
+    saved = beginTask(task.stop);
+  } catch (err) {
+    if (err instanceof TaskStopped) return { fault: err.reason === 'deadline' ? 'stopped_deadline' : 'stopped_cancelled', message: err.message };
+    throw err;
+  }
+  try {
     return { value: dispatch(task) };
   } catch (err) {
     // Structured clone keeps neither the class nor extra fields of an Error: faults travel as data.
@@ -91,6 +100,24 @@ export default function run(task: ShardMessage): ShardReply {
     if (err instanceof ShardNotLoaded) return { fault: 'not_loaded', message: err.message };
     throw err;
   } finally {
-    endTask();
+    endTask(saved);
   }
 }
+
+if (!parentPort) throw new Error('workers/shard/entry runs as a worker thread (see core/pool/shard-pool.ts)');
+const port = parentPort;
+
+/** Runs a job and posts its reply; a task that throws (a bug) fails that task, not the thread. */
+function runJob(job: Job): void {
+  let reply: ThreadReply;
+  try {
+    reply = { id: job.id, reply: runTask(job.task) };
+  } catch (err) {
+    const e = err instanceof Error ? err : new Error(String(err));
+    reply = { id: job.id, error: { name: e.name, message: e.message, stack: e.stack ?? '' } };
+  }
+  port.postMessage(reply);
+}
+
+const scheduler = new Scheduler(port, runJob);
+port.on('message', (job: Job) => scheduler.accept(job));

@@ -118,6 +118,11 @@ export type ShardFault = 'stopped_deadline' | 'stopped_cancelled' | 'not_loaded'
 /** Every reply of a thread: the task's value, or why it did not run. */
 export type ShardReply = { readonly value: unknown } | { readonly fault: ShardFault; readonly message: string };
 
+/** What a thread posts back for the job numbered `id`: its reply, or the error a bug threw. */
+export type ThreadReply =
+  | { readonly id: number; readonly reply: ShardReply }
+  | { readonly id: number; readonly error: { readonly name: string; readonly message: string; readonly stack: string } };
+
 /** Reply of `termStats`: the analyzed query and this shard's statistics for it. */
 export interface TermStatsReply {
   readonly terms: string[];

@@ -160,7 +160,7 @@ export class Shard {
     const want = countTotal ? live : k;
     const pairs = fulltext && stats.pairs ? { pairs: stats.pairs, docFreqs: stats.pairDocFreqs ?? [], weight: PAIR_WEIGHT } : null;
     const termBoost = boost ? { terms: new Set(this.index.analyzer.analyze(boost.phrase)), factor: boost.factor } : null;
-    const hits = this.index.search(terms, want, stats, allow, pairs, termBoost);
+    const hits = this.index.search(terms, want, stats, allow, pairs, termBoost, k);
     const chunkIds: string[] = [];
     const scores: number[] = [];
     let total = 0;

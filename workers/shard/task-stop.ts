@@ -3,8 +3,9 @@
  * aborted, and with it every shard the thread holds, so the core never aborts a task: it hands
  * the task an absolute deadline and a shared cancel flag, and long loops here poll them.
  *
- * A thread runs one task at a time and tasks are synchronous, so the current task's stop
- * condition is module state, set by the entry around each task.
+ * Tasks are synchronous and a thread runs one at a time, except that the scheduler may run
+ * another dataset's task inside {@link checkStop}; the current task's stop condition is module
+ * state, saved and restored around each task.
  */
 
 /** What a read task carries so that it can stop itself. */
@@ -28,26 +29,74 @@ const CHECK_EVERY = 4096;
 
 let current: TaskStop | null = null;
 let budget = CHECK_EVERY;
+let yieldHook: (() => void) | null = null;
 
-/** Makes `stop` the condition of the task this thread starts now; throws if it is already met. */
-export function beginTask(stop: TaskStop | undefined): void {
+/** What a task saved of the one it interrupted (see {@link beginTask}). */
+export interface SavedTask {
+  readonly stop: TaskStop | null;
+  readonly budget: number;
+}
+
+/**
+ * Makes `stop` the condition of the task this thread starts now and returns the condition of the
+ * task it interrupts (null at top level), for {@link endTask}. Throws if `stop` is already met.
+ */
+export function beginTask(stop: TaskStop | undefined): SavedTask {
+  const saved = { stop: current, budget };
   current = stop ?? null;
   budget = CHECK_EVERY;
-  if (current) checkNow(current);
+  if (current) {
+    try {
+      checkNow(current);
+    } catch (err) {
+      endTask(saved);
+      throw err;
+    }
+  }
+  return saved;
 }
 
-/** Clears the condition after a task. */
-export function endTask(): void {
-  current = null;
+/** Restores the condition of the task that was running before (none after a top-level task). */
+export function endTask(saved?: SavedTask): void {
+  current = saved?.stop ?? null;
+  budget = saved?.budget ?? CHECK_EVERY;
 }
 
-/** Counts `work` units and, every {@link CHECK_EVERY}, throws {@link TaskStopped} if the task must stop. */
+/**
+ * Sets what runs at every real check (the thread's scheduler, which may run another tenant's
+ * task there; see scheduler.ts). Null: nothing, as in a shard used in-process.
+ */
+export function setYieldHook(hook: (() => void) | null): void {
+  yieldHook = hook;
+}
+
+/**
+ * Counts `work` units and, every {@link CHECK_EVERY}, throws {@link TaskStopped} if the task must
+ * stop, then lets the scheduler run other tenants' waiting tasks. Call it only where the task's
+ * own state is consistent: another dataset's task may run inside this call.
+ */
 export function checkStop(work = 1): void {
-  if (current === null) return;
   budget -= work;
   if (budget > 0) return;
   budget = CHECK_EVERY;
-  checkNow(current);
+  if (current) checkNow(current);
+  if (yieldHook) {
+    yieldHook();
+    // The interrupting tasks may have passed this one's deadline.
+    if (current) checkNow(current);
+  }
+}
+
+/**
+ * Like {@link checkStop} but never throws: for points inside a step whose scratch is mid-update
+ * (stopping there would leave it dirty for the next search), where only other datasets' tasks may
+ * run. The step's own end must still reach a {@link checkStop}.
+ */
+export function checkYield(work = 1): void {
+  budget -= work;
+  if (budget > 0) return;
+  budget = CHECK_EVERY;
+  if (yieldHook) yieldHook();
 }
 
 function checkNow(stop: TaskStop): void {

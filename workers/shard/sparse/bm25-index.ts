@@ -13,6 +13,7 @@ import { MAX_TF, PostingsStore } from './postings-store.js';
 import { listBounds, pairPostings, type PairPostings } from './proximity.js';
 import { SequenceStore } from './sequence-store.js';
 import { TermScanner } from './term-scanner.js';
+import { checkYield } from '../task-stop.js';
 import { TopKHeap } from './top-k-heap.js';
 
 /** BM25 index options; defaults in {@link DEFAULT_BM25_OPTIONS}. */
@@ -422,7 +423,8 @@ export class Bm25Index {
   /**
    * Top-k live documents for `queryTerms` scored with `global` statistics, restricted to `allow`
    * when given; with `pairs`, each pair adds `weight` times its own BM25 score (fulltext search).
-   * Exact: equal to exhaustive scoring, MaxScore only skips hopeless documents.
+   * Exact: equal to exhaustive scoring, MaxScore only skips hopeless documents. `chunkIds` names
+   * the first `nameFirst` hits only (`ids` and `scores` hold all k).
    */
   search(
     queryTerms: readonly string[],
@@ -431,6 +433,7 @@ export class Bm25Index {
     allow: Bitset | null = null,
     pairs: PairQuery | null = null,
     boost: TermBoost | null = null,
+    nameFirst = Number.POSITIVE_INFINITY,
   ): Bm25Hits {
     if (k <= 0 || global.docCount <= 0 || global.totalLength <= 0) return emptyHits();
     const { k1, b } = this.options;
@@ -475,6 +478,7 @@ export class Bm25Index {
       const list = pairLists[j - termLists]!;
       const bounds = listBounds(list, this.docLen, k1, b, avgdl);
       lists.setPostings(j, list.docs, list.tfs, list.n, bounds.blockLast, bounds.blockMax, bounds.sat);
+      checkYield(list.n);
     }
     for (let j = 0; j < termLists; j++) {
       const t = lists.term[j]!;
@@ -483,14 +487,17 @@ export class Bm25Index {
       const tfs = post.tfsOf(t);
       const sat = post.ensureBounds(t, avgdl, this.docLen, docs, tfs);
       lists.setPostings(j, docs, tfs, post.len[t]!, post.blockLast[t]!, post.blockMax[t]!, sat);
+      checkYield(post.len[t]! >> 4);
     }
     this.heap.reset(k);
     maxScoreTopK(lists, { docLen: this.docLen, alive: this.alive, allow, k1, b, avgdl }, this.heap);
     // The views may point into a postings arena that a later append reallocates: do not keep it alive.
     lists.detach();
     const { ids, scores } = this.heap.drain();
-    const chunkIds = new Array<string>(ids.length);
-    for (let i = 0; i < ids.length; i++) chunkIds[i] = this.ids.chunkIdOf(ids[i]!)!;
+    // A count asks for every match but names only the page (strings for 10^5 ids cost ms).
+    const named = Math.min(ids.length, nameFirst);
+    const chunkIds = new Array<string>(named);
+    for (let i = 0; i < named; i++) chunkIds[i] = this.ids.chunkIdOf(ids[i]!)!;
     return { ids, scores, chunkIds };
   }
 

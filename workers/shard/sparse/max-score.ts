@@ -13,7 +13,7 @@ import { BOUND_SLACK, MaxScoreScratch, MIN_WINDOW, THETA_SLACK, WINDOW } from '.
 import { BLOCK_SHIFT } from './postings-store.js';
 import { seedFloor } from './seed-floor.js';
 import type { TopKHeap } from './top-k-heap.js';
-import { checkStop } from '../task-stop.js';
+import { checkStop, checkYield } from '../task-stop.js';
 
 export { MaxScoreScratch };
 
@@ -228,6 +228,8 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
         for (; p < en; p++) {
           const doc = ed[p]!;
           if (doc > wmax) break;
+          // Mid-window the scratch is in use: only yield the thread (see task-stop.ts).
+          if ((p & 1023) === 0) checkYield(1024);
           if (alive[doc] !== 1) continue;
           if (allowWords !== null && (doc >= allowCap || (allowWords[doc >>> 5]! & (1 << (doc & 31))) === 0)) continue;
           const tf = et[p]!;
@@ -276,11 +278,14 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
               acc[slot] = acc[slot]! + c;
             }
           }
+          checkYield(p - rescan[i]!);
           pos[i] = p;
           cur[i] = p < n ? d[p]! : END;
         }
         const words = ((wmax - wmin) >>> 5) + 1;
         for (let word = 0; word < words; word++) {
+          // Each of the word's 32 documents may be scored against every list.
+          if ((word & 7) === 0) checkYield(m << 8);
           let v = seen[word]!;
           if (v === 0) continue;
           seen[word] = 0;

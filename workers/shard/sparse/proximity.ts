@@ -12,6 +12,7 @@
 import { BLOCK_SHIFT } from './postings-store.js';
 import { MAX_TF } from './postings-store.js';
 import type { SequenceStore } from './sequence-store.js';
+import { checkStop } from '../task-stop.js';
 
 /** Two content words count as a pair when at most this many content-word positions apart. */
 export const PROXIMITY_WINDOW = 2;
@@ -85,7 +86,9 @@ export function pairPostings(
       }
     }
     if (p >= long.length || long[p] !== d || alive[d] !== 1) continue;
-    const f = pairFrequency(seq.get(d), a, b);
+    const words = seq.get(d);
+    checkStop(words.length >> 2);
+    const f = pairFrequency(words, a, b);
     if (f > 0) {
       docs[n] = d;
       tfs[n++] = f < MAX_TF ? f : MAX_TF;

@@ -1,4 +1,5 @@
 /** Bounded binary min-heap keeping the best k (id, score) pairs, ties broken by external id. */
+import { checkYield } from '../task-stop.js';
 
 /** Orders two internal ids when their scores are equal: negative when `a` ranks first. */
 export type TieBreak = (a: number, b: number) => number;
@@ -82,6 +83,8 @@ export class TopKHeap {
     const scores = new Float64Array(n);
     // Popping the worst repeatedly fills the output from the back.
     for (let out = n - 1; out >= 0; out--) {
+      // Each pop sifts through log2(n) levels.
+      if ((out & 255) === 0) checkYield(4096);
       ids[out] = this.ids[0]!;
       scores[out] = this.scores[0]!;
       const last = --this.size;
