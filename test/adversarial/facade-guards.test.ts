@@ -186,12 +186,18 @@ describe('nesting depth', () => {
   });
 
   it('a body of more than 250000 arrays/objects is 400 naming the limit, before JSON.parse builds them', async () => {
-    // 1.2 million empty arrays in 3.6 MB: within the chunk route's size, each one a JS array if parsed.
-    const wide = '[' + '[],'.repeat(1_200_000) + '[]]';
+    // 1.2 million empty arrays in 3.6 MB: within the chunk route's size, each one a JS array if
+    // parsed; 1,200 arrays of 1,000 each, as no one array may hold more than 10,000 elements.
+    const wide = '[' + Array.from({ length: 1200 }, () => '[' + '[],'.repeat(999) + '[]]').join(',') + ']';
     const started = performance.now();
     await expectRejected(stack.dataDir, () => t.ds.req('POST', '/api/chunk', { raw: wide }), 400, /250000 arrays\/objects/);
     expect(performance.now() - started).toBeLessThan(5000);
     await healthWithin(2000);
+  });
+
+  it('an array of more than 10000 elements is 400 naming its key, before JSON.parse builds it', async () => {
+    const ids = Array.from({ length: 100_000 }, (_, i) => `g${i}`);
+    await expectRejected(stack.dataDir, () => t.ds.post('/api/chunk', { chunk_html: 'x', group_tracking_ids: ids }), 400, /group_tracking_ids: array of more than 10000 elements/);
   });
 
   it('a wide flat body of empty arrays is answered promptly with a 4xx, and health stays up', async () => {

@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
 import { bodyLimits } from '../../facade/body-limits.js';
-import { jsonShape, MAX_CONTAINERS, MAX_DEPTH } from '../../facade/middleware/body.js';
+import { jsonShape, MAX_ARRAY_ELEMENTS, MAX_CONTAINERS, MAX_DEPTH } from '../../facade/middleware/body.js';
 
 describe('per-route body limits', () => {
   it('has documented defaults: 1 MiB, 128 KiB per chunk, 10 organizations per user', () => {
@@ -43,5 +44,52 @@ describe('jsonShape', () => {
     const started = performance.now();
     expect(jsonShape(big, MAX_DEPTH, MAX_CONTAINERS)).toBe('ok');
     expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('refuses an array longer than the cap, wherever it is, and no object however wide', () => {
+    const ids = (n: number) => JSON.stringify({ chunk_html: 'x', group_tracking_ids: Array.from({ length: n }, (_, i) => `g,${i}`) });
+    expect(jsonShape(ids(MAX_ARRAY_ELEMENTS), MAX_DEPTH, MAX_CONTAINERS, MAX_ARRAY_ELEMENTS)).toBe('ok');
+    const where = { key: null as string | null };
+    expect(jsonShape(ids(MAX_ARRAY_ELEMENTS + 1), MAX_DEPTH, MAX_CONTAINERS, MAX_ARRAY_ELEMENTS, where)).toBe('too_long');
+    expect(where.key).toBe('group_tracking_ids');
+    expect(jsonShape(`[[${'1,'.repeat(MAX_ARRAY_ELEMENTS)}1]]`, MAX_DEPTH, MAX_CONTAINERS, MAX_ARRAY_ELEMENTS)).toBe('too_long');
+    const wide = JSON.stringify(Object.fromEntries(Array.from({ length: MAX_ARRAY_ELEMENTS * 2 }, (_, i) => [`k${i}`, i])));
+    expect(jsonShape(wide, MAX_DEPTH, MAX_CONTAINERS, MAX_ARRAY_ELEMENTS)).toBe('ok');
+  });
+
+  it('agrees with a plain character-by-character scan on any text (strings skipped by indexOf)', () => {
+    // The straightforward scan it replaced: a backslash inside a string escapes the next character.
+    const reference = (text: string, maxDepth: number, maxContainers: number, maxElements: number): string => {
+      let depth = 0;
+      let containers = 0;
+      let inString = false;
+      const stack: { array: boolean; elements: number }[] = [];
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (inString) {
+          if (c === '\\') i++;
+          else if (c === '"') inString = false;
+        } else if (c === '"') inString = true;
+        else if (c === ',') {
+          const top = stack.at(-1);
+          if (top?.array && ++top.elements > maxElements) return 'too_long';
+        } else if (c === '[' || c === '{') {
+          if (++depth > maxDepth) return 'too_deep';
+          if (++containers > maxContainers) return 'too_many';
+          stack.push({ array: c === '[', elements: 1 });
+        } else if (c === ']' || c === '}') {
+          if (--depth < 0) return 'ok';
+          stack.pop();
+        }
+      }
+      return 'ok';
+    };
+    const text = fc.array(fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', ','), { maxLength: 60 }).map((cs) => cs.join(''));
+    fc.assert(
+      fc.property(text, fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 5 }), (t, d, n, e) => {
+        expect(jsonShape(t, d, n, e)).toBe(reference(t, d, n, e));
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
