@@ -128,8 +128,19 @@ function collapseWhitespace(text: string): string {
   return out.join('');
 }
 
+/**
+ * Whether a pass can change anything: a native regex scan, far cheaper than the pass's own walk
+ * over every `<` (which costs a few hundred ns each: a 200 KB run of `<a` openers took ~50 ms of
+ * an event loop before these checks, now a few ms).
+ */
+const MAY_HIDE = new RegExp(`<(?:!--|${DROPPED_ELEMENTS.join('|')})`, 'i');
+const MAY_BREAK = new RegExp(`</?(?:${[...BLOCK_TAGS].join('|')})\\b`, 'i');
+
 /** Plain text of an HTML fragment (or of plain text, unchanged but for entities). */
 export function htmlToText(html: string): string {
   if (!html.includes('<') && !html.includes('&')) return html;
-  return collapseWhitespace(decodeHTML(dropTags(breakBlocks(dropHidden(html))))).trim();
+  let text = html;
+  if (MAY_HIDE.test(text)) text = dropHidden(text);
+  if (MAY_BREAK.test(text)) text = breakBlocks(text);
+  return collapseWhitespace(decodeHTML(dropTags(text))).trim();
 }
