@@ -60,6 +60,66 @@ describe('tenantFairness', () => {
     await Promise.all([pw, pr]);
   });
 
+  it('runs one read per organization while another organization is active, its full share once alone again', async () => {
+    const mw = tenantFairness({ reads: 3, writes: 1, queue: 8 });
+    const a = [0, 1, 2, 3].map(() => request('a', 'POST /api/chunk/search'));
+    const pa = a.slice(0, 3).map((r) => mw(r.ctx, r.next));
+    await tick();
+    // Alone, organization a runs its three.
+    expect(a.map((r) => r.started)).toEqual([true, true, true, false]);
+    const b = request('b', 'POST /api/chunk/search');
+    const pb = mw(b.ctx, b.next);
+    const pa3 = mw(a[3]!.ctx, a[3]!.next);
+    await tick();
+    // b is served at once; a's next waits until a runs fewer than one (contended share).
+    expect([b.started, a[3]!.started]).toEqual([true, false]);
+    a[0]!.finish();
+    a[1]!.finish();
+    await Promise.all([pa[0], pa[1]]);
+    await tick();
+    expect(a[3]!.started).toBe(false);
+    a[2]!.finish();
+    await pa[2];
+    await tick();
+    expect(a[3]!.started).toBe(true);
+    // b leaves: a is alone and may run its full three again.
+    const more = [0, 1].map(() => request('a', 'POST /api/chunk/search'));
+    const pm = more.map((r) => mw(r.ctx, r.next));
+    await tick();
+    expect(more.map((r) => r.started)).toEqual([false, false]);
+    b.finish();
+    await pb;
+    await tick();
+    expect(more.map((r) => r.started)).toEqual([true, true]);
+    a[3]!.finish();
+    for (const r of more) r.finish();
+    await Promise.all([pa3, ...pm]);
+  });
+
+  it('under contention starts the tenant that used less first: the heavy one waits while the light one runs', async () => {
+    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8 });
+    // a spends 30 ms in a request: its usage is now far above b's.
+    const a1 = request('a', 'POST /api/chunk/search');
+    const pa1 = mw(a1.ctx, a1.next);
+    await tick();
+    await new Promise((r) => setTimeout(r, 30));
+    a1.finish();
+    await pa1;
+    const b1 = request('b', 'POST /api/chunk/search');
+    const pb1 = mw(b1.ctx, b1.next);
+    const a2 = request('a', 'POST /api/chunk/search');
+    const pa2 = mw(a2.ctx, a2.next);
+    await tick();
+    // a runs nothing, yet waits: b, which used less, has a request in flight.
+    expect([b1.started, a2.started]).toEqual([true, false]);
+    b1.finish();
+    await pb1;
+    await tick();
+    expect(a2.started).toBe(true);
+    a2.finish();
+    await pa2;
+  });
+
   it('leaves the operator key and unmatched routes unlimited', async () => {
     const mw = tenantFairness({ reads: 1, writes: 1, queue: 0 });
     let ran = 0;
