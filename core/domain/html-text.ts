@@ -9,7 +9,10 @@
  * 2. `<\/?(p|div|...|hr)\b[^>]*>` (gi) → '\n'
  * 3. `<\/?[a-zA-Z][^>]*>` → ''
  * Those regexes rescanned the rest of the text for every unterminated opener (quadratic: a
- * 200 KB `<a<a<a...` chunk took 44 s); here each search remembers its answer (text-scan.ts).
+ * 200 KB `<a<a<a...` chunk took 44 s). Pass 1 is a scanner whose every search remembers its
+ * answer (text-scan.ts); passes 2 and 3 keep their native regexes but run them only up to the
+ * last `>`, where they are linear (see replaceTagsBeforeLastGt). A chunk is converted on an
+ * event loop several times per write, so this is on the hot path of ingest.
  */
 import { decodeHTML } from 'entities';
 import { CloseTagFinder, ForwardIndexOf, isAsciiLetter, isWordChar, startsWithIgnoreCase } from './text-scan.js';
@@ -71,76 +74,85 @@ function dropHidden(html: string): string {
   });
 }
 
-/** Pass 2: block-level tags become a line break. */
-function breakBlocks(html: string): string {
-  const gt = new ForwardIndexOf(html, '>');
-  return replaceAtOpeners(html, '\n', (i) => {
-    const from = html.charCodeAt(i + 1) === 47 /* / */ ? i + 2 : i + 1;
-    let to = from;
-    while (to < html.length && to - from <= LONGEST_BLOCK && isWordChar(html.charCodeAt(to))) to++;
-    const isBlock = to > from && to < html.length && !isWordChar(html.charCodeAt(to)) && BLOCK_TAGS.has(html.slice(from, to).toLowerCase());
-    const close = isBlock ? gt.find(to) : -1;
-    return close < 0 ? -1 : close + 1;
-  });
+/**
+ * Applies a global regex whose every match is `<`, a bounded head, then `[^>]*>`, to the text up
+ * to its last `>` only. There each opener the head accepts finds a `>` and the match consumes
+ * what it scanned, so the native engine runs in linear time; after the last `>` no such match can
+ * end, so that tail is copied as is (running the regex over it would rescan the rest of the text
+ * for every opener there: quadratic).
+ */
+function replaceTagsBeforeLastGt(html: string, tag: RegExp, replacement: string): string {
+  const lastGt = html.lastIndexOf('>');
+  if (lastGt < 0) return html;
+  if (lastGt === html.length - 1) return html.replace(tag, replacement);
+  return html.slice(0, lastGt + 1).replace(tag, replacement) + html.slice(lastGt + 1);
 }
 
-/** Pass 3: every other tag (`<` or `</` then a letter, up to the next `>`) disappears. */
+/** Block-level tags (regex `\b` after the name, then up to the next `>`). */
+const BLOCK_TAG = new RegExp(`<\\/?(?:${[...BLOCK_TAGS].join('|')})\\b[^>]*>`, 'gi');
+/** Any other tag: `<` or `</` then a letter, up to the next `>`. */
+const ANY_TAG = /<\/?[a-zA-Z][^>]*>/g;
+/** Whitespace that changes: a run of two or more (tried first: it must win over its first unit), or a lone tab, vertical tab, form feed or CR. */
+const WHITESPACE_TO_COLLAPSE = /[ \t\n\v\f\r]{2,}|[\t\v\f\r]/g;
+
+/** Pass 2: block-level tags become a line break. */
+function breakBlocks(html: string): string {
+  return replaceTagsBeforeLastGt(html, BLOCK_TAG, '\n');
+}
+
+/** Pass 3: every other tag disappears. */
 function dropTags(html: string): string {
-  const gt = new ForwardIndexOf(html, '>');
-  return replaceAtOpeners(html, '', (i) => {
-    const name = html.charCodeAt(i + 1) === 47 /* / */ ? i + 2 : i + 1;
-    const close = isAsciiLetter(html.charCodeAt(name)) ? gt.find(name + 1) : -1;
-    return close < 0 ? -1 : close + 1;
-  });
+  return replaceTagsBeforeLastGt(html, ANY_TAG, '');
 }
 
 /**
  * Collapses each run of ` \t\f\v\r\n` to one line break when it holds one, else to one space:
- * what `.replace(/[ \t\f\v\r]+/g, ' ').replace(/ *\n[\n ]*\/g, '\n')` did, in one pass.
+ * what `.replace(/[ \t\f\v\r]+/g, ' ').replace(/ *\n[\n ]*\/g, '\n')` did, in one native pass
+ * that touches only the runs that change.
  */
 function collapseWhitespace(text: string): string {
-  const out: string[] = [];
-  let copied = 0;
-  let i = 0;
-  while (i < text.length) {
-    const c = text.charCodeAt(i);
-    if (!(c === 32 || (c >= 9 && c <= 13))) {
-      i++;
-      continue;
-    }
-    let j = i;
-    let newline = false;
-    for (; j < text.length; j++) {
-      const d = text.charCodeAt(j);
-      if (d === 10) newline = true;
-      else if (!(d === 32 || d === 9 || d === 11 || d === 12 || d === 13)) break;
-    }
-    const replacement = newline ? '\n' : ' ';
-    // Leave a lone character that is already its own replacement in place.
-    if (j - i !== 1 || text[i] !== replacement) {
-      out.push(text.slice(copied, i), replacement);
-      copied = j;
-    }
-    i = j;
-  }
-  if (copied === 0) return text;
-  out.push(text.slice(copied));
-  return out.join('');
+  return text.replace(WHITESPACE_TO_COLLAPSE, (run) => (run.includes('\n') ? '\n' : ' '));
 }
 
 /**
- * Whether a pass can change anything: a native regex scan, far cheaper than the pass's own walk
- * over every `<` (which costs a few hundred ns each: a 200 KB run of `<a` openers took ~50 ms of
- * an event loop before these checks, now a few ms).
+ * Whether pass 1 can change anything: a native regex scan, far cheaper than the pass's own walk
+ * over every `<` (a few hundred ns each).
  */
 const MAY_HIDE = new RegExp(`<(?:!--|${DROPPED_ELEMENTS.join('|')})`, 'i');
-const MAY_BREAK = new RegExp(`</?(?:${[...BLOCK_TAGS].join('|')})\\b`, 'i');
 
-/** Plain text of an HTML fragment (or of plain text, unchanged but for entities). */
+/** Inputs at least this long are remembered (see {@link htmlToText}). */
+const REMEMBER_FROM = 16_384;
+/** Total length of the inputs remembered, in UTF-16 units (a full batch of long chunks fits). */
+const REMEMBER_UNITS = 4_000_000;
+/** Long inputs converted lately and their text, oldest first. */
+const recent = new Map<string, string>();
+let recentUnits = 0;
+
+/**
+ * Plain text of an HTML fragment (or of plain text, unchanged but for entities). Long
+ * conversions done lately are remembered: one write converts each chunk_html for its semantic
+ * hash and again for its response (milliseconds per 200 KB of an event loop every tenant shares).
+ */
 export function htmlToText(html: string): string {
   if (!html.includes('<') && !html.includes('&')) return html;
+  if (html.length < REMEMBER_FROM) return convert(html);
+  const known = recent.get(html);
+  if (known !== undefined) return known;
+  const text = convert(html);
+  recent.set(html, text);
+  recentUnits += html.length;
+  for (const old of recent.keys()) {
+    if (recentUnits <= REMEMBER_UNITS) break;
+    recent.delete(old);
+    recentUnits -= old.length;
+  }
+  return text;
+}
+
+function convert(html: string): string {
   let text = html;
   if (MAY_HIDE.test(text)) text = dropHidden(text);
-  if (MAY_BREAK.test(text)) text = breakBlocks(text);
-  return collapseWhitespace(decodeHTML(dropTags(text))).trim();
+  text = dropTags(breakBlocks(text));
+  if (text.includes('&')) text = decodeHTML(text);
+  return collapseWhitespace(text).trim();
 }

@@ -89,21 +89,15 @@ export const LIMITS = Object.freeze({
   configBytes: 65_536,
 });
 
-/** UTF-8 byte length of `s`; stops counting (and returns a value above `stopAbove`) once past it. */
+/**
+ * UTF-8 byte length of `s` (a lone surrogate counts 3, as its replacement character); above
+ * `stopAbove` it may return any value above it. Native: a JavaScript loop took 0.5 ms of an event
+ * loop per 200 KB, paid on every long string of every request.
+ */
 export function utf8Length(s: string, stopAbove = Infinity): number {
   // Every UTF-16 unit is at least one byte: a string longer than the bound is over it already.
   if (s.length > stopAbove) return s.length;
-  let bytes = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  return Buffer.byteLength(s, 'utf8');
 }
 
 /** What {@link measureJson} found: the JSON size (an upper bound) and nesting depth, up to where it stopped. */
@@ -116,14 +110,15 @@ export interface JsonMeasure {
   readonly over: boolean;
 }
 
+/** A UTF-16 unit JSON escapes: a control character, `"` or `\\`. */
+const NEEDS_ESCAPE = /[\u0000-\u001f"\\]/;
+const NEEDS_ESCAPE_ALL = /[\u0000-\u001f"\\]/g;
+
 /** Upper bound of the UTF-8 bytes of a string's JSON literal: quotes, and 6 bytes (`\u00xx`) per unit needing an escape. */
 function jsonStringBytes(s: string, stopAbove: number): number {
-  let bytes = 2 + utf8Length(s, stopAbove);
-  for (let i = 0; i < s.length && bytes <= stopAbove; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 34 || c === 92) bytes += 5;
-  }
-  return bytes;
+  const bytes = 2 + utf8Length(s, stopAbove);
+  if (bytes > stopAbove || !NEEDS_ESCAPE.test(s)) return bytes;
+  return bytes + 5 * (s.length - s.replace(NEEDS_ESCAPE_ALL, '').length);
 }
 
 /**

@@ -43,6 +43,12 @@ const PATHOLOGICAL: Record<string, string> = {
   'partial named entities': fill('&notin'),
   'one long numeric entity': '&#' + fill('1'),
   'whitespace run then a tag': ' '.repeat(SIZE) + '<b',
+  // Passes 2 and 3 run their regexes up to the last `>`: openers on either side of it.
+  'openers then one > at the end': fill('<a') + '>',
+  'block openers then one > at the end': fill('<p ') + '>',
+  'one > first, then openers': '>' + fill('<a'),
+  'one > in the middle of openers': fill('<p').slice(0, SIZE / 2) + '>' + fill('<a').slice(0, SIZE / 2),
+  'tags between whitespace runs': fill('<b> \t\n '),
 };
 
 describe('html scanners are linear', () => {

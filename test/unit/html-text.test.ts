@@ -94,4 +94,17 @@ describe('htmlToText', () => {
       { numRuns: 5000 },
     );
   });
+
+  it('gives the same text for long inputs, converted or remembered', () => {
+    // Past 16 K units a conversion is remembered: the second call must answer what the first did,
+    // for the same string and for an equal one built apart, and a long input never answers for another.
+    const docs = [0, 1, 2].map((seed) => Array.from({ length: 4000 }, (_, i) => `<p>w${(i * 7 + seed) % 13} &amp; <b>x</b></p>\n`).join(''));
+    for (const doc of docs) {
+      const expected = regexHtmlToText(doc);
+      expect(htmlToText(doc)).toBe(expected);
+      expect(htmlToText(doc)).toBe(expected);
+      expect(htmlToText(doc.slice(0, 10) + doc.slice(10))).toBe(expected);
+    }
+    expect(new Set(docs.map(htmlToText)).size).toBe(3);
+  });
 });
