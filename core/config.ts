@@ -59,6 +59,14 @@ export interface Config {
   readonly shardsPerDataset: number;
   /** Searches the core runs at once before answering 503 + Retry-After. @defaultValue `256` */
   readonly maxConcurrentSearches: number;
+  /**
+   * Scheduling priority (Linux nice, 0-19) of the threads that do bulk work: shard threads and the
+   * HTTP process's store writer. Above 0 they yield the CPU to the event loops that answer
+   * requests, so one tenant's heavy searches and writes slow another's less. @defaultValue `10`
+   */
+  readonly threadNice: number;
+  /** Whether the HTTP process runs its store writes in a thread of their own (off its event loop). @defaultValue `true` */
+  readonly storeWriteThread: boolean;
   /** Reads (searches, gets) one organization runs at once in an HTTP process; more wait in order. */
   readonly tenantReadConcurrency: number;
   /** Writes one organization runs at once in an HTTP process; more wait in order. */
@@ -147,6 +155,8 @@ export function loadConfig(env: Env = process.env): Config {
     shardThreads,
     shardsPerDataset: intVar(env, 'QUARRY_SHARDS_PER_DATASET', shardThreads, 1, 1024),
     maxConcurrentSearches: intVar(env, 'QUARRY_MAX_CONCURRENT_SEARCHES', 256, 1, 1_000_000),
+    threadNice: intVar(env, 'QUARRY_THREAD_NICE', 10, 0, 19),
+    storeWriteThread: boolVar(env, 'QUARRY_STORE_WRITE_THREAD', true),
     tenantReadConcurrency: intVar(env, 'QUARRY_TENANT_READ_CONCURRENCY', Math.max(2, os.availableParallelism()), 1, 100_000),
     tenantWriteConcurrency: intVar(env, 'QUARRY_TENANT_WRITE_CONCURRENCY', 1, 1, 100_000),
     tenantQueue: intVar(env, 'QUARRY_TENANT_QUEUE', 256, 0, 1_000_000),

@@ -18,7 +18,7 @@ const CATCH_UP_MS = 1000;
 
 /** Starts the core over `store`. */
 export async function startCore(config: Config, logger: Logger, store: Store): Promise<CoreHost> {
-  const pool = new ShardPool(config.shardThreads);
+  const pool = new ShardPool(config.shardThreads, config.threadNice);
   const engine = new Engine(config, store, pool, logger);
   const server = await startCoreServer(config, logger, VERSION, engine);
   // Warm in the background: the core answers at once, and a query for a dataset still loading waits for it.

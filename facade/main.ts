@@ -9,12 +9,17 @@ import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
 import { onShutdown } from '../core/shutdown.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { withWriteThread } from '../store/sqlite/threaded-store.js';
 import { startAnalytics } from './analytics/start-analytics.js';
 import { createApp } from './app.js';
 
 const config = loadConfig();
 const logger = createLogger(config, 'facade');
-const store = openSqliteStore(config.dataDir);
+// Writes in a thread of their own: a batch write's transaction would hold the event loop that
+// every tenant's requests share (see store/sqlite/threaded-store.ts).
+const store = config.storeWriteThread
+  ? await withWriteThread(openSqliteStore(config.dataDir), config.dataDir, { nice: config.threadNice })
+  : openSqliteStore(config.dataDir);
 const analytics = startAnalytics(config.redisUrl, store.analytics, logger);
 // With QUARRY_CORE_IN_PROCESS the core (and its gRPC server, for the job workers) runs here and
 // searches skip the gRPC hop; otherwise the core is another process reached over gRPC.

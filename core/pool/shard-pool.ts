@@ -9,28 +9,12 @@
  * anyway (a crash, out of memory) is replaced by an empty one; listeners of
  * {@link ShardPool.onThreadLost} reload the datasets it held.
  */
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { QuarryError } from '../domain/errors.js';
+import { threadEntry } from '../domain/thread-entry.js';
 import type { ShardMessage, ShardReply, ShardTask, ThreadReply } from '../../workers/shard/protocol.js';
 import { ShardNotLoadedError } from './shard-not-loaded.js';
 import { abortError, taskStopFor } from './task-stop.js';
-
-/**
- * The shard worker entry, compiled (.js) or as source (.ts under tsx or vitest). Node starts a
- * worker's main module before a loader registered with `--import` can claim a .ts file, so source
- * is started through a small module that registers tsx and then imports it.
- */
-function entry(): { script: string | URL; execArgv: string[] | undefined } {
-  const here = fileURLToPath(import.meta.url);
-  const ext = path.extname(here);
-  const filename = path.resolve(path.dirname(here), '..', '..', 'workers', 'shard', `entry${ext}`);
-  if (ext !== '.ts') return { script: filename, execArgv: undefined };
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const source = `const { register } = await import(${JSON.stringify(tsx)}); register(); await import(${JSON.stringify(pathToFileURL(filename).href)});`;
-  return { script: new URL(`data:text/javascript,${encodeURIComponent(source)}`), execArgv: undefined };
-}
 
 interface Pending {
   readonly resolve: (reply: ShardReply) => void;
@@ -51,15 +35,21 @@ export class ShardPool {
   private nextId = 0;
   private closing = false;
 
-  constructor(readonly threads: number) {
+  /**
+   * `threads` shard threads, each at scheduling priority `nice` (0: the process's own; higher
+   * yields the CPU to the event loops that answer requests while the threads do bulk work).
+   */
+  constructor(
+    readonly threads: number,
+    private readonly nice = 0,
+  ) {
     this.deaths = Array.from({ length: threads }, () => 0);
     this.pending = Array.from({ length: threads }, () => new Map<number, Pending>());
     this.workers = Array.from({ length: threads }, (_, thread) => this.start(thread));
   }
 
   private start(thread: number): Worker {
-    const { script, execArgv } = entry();
-    const worker = new Worker(script, execArgv ? { execArgv } : {});
+    const worker = new Worker(threadEntry(import.meta.url, '../../workers/shard/entry'), { workerData: { nice: this.nice } });
     const pending = this.pending[thread]!;
     worker.on('message', (m: ThreadReply) => {
       const p = pending.get(m.id);

@@ -4,7 +4,7 @@ import { sqliteAnalytics } from './analytics.js';
 import { sqliteApiKeys } from './api-keys.js';
 import { ChangeLogWriter, sqliteChangeLog } from './change-log.js';
 import { sqliteChunks } from './chunks.js';
-import { openDatabase } from './database.js';
+import { openDatabase, type Db } from './database.js';
 import { sqliteDatasets } from './datasets.js';
 import { sqliteGroups } from './groups.js';
 import { sqliteOrganizations } from './organizations.js';
@@ -15,7 +15,11 @@ import { sqliteDatasetEvents, sqliteVectors } from './vectors.js';
 
 /** Opens the store in `dataDir` (creating and migrating it as needed). */
 export function openSqliteStore(dataDir: string): Store {
-  const db = openDatabase(dataDir);
+  return sqliteStoreOn(openDatabase(dataDir));
+}
+
+/** Every repository over an open database (closing the store closes it). */
+export function sqliteStoreOn(db: Db): Store {
   const log = new ChangeLogWriter(db);
   const ping = db.prepare('SELECT 1');
   const purger = sqlitePurger(db);

@@ -6,7 +6,8 @@
  * `not_loaded` fault: a thread that replaced a crashed one starts empty, and answering from (or
  * snapshotting) an empty shard would silently lose the dataset.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
+import { niceThisThread } from '../../core/domain/thread-entry.js';
 import { readShardSnapshot, writeShardSnapshot } from './persist/shard-snapshot.js';
 import type { ShardMessage, ShardReply, ThreadReply } from './protocol.js';
 import { Scheduler, type Job } from './scheduler.js';
@@ -106,6 +107,8 @@ function runTask(task: ShardMessage): ShardReply {
 
 if (!parentPort) throw new Error('workers/shard/entry runs as a worker thread (see core/pool/shard-pool.ts)');
 const port = parentPort;
+// Bulk index work at a lower priority than the event loops that answer requests (see ShardPool).
+await niceThisThread((workerData as { nice?: number } | null)?.nice ?? 0);
 
 /** Runs a job and posts its reply; a task that throws (a bug) fails that task, not the thread. */
 function runJob(job: Job): void {
