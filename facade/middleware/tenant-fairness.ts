@@ -54,10 +54,16 @@ export function isReadRoute(route: string): boolean {
 export const USAGE_HALF_LIFE_MS = 1000;
 /** Under contention a tenant may be this many ms of usage above the least-using active one and still start. */
 export const USAGE_SLACK_MS = 5;
+/** Shortest a request may be held back for a tenant that used less, in ms (see {@link Tenant.patienceMs}). */
+export const MIN_PATIENCE_MS = 2;
+/** Weight of the newest request in a tenant's average request duration. */
+const DURATION_WEIGHT = 0.2;
 
 interface Waiter {
   readonly read: boolean;
   readonly admit: () => void;
+  /** When it began to wait (performance.now()). */
+  readonly since: number;
 }
 
 /** One organization's (or public dataset's) requests in this process. */
@@ -68,6 +74,8 @@ class Tenant {
   queued = { read: 0, write: 0 };
   private usage = 0;
   private stamp = performance.now();
+  /** Average duration of this tenant's requests, in ms (decaying). */
+  private averageMs = 0;
 
   /** Requests admitted or waiting. */
   get active(): number {
@@ -81,6 +89,18 @@ class Tenant {
   charge(ms: number, now: number): void {
     this.usage = this.usageAt(now) + ms;
     this.stamp = now;
+    this.averageMs += DURATION_WEIGHT * (ms - this.averageMs);
+  }
+
+  /**
+   * Longest one of its requests is held back for a tenant that used less: about as long as its
+   * own requests take. Usage is wall time in flight, so a light tenant that always has a search
+   * in flight can show more usage than a heavy one that just began; ordering by usage alone then
+   * held the light tenant's 5 ms searches back for the ~400 ms the heavy one needed to catch up.
+   * Bounded this way, a light request waits a few ms and a heavy one up to its own length.
+   */
+  patienceMs(): number {
+    return Math.max(MIN_PATIENCE_MS, this.averageMs);
   }
 }
 
@@ -91,7 +111,10 @@ class Tenant {
  * cores: 1 MB autocomplete queries sent three at a time raised another tenant's search p50 from 2
  * to 26 ms), so each runs one read and one write at a time, and the one that has used the least
  * (time its requests were in flight, decayed) starts first: a light tenant's request then waits
- * for at most the heavy one's request already running, not for a stream of them.
+ * for at most the heavy one's request already running, not for a stream of them. A request is
+ * held back for a tenant that used less at most about as long as its own tenant's requests take
+ * ({@link Tenant.patienceMs}): wall time in flight is what is counted, and it does not tell a
+ * light tenant that always has a search in flight from a heavy one.
  */
 export function tenantFairness(limits: TenantFairnessLimits): Middleware<RequestState> {
   const tenants = new Map<string, Tenant>();
@@ -114,26 +137,32 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
     return { first, firstOf, second };
   };
 
-  /** Whether `t` may start a request of this kind now (`low`: {@link lowest} at `now`). */
-  const mayStart = (t: Tenant, read: boolean, now: number, low = lowest(now)): boolean => {
+  /**
+   * Whether `t` may start a request of this kind now (`low`: {@link lowest} at `now`; `since`:
+   * when the request began to wait).
+   */
+  const mayStart = (t: Tenant, read: boolean, now: number, low = lowest(now), since = now): boolean => {
     // The least usage among the other tenants with requests (none: not contended).
     const others = low.firstOf === t ? low.second : low.first;
     const running = read ? t.running.read : t.running.write;
     if (others === Number.POSITIVE_INFINITY) return running < (read ? limits.reads : limits.writes);
-    return running < 1 && t.usageAt(now) <= others + USAGE_SLACK_MS;
+    return running < 1 && (t.usageAt(now) <= others + USAGE_SLACK_MS || now - since >= t.patienceMs());
   };
 
   /** Starts every waiting request that may start, first come first served within a tenant. */
   const pump = (): void => {
     const now = performance.now();
     let waiting = false;
+    // When the first held-back request runs out of patience (it then starts without a request ending).
+    let wakeAt = now + 20;
     for (const t of tenants.values()) {
       for (let i = 0; i < t.waiting.length; ) {
         const w = t.waiting[i]!;
         // Recomputed per start: each start can end the contention or change who is least.
-        if (!mayStart(t, w.read, now, lowest(now))) {
+        if (!mayStart(t, w.read, now, lowest(now), w.since)) {
           i++;
           waiting = true;
+          wakeAt = Math.min(wakeAt, w.since + t.patienceMs());
           continue;
         }
         t.waiting.splice(i, 1);
@@ -147,12 +176,13 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
         w.admit();
       }
     }
-    // Usage decays with time alone: look again later even if no request ends meanwhile.
-    if (waiting && pumpTimer === null) {
+    // Usage decays and patience runs out with time alone: look again then even if no request ends.
+    if (waiting) {
+      if (pumpTimer !== null) clearTimeout(pumpTimer);
       pumpTimer = setTimeout(() => {
         pumpTimer = null;
         pump();
-      }, 20);
+      }, Math.max(1, wakeAt - now));
       pumpTimer.unref();
     }
   };
@@ -182,7 +212,7 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
       if (read) tenant.queued.read++;
       else tenant.queued.write++;
       await new Promise<void>((admit) => {
-        tenant.waiting.push({ read, admit });
+        tenant.waiting.push({ read, admit, since: performance.now() });
         // Its arrival may be what makes others wait, or may find them all idle.
         pump();
       });

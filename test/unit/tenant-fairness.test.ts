@@ -120,6 +120,34 @@ describe('tenantFairness', () => {
     await pa2;
   });
 
+  it('holds a light tenant back for a tenant that used less only about as long as its own requests take', async () => {
+    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8 });
+    // b has searched a lot, each search short: high usage, short requests.
+    for (let i = 0; i < 10; i++) {
+      const r = request('b', 'POST /api/chunk/search');
+      const p = mw(r.ctx, r.next);
+      await tick();
+      await new Promise((res) => setTimeout(res, 4));
+      r.finish();
+      await p;
+    }
+    // a arrives fresh (no usage) with a long request and keeps it in flight.
+    const a1 = request('a', 'POST /api/chunk/search');
+    const pa1 = mw(a1.ctx, a1.next);
+    await tick();
+    expect(a1.started).toBe(true);
+    const b = request('b', 'POST /api/chunk/search');
+    const started = performance.now();
+    const pb = mw(b.ctx, b.next);
+    // Ordered by usage alone, b would wait for a's request to end (here: never).
+    while (!b.started && performance.now() - started < 1000) await new Promise((res) => setTimeout(res, 1));
+    expect(b.started).toBe(true);
+    expect(performance.now() - started).toBeLessThan(100);
+    b.finish();
+    a1.finish();
+    await Promise.all([pa1, pb]);
+  });
+
   it('leaves the operator key and unmatched routes unlimited', async () => {
     const mw = tenantFairness({ reads: 1, writes: 1, queue: 0 });
     let ran = 0;
