@@ -12,8 +12,9 @@
 import fs from 'node:fs';
 import { ATTACKS, judge, prepareAttackBodies, type AttackTarget } from './lib/attacks.js';
 import { quantile } from './lib/metrics.js';
-import { machine, post, startBenchStack, type BenchStack } from './lib/spawn-stack.js';
-import { syntheticCorpus, syntheticQueries } from './lib/synthetic.js';
+import { machine, startBenchStack, type BenchStack } from './lib/spawn-stack.js';
+import { attackerAndVictim } from './lib/tenant.js';
+import { syntheticQueries } from './lib/synthetic.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -40,28 +41,10 @@ function rssLine(stack: BenchStack): string {
     .join(', ');
 }
 
-/** An organization with an owner key, a read key and a dataset. */
-async function tenant(stack: BenchStack, name: string): Promise<{ orgId: string; ownerKey: string; readKey: string; datasetId: string }> {
-  const admin = { authorization: stack.adminKey };
-  const orgId = (await post(stack.baseUrl, '/api/organization', { name }, admin)).id as string;
-  const inOrg = { ...admin, 'tr-organization': orgId };
-  const ownerKey = (await post(stack.baseUrl, '/api/organization/api_key', { name: 'owner', role: 2 }, inOrg)).api_key as string;
-  const readKey = (await post(stack.baseUrl, '/api/organization/api_key', { name: 'read', role: 0 }, inOrg)).api_key as string;
-  const datasetId = (await post(stack.baseUrl, '/api/dataset', { dataset_name: `${name}-ds` }, { authorization: ownerKey, 'tr-organization': orgId })).id as string;
-  return { orgId, ownerKey, readKey, datasetId };
-}
-
 async function main(): Promise<void> {
   const stack = await startBenchStack({ QUARRY_EMBED_JOBS: embed ? 'true' : 'false' });
   try {
-    const attacker = await tenant(stack, 'attacker');
-    const victim = await tenant(stack, 'victim');
-    const docs = [...syntheticCorpus({ docs: 2000, seed: 11 })];
-    for (let i = 0; i < docs.length; i += 100) {
-      const batch = docs.slice(i, i + 100).map((d) => ({ chunk_html: d.text, tag_set: d.tags }));
-      await post(stack.baseUrl, '/api/chunk', batch, { authorization: victim.ownerKey, 'tr-dataset': victim.datasetId });
-      await post(stack.baseUrl, '/api/chunk', batch.slice(0, 20), { authorization: attacker.ownerKey, 'tr-dataset': attacker.datasetId });
-    }
+    const { attacker, victim } = await attackerAndVictim(stack);
     const queries = syntheticQueries(200, 5);
     const target: AttackTarget = { baseUrl: stack.baseUrl, ...attacker, victim: { orgId: victim.orgId, datasetId: victim.datasetId } };
     const victimHeaders = { authorization: victim.readKey, 'tr-dataset': victim.datasetId };

@@ -61,8 +61,10 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
     QUARRY_LOG_LEVEL: 'warn',
     ...env,
   };
+  // Extra node flags for every quarry process (a profile: '--cpu-prof --cpu-prof-dir=/tmp/prof').
+  const nodeArgs = (process.env.QUARRY_BENCH_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== '');
   for (const entry of ['dist/core/main.js', 'dist/facade/main.js', 'dist/workers/jobs/main.js']) {
-    children.push(spawn(process.execPath, [path.join(repoRoot, entry)], { env: fullEnv, stdio: ['ignore', 'ignore', 'inherit'] }));
+    children.push(spawn(process.execPath, [...nodeArgs, path.join(repoRoot, entry)], { env: fullEnv, stdio: ['ignore', 'ignore', 'inherit'] }));
   }
   const [redisPid, corePid, facadePid, jobsPid] = children.map((c) => c.pid ?? 0);
   const baseUrl = `http://127.0.0.1:${httpPort}`;

@@ -2,16 +2,19 @@
  * One tenant attacks, another searches. For every hostile request of the catalog
  * (`bench/lib/attacks.ts`): the attack gets a 4xx or a bounded answer, and meanwhile the other
  * tenant's searches return exactly what they returned before, with a p99 latency within 3x of
- * its own measured just before (never under a floor). The floor is there for this shared 2-core
- * machine: an attack that is refused still costs its parse (a 1.5 MB body is ~20 ms of one event
- * loop), the suite runs another test file beside this one, and the p99 of 30 searches is nearly
- * their maximum, so a single GC pause or scheduler hiccup reaches 100-200 ms here. Every bug this
- * guards against stalled the other tenant for 4 to 60 seconds, 16x and more above the floor;
- * `bench/soak.ts` measures the ratio itself, over minutes, on a quiet machine.
+ * its own measured just before, or under a floor. The victim searches from a thread of its own,
+ * warmed up first (`bench/lib/victim-probe.ts`): alone, its p99 is 5-15 ms here.
+ *
+ * The floor (250 ms) is what this suite can hold on a shared 2-core machine, where the attacker's
+ * accepted work (200 KB chunks, 100-chunk batches racing fulltext searches, 1 MB bodies refused
+ * after parsing) keeps both cores busy and the victim's p99 rises 2-5x, occasionally more, with
+ * 30-100 samples per attack. Every bug this guards against stalled the other tenant for 4 to 60
+ * seconds, 16x and more above the floor. The ratio itself, the issue's 3x goal, is measured with
+ * many more samples by `bench/attack-probe.ts` (per attack) and `bench/soak.ts` (10 minutes).
  */
-import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTACKS, judge, prepareAttackBodies, type AttackOutcome, type AttackTarget } from '../../bench/lib/attacks.js';
+import { VictimProbe } from '../../bench/lib/victim-probe.js';
 import { client, type Client } from '../helpers/api.js';
 import { createKey, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { randomChunks, randomQuery, rng } from '../helpers/random-corpus.js';
@@ -40,73 +43,12 @@ const queries: string[] = [];
 let expected: string[] = [];
 let expectedCount = 0;
 let victimKey = '';
+/** The victim's searches, timed from their own thread (warm before any measure). */
+let probe: VictimProbe;
 
 function p99(samples: number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
-}
-
-/**
- * The victim's client runs in a thread of its own: the attacker's client (building and sending
- * megabytes from this thread) must not delay the victim's requests and be billed to the server.
- * Plain JavaScript, evaluated as is. On 'run' it searches the queries round-robin until 'stop'
- * (and at least `min` searches), then posts every latency and each answer that differs.
- */
-const PROBE_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { baseUrl, headers, queries, expected } = workerData;
-let running = false;
-async function answer(q) {
-  const started = performance.now();
-  try {
-    const res = await fetch(baseUrl + '/api/chunk/search', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify({ query: queries[q], search_type: 'bm25', page_size: 10 }),
-      signal: AbortSignal.timeout(20000),
-    });
-    const text = await res.text();
-    const ms = performance.now() - started;
-    if (res.status !== 200) return { answer: 'status ' + res.status + ': ' + text.slice(0, 300), ms };
-    return { answer: JSON.parse(text).chunks.map((h) => h.chunk.id + ':' + h.score.toFixed(6)).join(','), ms };
-  } catch (err) {
-    return { answer: 'no answer: ' + err.message, ms: performance.now() - started };
-  }
-}
-parentPort.on('message', async (m) => {
-  if (m.cmd === 'stop') { running = false; return; }
-  running = true;
-  const latencies = [];
-  const wrong = [];
-  for (let i = 0; running || latencies.length < m.min; i++) {
-    const q = i % queries.length;
-    const r = await answer(q);
-    latencies.push(r.ms);
-    if (expected && r.answer !== expected[q]) wrong.push('query "' + queries[q] + '": ' + r.answer.slice(0, 200) + ' instead of ' + expected[q].slice(0, 200));
-  }
-  parentPort.postMessage({ latencies, wrong });
-});
-`;
-
-/** Latencies and wrong answers of the victim's searches while `during` runs. */
-async function probeVictim(min: number, during: () => Promise<unknown>): Promise<{ latencies: number[]; wrong: string[] }> {
-  const headers = { authorization: victimKey, 'tr-dataset': victim.datasetId };
-  const worker = new Worker(PROBE_SOURCE, { eval: true, workerData: { baseUrl: stack.baseUrl, headers, queries, expected } });
-  try {
-    const done = new Promise<{ latencies: number[]; wrong: string[] }>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
-    worker.postMessage({ cmd: 'run', min });
-    try {
-      await during();
-    } finally {
-      worker.postMessage({ cmd: 'stop' });
-    }
-    return await done;
-  } finally {
-    await worker.terminate();
-  }
 }
 
 /** The victim's answer to query `i`, as a comparable string. */
@@ -162,11 +104,14 @@ beforeAll(async () => {
   expect(expectedCount).toBeGreaterThan(100);
   // Warm, then measure the victim alone, through the same probe as during the attacks.
   for (let i = 0; i < 40; i++) await victimAnswer(i % queries.length);
-  const alone = await probeVictim(ALONE_SAMPLES, async () => undefined);
+  probe = await VictimProbe.start({ baseUrl: stack.baseUrl, headers: { authorization: victimKey, 'tr-dataset': victim.datasetId }, queries });
+  await probe.expect(expected);
+  const alone = await probe.measure(ALONE_SAMPLES, async () => undefined);
   expect(alone.wrong).toEqual([]);
 }, 180_000);
 
 afterAll(async () => {
+  await probe?.close();
   await stack?.stop();
 });
 
@@ -176,11 +121,11 @@ describe('one tenant attacks, the other is unharmed', () => {
       attack.name,
       async () => {
         // The victim alone just before, so that both figures see the same load on the machine.
-        const before = await probeVictim(ALONE_SAMPLES, async () => undefined);
+        const before = await probe.measure(ALONE_SAMPLES, async () => undefined);
         expect(before.wrong).toEqual([]);
         const aloneP99 = p99(before.latencies);
         const outcomes: AttackOutcome[] = [];
-        const { latencies, wrong } = await probeVictim(MIN_SAMPLES, async () => {
+        const { latencies, wrong } = await probe.measure(MIN_SAMPLES, async () => {
           const started = performance.now();
           for (let round = 0; round < MAX_ROUNDS && (round < MIN_ROUNDS || performance.now() - started < ATTACK_WINDOW_MS); round++) {
             outcomes.push(...(await Promise.all(Array.from({ length: CONCURRENCY }, () => attack.run(target)))));
