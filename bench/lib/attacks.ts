@@ -304,9 +304,14 @@ function rank(o: AttackOutcome): number {
   return o.ms;
 }
 
-/** Why an outcome is wrong for its attack, or null when the service answered as it should. */
+/** Why an outcome is wrong for its attack (its answer or its time), or null when the service answered as it should. */
 export function judge(attack: Attack, o: AttackOutcome, t: AttackTarget): string | null {
   if (o.ms > attack.maxMs) return `took ${Math.round(o.ms)} ms (bound ${attack.maxMs} ms), status ${o.status}`;
+  return judgeAnswer(attack, o, t);
+}
+
+/** Why an outcome's answer (status, message, content) is wrong for its attack, whatever it took; null when right. */
+export function judgeAnswer(attack: Attack, o: AttackOutcome, t: AttackTarget): string | null {
   const extra = attack.check?.(o, t) ?? null;
   if (extra) return extra;
   if (o.status === 'reset') return attack.resetOk ? null : 'the connection was reset instead of an answer';

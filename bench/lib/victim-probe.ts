@@ -85,8 +85,12 @@ export class VictimProbe {
   /** The victim's searches while `during` runs (at least `min` of them). */
   async measure(min: number, during: () => Promise<unknown>): Promise<ProbeResult> {
     const done = new Promise<ProbeResult>((resolve, reject) => {
-      this.worker.once('message', resolve);
-      this.worker.once('error', reject);
+      const failed = (err: Error) => reject(err);
+      this.worker.once('error', failed);
+      this.worker.once('message', (result: ProbeResult) => {
+        this.worker.off('error', failed);
+        resolve(result);
+      });
     });
     this.worker.postMessage({ cmd: 'run', min });
     try {
