@@ -17,7 +17,6 @@ import {
   miniSearchEngine,
   oramaEngine,
   quarryEngine,
-  type AnalyzerMode,
   type BenchDoc,
   type EngineAdapter,
 } from './lib/compare-engines.js';
@@ -226,7 +225,7 @@ async function main(): Promise<void> {
   if (values.data === 'scifact' && (values.docs !== undefined || values.queries !== undefined)) {
     throw new Error('--docs and --queries apply to --data synthetic only (SciFact is used whole, with its test queries)');
   }
-  const mode = values.analyzer as AnalyzerMode;
+  const mode = values.analyzer;
   const synthetic = values.data === 'synthetic';
   const data = synthetic ? syntheticData(Number(values.docs ?? 100_000), Number(values.queries ?? 100)) : sciFactData();
   const reps = Number(values.reps ?? (synthetic ? 1 : 3));

@@ -9,6 +9,11 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 # The tests and benchmarks are type-checked too (the build covers only what runs in production).
 npx --no -- tsc -p tsconfig.test.json || { echo "test.sh: type errors (tsc -p tsconfig.test.json)" >&2; exit 1; }
+# Type-aware lint (eslint.config.js: floating and misused promises, unused code) and the layering
+# rules of ARCHITECTURE.md (.dependency-cruiser.cjs: no import cycles, core/domain and the shard
+# threads import nothing of the services, the store calls no service).
+npx --no -- eslint --max-warnings 0 . || { echo "test.sh: lint errors (npx eslint .)" >&2; exit 1; }
+npx --no -- depcruise core store facade workers deploy --config .dependency-cruiser.cjs || { echo "test.sh: layering violations (npx depcruise)" >&2; exit 1; }
 
 TMP=$(mktemp -d -t quarry-test.XXXXXX)
 # shellcheck disable=SC2317  # called from the EXIT trap

@@ -34,6 +34,8 @@ const services = {
   jobs: connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs }),
   analytics: analytics.recorder,
 };
+// Koa's callback handles its own rejections (ctx.onerror answers and logs them).
+// eslint-disable-next-line @typescript-eslint/no-misused-promises
 const server = http.createServer(createApp(services).callback());
 server.keepAliveTimeout = 65_000;
 await new Promise<void>((resolve, reject) => {

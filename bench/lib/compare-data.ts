@@ -7,6 +7,7 @@ import type { Qrels } from './metrics.js';
 import type { BenchDoc } from './compare-engines.js';
 import { DEFAULT_SYNTHETIC_OPTIONS, syntheticCorpus, syntheticQueries } from './synthetic.js';
 import { loadQrels, loadSciFact, scifactDir } from './scifact.js';
+import { fnv1a } from '../../core/domain/fnv1a.js';
 
 /** Number of distinct tags. */
 export const TAG_COUNT = 20;
@@ -28,16 +29,6 @@ export interface BenchData {
   readonly queries: readonly { readonly id: string; readonly text: string }[];
   /** Relevance judgements when the data set has them. */
   readonly qrels: Qrels | null;
-}
-
-/** 32-bit FNV-1a of a string's UTF-16 code units: a stable, dependency-free hash for tag assignment. */
-export function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
 }
 
 function pack(docs: readonly BenchDoc[]): { docsJson: Buffer; tagsOf: Map<string, readonly string[]>; tagShare: number } {

@@ -77,7 +77,7 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
     pids: { redis: redisPid!, core: corePid!, facade: facadePid!, jobs: jobsPid! },
     async stop() {
       for (const c of children.reverse()) c.kill('SIGTERM');
-      await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+      await Promise.all(children.map((c) => (c.exitCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', r)))));
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -115,7 +115,7 @@ class ZipfSampler {
       this.prob[l] = w[l]!;
       this.alias[l] = g;
       w[g] = w[g]! + w[l]! - 1;
-      (w[g]! < 1 ? small : large).push(g);
+      (w[g] < 1 ? small : large).push(g);
     }
     for (const r of [...small, ...large]) this.prob[r] = 1;
   }

@@ -15,7 +15,7 @@
  * event loop several times per write, so this is on the hot path of ingest.
  */
 import { decodeHTML } from 'entities';
-import { CloseTagFinder, ForwardIndexOf, isAsciiLetter, isWordChar, startsWithIgnoreCase } from './text-scan.js';
+import { CloseTagFinder, ForwardIndexOf, isWordChar, startsWithIgnoreCase } from './text-scan.js';
 
 /** Elements whose content is not visible text. */
 export const DROPPED_ELEMENTS: readonly string[] = ['script', 'style', 'noscript', 'template'];
@@ -25,8 +25,6 @@ export const BLOCK_TAGS: ReadonlySet<string> = new Set([
   'p', 'div', 'br', 'li', 'ul', 'ol', 'tr', 'td', 'th', 'table', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
   'section', 'article', 'header', 'footer', 'blockquote', 'pre', 'hr',
 ]);
-/** Longest name in BLOCK_TAGS: a longer word cannot be one, so name reads stop there. */
-const LONGEST_BLOCK = 10;
 
 /**
  * The skeleton of every pass: each match that starts at a `<` and ends before `endOf(i)` (-1:

@@ -144,7 +144,7 @@ export function measureJson(value: unknown, maxBytes: number, maxDepth: number):
         bytes += 2 + Math.max(0, v.length - 1);
         for (let i = v.length - 1; i >= 0 && bytes <= maxBytes; i--) stack.push({ v: v[i], d: inner });
       } else {
-        const keys = Object.keys(v as object);
+        const keys = Object.keys(v);
         bytes += 2 + Math.max(0, keys.length - 1);
         for (let i = keys.length - 1; i >= 0 && bytes <= maxBytes; i--) {
           const key = keys[i]!;

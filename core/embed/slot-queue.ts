@@ -64,7 +64,7 @@ export class SlotQueue {
     try {
       task = start();
     } catch (err) {
-      task = Promise.reject(err as Error);
+      task = Promise.reject(err);
     }
     // The slot is freed however the task ends, then the next waiter starts.
     return task.finally(() => {

@@ -464,7 +464,7 @@ export class DatasetIndex {
       if (chunks.length === 0) break;
       const byShard = this.shardNumbers().map(() => [] as { chunkId: string; text: string }[]);
       for (const c of chunks) byShard[shardOf(c.id, this.shards)]!.push({ chunkId: c.id, text: lexicalText(c) });
-      await Promise.all(byShard.map((docs, shard) => (docs.length === 0 ? null : this.pool.run({ op: 'typoFill', datasetId: this.datasetId, shard, docs }))));
+      await Promise.all(byShard.map((docs, shard) => (docs.length === 0 ? Promise.resolve() : this.pool.run({ op: 'typoFill', datasetId: this.datasetId, shard, docs }))));
       filled += chunks.length;
       after = chunks[chunks.length - 1]!.id;
     }

@@ -104,5 +104,5 @@ export async function resolveGroupTrackingIds(
   };
   const out: Record<string, Condition[]> = {};
   for (const clause of CLAUSES) out[clause] = await Promise.all((filter[clause] ?? []).map(mapCondition));
-  return out as Filter;
+  return out;
 }

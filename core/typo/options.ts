@@ -27,7 +27,7 @@ export interface TypoOptions {
 export const DEFAULT_TYPO_OPTIONS: TypoOptions = Object.freeze({
   oneTypoWordRange: Object.freeze({ min: 5, max: 8 }),
   twoTypoWordRange: Object.freeze({ min: 5, max: 8 }),
-  disableOnWord: Object.freeze([]) as readonly string[],
+  disableOnWord: Object.freeze([]),
   prioritizeDomainSpecificWords: true,
 });
 
@@ -67,7 +67,7 @@ function words(v: unknown, field: string): readonly string[] {
   if (!Array.isArray(v) || !v.every((w) => typeof w === 'string')) throw badRequest(`typo_options.${field} must be an array of strings`);
   if (v.length > LIMITS.typoDisabledWords) throw badRequest(`typo_options.${field}: at most ${LIMITS.typoDisabledWords} words allowed, got ${v.length}`);
   if (v.some((w: string) => w.length > LIMITS.typoWordLength)) throw badRequest(`typo_options.${field}: each word must be at most ${LIMITS.typoWordLength} characters long`);
-  return Object.freeze((v as string[]).map((w) => w.toLowerCase()));
+  return Object.freeze((v).map((w) => w.toLowerCase()));
 }
 
 /**

@@ -138,9 +138,9 @@ function validate(src: Record<string, unknown>, name: (k: string) => string): Hi
     throw badRequest(`${name('highlight_delimiters')}: each delimiter must be at most ${LIMITS.highlightDelimiterLength} characters long`);
   }
   return {
-    strategy: (strategy as HighlightStrategy | undefined) ?? d.strategy,
-    threshold: (threshold as number | undefined) ?? d.threshold,
-    delimiters: (delimiters as string[] | undefined) ?? d.delimiters,
+    strategy: (strategy) ?? d.strategy,
+    threshold: (threshold) ?? d.threshold,
+    delimiters: (delimiters) ?? d.delimiters,
     maxLength: uint(src, 'highlight_max_length', name('highlight_max_length')) ?? d.maxLength,
     maxNum: uint(src, 'highlight_max_num', name('highlight_max_num')) ?? d.maxNum,
     window: uint(src, 'highlight_window', name('highlight_window')) ?? d.window,

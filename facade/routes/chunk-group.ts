@@ -121,7 +121,7 @@ export function chunkGroupRoutes(router: QuarryRouter, services: Services): void
 
   router.put('/api/chunk_group/tracking_id/:tracking_id', async (ctx) => {
     const { dataset } = await datasetAccess(ctx, services, Role.Admin);
-    const { patch } = parseUpdateGroup(ctx.state.body, ctx.params.tracking_id!);
+    const { patch } = parseUpdateGroup(ctx.state.body, ctx.params.tracking_id);
     const g = await byTracking(dataset.id, ctx.params.tracking_id!);
     await store.groups.update(dataset.id, g.id, patch);
     ctx.status = 204;

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { badRequest, forbidden, notFound } from '../../core/domain/errors.js';
 import { hashApiKey, newApiKey } from '../../core/domain/ids.js';
-import { Role, roleName, type ApiKeyRecord, type RoleValue } from '../../core/domain/tenancy.js';
+import { Role, roleName, type ApiKeyRecord } from '../../core/domain/tenancy.js';
 import { organizationAccess, requireKeyHolder, requireUnrestricted } from '../access.js';
 import type { Services } from '../context.js';
 import { dropIndex } from '../indexing.js';
@@ -63,7 +63,7 @@ export function organizationRoutes(router: QuarryRouter, services: Services): vo
       role = Math.min(role, membership?.role ?? Role.Read);
     }
     if (role < Role.Admin) {
-      throw forbidden(`creating an organization requires role ${roleName(Role.Admin)} or higher; the caller has ${roleName(role as RoleValue)}`);
+      throw forbidden(`creating an organization requires role ${roleName(Role.Admin)} or higher; the caller has ${roleName(role)}`);
     }
     if (!caller.user) throw badRequest('this API key is not bound to a user, so it cannot own a new organization; use ADMIN_API_KEY');
     const created = await store.organizations.create({

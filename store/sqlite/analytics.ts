@@ -4,7 +4,6 @@ import type { AnalyticsRepository } from '../repository.js';
 import type { Db } from './database.js';
 import { fromJson, toJson } from './rows.js';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 type Row = Record<string, any>;
 
 /**

@@ -109,7 +109,7 @@ export function sqliteChunks(db: Db, log: ChangeLogWriter): ChunkRepository {
 
   const find = (datasetId: string, selector: ChunkSelector): ChunkRecord | undefined => {
     const row = 'id' in selector ? byId.get(datasetId, selector.id) : byTracking.get(datasetId, selector.trackingId);
-    return row ? chunkFromRow(row as Record<string, unknown>) : undefined;
+    return row ? chunkFromRow(row) : undefined;
   };
 
   const createAll = db.transaction(

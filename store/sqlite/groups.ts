@@ -1,5 +1,4 @@
 /** SQLite chunk-group repository. */
-import type { ChunkRecord } from '../../core/domain/chunk.js';
 import { QuarryError, notFound } from '../../core/domain/errors.js';
 import type { GroupInput, GroupRecord } from '../../core/domain/group.js';
 import { newId } from '../../core/domain/ids.js';
@@ -38,11 +37,11 @@ export function sqliteGroups(db: Db, log: ChangeLogWriter): GroupRepository {
 
   const find = (datasetId: string, id: string): GroupRecord | undefined => {
     const row = byId.get(datasetId, id);
-    return row ? groupFromRow(row as Record<string, unknown>) : undefined;
+    return row ? groupFromRow(row) : undefined;
   };
   const findByTracking = (datasetId: string, tid: string): GroupRecord | undefined => {
     const row = byTracking.get(datasetId, tid);
-    return row ? groupFromRow(row as Record<string, unknown>) : undefined;
+    return row ? groupFromRow(row) : undefined;
   };
 
   const write = (g: GroupRecord): void => {
@@ -179,7 +178,7 @@ export function sqliteGroups(db: Db, log: ChangeLogWriter): GroupRepository {
     async chunks(groupId, page, pageSize) {
       const rows = pageChunks.all(groupId, pageSize, (page - 1) * pageSize) as Record<string, unknown>[];
       const total = (countChunks.get(groupId) as { n: number }).n;
-      return { chunks: rows.map(chunkFromRow) as ChunkRecord[], total };
+      return { chunks: rows.map(chunkFromRow), total };
     },
     async list(datasetId, page, pageSize) {
       const rows = pageGroups.all(datasetId, pageSize, (page - 1) * pageSize) as Record<string, unknown>[];

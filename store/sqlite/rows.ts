@@ -19,7 +19,6 @@ export function fromJson<T>(text: string | null, fallback: T): T {
   return text === null ? fallback : (JSON.parse(text) as T);
 }
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 type Row = Record<string, any>;
 
 /** Chunk row to record. */

@@ -5,7 +5,6 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { niceThisThread } from '../../core/domain/thread-entry.js';
-import type { Store } from '../repository.js';
 import { openSqliteStore } from './sqlite-store.js';
 import { encodeError, type WriteCall, type WriteReply } from './write-protocol.js';
 

@@ -201,12 +201,12 @@ describe('purges in slices', () => {
     const keep = await store.organizations.create({ name: 'kept' });
     const [d1, d2] = [await populate(org.id, 6000), await populate(org.id, 6000)];
     const kept = await populate(keep.id, 200);
-    const files = [indexDir(d1!), indexDir(d2!)];
+    const files = [indexDir(d1), indexDir(d2)];
     const before = rowsOf(kept);
     db.prepare("INSERT INTO api_keys (id, organization_id, name, hash, role, created_at, updated_at) VALUES ('k1', ?, 'k', 'h1', 2, 0, 0)").run(org.id);
     await store.organizations.update(org.id, { deleted: true });
     // Gone for every process at once (the core drops it on use, the job workers skip it), before any purge.
-    expect(await store.datasets.get(d1!)).toBeUndefined();
+    expect(await store.datasets.get(d1)).toBeUndefined();
     expect(await store.datasets.listIds()).not.toContain(d2);
 
     const sweep = startThread();
@@ -216,7 +216,7 @@ describe('purges in slices', () => {
     expect(failures).toEqual([]);
     expect(Math.max(...latencies)).toBeLessThan(BOUND_MS);
     expect(report.maxLoopGapMs, `the purging thread's event loop stalled ${report.maxLoopGapMs.toFixed(0)} ms`).toBeLessThan(BOUND_MS);
-    for (const d of [d1!, d2!]) expect(rowsOf(d)).toEqual(NONE);
+    for (const d of [d1, d2]) expect(rowsOf(d)).toEqual(NONE);
     expect(await store.organizations.get(org.id, true)).toBeUndefined();
     expect((db.prepare('SELECT COUNT(*) AS n FROM api_keys WHERE organization_id = ?').get(org.id) as { n: number }).n).toBe(0);
     for (const f of files) expect(fs.existsSync(f)).toBe(false);

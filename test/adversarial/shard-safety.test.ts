@@ -131,7 +131,7 @@ describe('a search that overruns its deadline', () => {
     expect(Date.now() - t0, 'B waited behind abandoned work').toBeLessThan(5_000);
     expect(after).toEqual(before);
     const h = await fetch(`${stack.baseUrl}/api/health`);
-    const body = (await h.json()) as any;
+    const body = (await h.json());
     expect(h.status, JSON.stringify(body)).toBe(200);
     expect(body.shards.thread_restarts, 'a shard thread was terminated').toBe(0);
     expect(Date.now() - started).toBeLessThan(60_000);
@@ -201,7 +201,7 @@ describe('a shard thread that dies anyway', () => {
       expect(seen, 'the pool did not report the lost thread').toBeDefined();
       expect(seen!.lost).toBeGreaterThan(0);
       expect(seen!.threadRestarts).toBe(1);
-      expect(health('test', 2, seen!).status).toBe('reloading');
+      expect(health('test', 2, seen).status).toBe('reloading');
 
       // Reads wait for the reload (or reload themselves): never an empty answer.
       expect(await engine.search(bm25)).toEqual(before);

@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fnv1a } from '../../core/domain/fnv1a.js';
 
 /** Dimension of the fake vectors. */
 export const FAKE_DIM = 32;
@@ -13,9 +14,7 @@ export const FAKE_DIM = 32;
 export function fakeVector(text: string): Float32Array {
   const v = new Float32Array(FAKE_DIM);
   for (const w of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
-    let h = 2166136261;
-    for (let i = 0; i < w.length; i++) h = Math.imul(h ^ w.charCodeAt(i), 16777619);
-    v[(h >>> 0) % FAKE_DIM]! += 1;
+    v[fnv1a(w) % FAKE_DIM]! += 1;
   }
   let n = 0;
   for (const x of v) n += x * x;

@@ -73,8 +73,8 @@ export default async function setup(project: TestProject): Promise<(() => Promis
       ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--save', '', '--appendonly', 'no', '--databases', '16'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    c.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    c.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    c.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    c.stderr.on('data', (d: Buffer) => (output += d.toString()));
     try {
       await waitForPort(port, 10_000, c);
       child = c;
@@ -86,7 +86,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   project.provide('redisUrl', `redis://127.0.0.1:${port}`);
   return async () => {
     if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child!.once('exit', resolve));
+      const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
       if (child.exitCode === null) child.kill('SIGKILL');

@@ -42,8 +42,8 @@ export async function startOwnRedis(): Promise<OwnRedis> {
       ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    c.stdout!.on('data', (d: Buffer) => (log += d.toString()));
-    c.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+    c.stdout.on('data', (d: Buffer) => (log += d.toString()));
+    c.stderr.on('data', (d: Buffer) => (log += d.toString()));
     child = c;
     process.once('exit', () => c.kill('SIGKILL'));
     try {

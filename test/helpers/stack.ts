@@ -155,8 +155,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
     const child = spawn(process.execPath, [ENTRY[name]], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     live.add(child);
-    child.stdout!.on('data', (d: Buffer) => append(name, d));
-    child.stderr!.on('data', (d: Buffer) => append(name, d));
+    child.stdout.on('data', (d: Buffer) => append(name, d));
+    child.stderr.on('data', (d: Buffer) => append(name, d));
     child.on('exit', (code, signal) => {
       live.delete(child);
       exits[name] = code ?? signal;

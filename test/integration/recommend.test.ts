@@ -52,7 +52,7 @@ function storedVectors(): Map<string, Float64Array> {
 }
 
 function unit(v: ArrayLike<number>): Float64Array {
-  const out = Float64Array.from(v as ArrayLike<number>);
+  const out = Float64Array.from(v);
   const n = Math.sqrt(out.reduce((s, x) => s + x * x, 0)) || 1;
   return out.map((x) => x / n);
 }

@@ -342,7 +342,7 @@ describe('highlightChunk golden cases', () => {
         fc.constant('<script>cat("dog")</script>'),
         fc.constant('<!-- cat -->'),
       ),
-    })).node as fc.Arbitrary<string>;
+    })).node;
     const html = fc.array(node, { minLength: 1, maxLength: 5 }).map((n) => n.join(''));
     const query = fc.array(word, { minLength: 1, maxLength: 4 }).map((w) => w.join(' '));
     const options = fc.record({
@@ -468,7 +468,7 @@ describe('resolveHighlightOptions', () => {
   ])('%j -> 400 naming the field', (body, field) => {
     let err: unknown;
     try {
-      resolveHighlightOptions(body as Record<string, unknown>);
+      resolveHighlightOptions(body);
     } catch (e) {
       err = e;
     }

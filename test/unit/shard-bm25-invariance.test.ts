@@ -1,15 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Bm25Index, type Bm25Hits } from '../../workers/shard/sparse/bm25-index.js';
+import { fnv1a } from '../../core/domain/fnv1a.js';
 
 const WORDS = ['protein', 'cell', 'gene', 'cancer', 'virus', 'immune', 'brain', 'insulin', 'receptor', 'tumor', 'mouse', 'dose'];
-
-/** FNV-1a over UTF-16 code units: a stable placement hash, as the core router will use. */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
 
 /** Coordinator: sum stats and dfs over shards, search each with the global stats, merge top-k. */
 function scatterGather(shards: Bm25Index[], query: string, k: number): { ids: string[]; scores: number[] } {

@@ -47,7 +47,7 @@ async function workload(store: Store): Promise<unknown[]> {
     { chunkHtml: 'three', tagSet: [] },
   ] as never);
   out.push(chunks.map((c) => [c.trackingId, c.chunkHtml, c.metadata]));
-  await store.chunks.update(ds.id, { trackingId: 'c2' }, { chunkHtml: 'two!' } as never);
+  await store.chunks.update(ds.id, { trackingId: 'c2' }, { chunkHtml: 'two!' });
   out.push((await store.chunks.get(ds.id, { trackingId: 'c2' }))?.chunkHtml);
   await expect(store.chunks.createMany(ds.id, [{ chunkHtml: 'dup', trackingId: 'c1', tagSet: [] }] as never)).rejects.toSatisfy(
     (e: unknown) => e instanceof QuarryError && e.code === 'duplicate_tracking_id' && e.httpStatus === 400,

@@ -89,7 +89,7 @@ const embedSweep = async (): Promise<void> => {
   }
 };
 await sweep();
-const timers = [setInterval(sweep, SWEEP_INTERVAL_MS)];
+const timers = [setInterval(() => void sweep(), SWEEP_INTERVAL_MS)];
 if (config.embedJobs) {
   void embedSweep();
   timers.push(setInterval(() => void embedSweep(), EMBED_SWEEP_MS));

@@ -41,7 +41,7 @@ export interface DenseIndexOptions {
 
 /** Defaults of {@link DenseIndexOptions}; thresholds measured in bench (see the dense tests and report). */
 export const DENSE_INDEX_DEFAULTS = Object.freeze({
-  quantization: 'f16' as DenseQuantization,
+  quantization: 'f16',
   connectivity: 16,
   expansionAdd: 128,
   expansionSearch: 64,

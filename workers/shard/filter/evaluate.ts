@@ -115,7 +115,7 @@ function metadataValues(meta: unknown, path: readonly string[]): unknown[] {
   for (const key of path) {
     const next: unknown[] = [];
     for (const c of current) {
-      if (c !== null && typeof c === 'object' && !Array.isArray(c) && key in (c as object)) {
+      if (c !== null && typeof c === 'object' && !Array.isArray(c) && key in (c)) {
         next.push((c as Record<string, unknown>)[key]);
       }
     }
@@ -216,7 +216,7 @@ function fieldCondition(cond: FieldCondition, fields: FieldStore, capacity: numb
       if (cond.match_any || cond.match_all) {
         const exact = cond.match_any && cond.match_any.length > 0;
         if (exact || (cond.match_all?.length ?? 0) > 0) {
-          const wanted = texts(exact ? cond.match_any! : cond.match_all!);
+          const wanted = texts(exact ? cond.match_any : cond.match_all!);
           // A chunk has one link, so match_all holds only when every value is that link.
           if (exact || new Set(wanted).size === 1) unionPostings(fields.linkIndex, exact ? wanted : wanted.slice(0, 1), out, capacity);
           return;

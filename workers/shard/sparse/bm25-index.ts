@@ -352,7 +352,7 @@ export class Bm25Index {
     }
     if (ids.length === 0) return out;
     ids.sort((x, y) => post.len[x]! - post.len[y]!);
-    const first = post.docsOf(ids[0]!).subarray(0, post.len[ids[0]!]!);
+    const first = post.docsOf(ids[0]!).subarray(0, post.len[ids[0]!]);
     for (const d of first) if (d < capacity && this.alive[d] === 1) out.set(d);
     for (let i = 1; i < ids.length; i++) {
       const other = new Bitset(capacity);
@@ -534,8 +534,8 @@ export class Bm25Index {
     const postingDocs = new Uint32Array(postingOffsets[T]!);
     const postingTfs = new Uint16Array(postingOffsets[T]!);
     for (let t = 0; t < T; t++) {
-      postingDocs.set(post.docsOf(t), postingOffsets[t]!);
-      postingTfs.set(post.tfsOf(t), postingOffsets[t]!);
+      postingDocs.set(post.docsOf(t), postingOffsets[t]);
+      postingTfs.set(post.tfsOf(t), postingOffsets[t]);
     }
     const fwdOffsets = new Uint32Array(cap + 1);
     for (let d = 0; d < cap; d++) fwdOffsets[d + 1] = fwdOffsets[d]! + this.fwdCount[d]!;

@@ -278,7 +278,7 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
               acc[slot] = acc[slot]! + c;
             }
           }
-          checkYield(p - rescan[i]!);
+          checkYield(p - rescan[i]);
           pos[i] = p;
           cur[i] = p < n ? d[p]! : END;
         }

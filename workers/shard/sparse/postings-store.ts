@@ -144,15 +144,15 @@ export class PostingsStore {
   /** Term t's doc ids (`len[t]` entries; a view into the arena or its own array: do not keep across writes). */
   docsOf(t: number): Uint32Array {
     const c = this.cls[t]!;
-    if (c === OWN) return this.ownDocs[t]!.subarray(0, this.len[t]!);
-    return c === 0 ? NO_DOCS : this.arenaDocs.subarray(this.off[t]!, this.off[t]! + this.len[t]!);
+    if (c === OWN) return this.ownDocs[t]!.subarray(0, this.len[t]);
+    return c === 0 ? NO_DOCS : this.arenaDocs.subarray(this.off[t], this.off[t]! + this.len[t]!);
   }
 
   /** Term t's term frequencies, aligned with {@link docsOf} (same lifetime rule). */
   tfsOf(t: number): Uint16Array {
     const c = this.cls[t]!;
-    if (c === OWN) return this.ownTfs[t]!.subarray(0, this.len[t]!);
-    return c === 0 ? NO_TFS : this.arenaTfs.subarray(this.off[t]!, this.off[t]! + this.len[t]!);
+    if (c === OWN) return this.ownTfs[t]!.subarray(0, this.len[t]);
+    return c === 0 ? NO_TFS : this.arenaTfs.subarray(this.off[t], this.off[t]! + this.len[t]!);
   }
 
   /** Appends (doc, tf) to term t for a new live doc of length `dl`. */
@@ -384,8 +384,8 @@ export class PostingsStore {
       this.ownDocs[t]!.set(docs);
       this.ownTfs[t]!.set(tfs);
     } else if (n > 0) {
-      this.arenaDocs.set(docs, this.off[t]!);
-      this.arenaTfs.set(tfs, this.off[t]!);
+      this.arenaDocs.set(docs, this.off[t]);
+      this.arenaTfs.set(tfs, this.off[t]);
     }
     this.len[t] = n;
     if (this.df[t]! === 0 && df > 0) this.live++;

@@ -82,7 +82,7 @@ export class SequenceStore {
     const offsets = new Uint32Array(capacity + 1);
     for (let d = 0; d < capacity; d++) offsets[d + 1] = offsets[d]! + (d < this.count.length ? this.count[d]! : 0);
     const terms = new Uint32Array(offsets[capacity]!);
-    for (let d = 0; d < capacity; d++) terms.set(this.get(d), offsets[d]!);
+    for (let d = 0; d < capacity; d++) terms.set(this.get(d), offsets[d]);
     return { offsets, terms };
   }
 

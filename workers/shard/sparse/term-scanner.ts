@@ -6,7 +6,8 @@
  */
 import { ENGLISH_STOP_WORDS, type Analyzer } from './analyzer.js';
 import { grown } from './grow.js';
-import { ABSENT, HASH_SEED, hashStep, TokenTable } from './token-table.js';
+import { FNV_SEED, fnvStep } from '../../../core/domain/fnv1a.js';
+import { ABSENT, TokenTable } from './token-table.js';
 
 /** Entries of the token table before it is cleared (a few MiB at most). */
 const TOKEN_TABLE_SIZE = 1 << 18;
@@ -63,7 +64,7 @@ export class TermScanner {
     let n = 0;
     let start = -1;
     let points = 0;
-    let h = HASH_SEED;
+    let h = FNV_SEED;
     for (let i = 0; i <= L; i++) {
       // A virtual separator after the last code unit ends the last token.
       let c = i < L ? s.charCodeAt(i) : 32;
@@ -82,10 +83,10 @@ export class TermScanner {
         if (start < 0) {
           start = i;
           points = 0;
-          h = HASH_SEED;
+          h = FNV_SEED;
         }
-        h = hashStep(h, c);
-        if (units === 2) h = hashStep(h, s.charCodeAt(++i));
+        h = fnvStep(h, c);
+        if (units === 2) h = fnvStep(h, s.charCodeAt(++i));
         points++;
         continue;
       }

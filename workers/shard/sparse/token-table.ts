@@ -4,15 +4,10 @@
  * the regex matches, the substrings they allocate and the Map lookups on them were ~45% of the
  * indexing CPU time. Also cheaper in memory than a Map with string keys (a pool of code units).
  */
+import { FNV_SEED, fnvStep } from '../../../core/domain/fnv1a.js';
 
 /** Code units of `s`, with ASCII A-Z mapped to a-z (the analyzer lowercases before splitting). */
 const lower = (c: number): number => (c >= 65 && c <= 90 ? c | 0x20 : c);
-
-/** FNV-1a step over one (lowered) code unit. */
-export const hashStep = (h: number, c: number): number => Math.imul(h ^ c, 16777619);
-
-/** FNV-1a offset basis: the hash of the empty token. */
-export const HASH_SEED = 0x811c9dc5 | 0;
 
 /** Returned by {@link TokenTable.get} for a token not in the table. */
 export const ABSENT = -2;
@@ -118,7 +113,7 @@ export class TokenTable {
 
 /** Hash of a whole string as {@link TokenTable} keys it (for tokens the analyzer already split). */
 export function hashOf(s: string): number {
-  let h = HASH_SEED;
-  for (let i = 0; i < s.length; i++) h = hashStep(h, lower(s.charCodeAt(i)));
+  let h = FNV_SEED;
+  for (let i = 0; i < s.length; i++) h = fnvStep(h, lower(s.charCodeAt(i)));
   return h;
 }

@@ -10,12 +10,7 @@
  * Keys are 32-bit hashes, not strings: a collision only adds a candidate that verification drops,
  * and no string is allocated per key.
  */
-
-/** FNV-1a step over one UTF-16 code unit. */
-const step = (h: number, c: number): number => Math.imul(h ^ c, 16777619);
-
-/** FNV-1a offset basis. */
-const SEED = 0x811c9dc5 | 0;
+import { FNV_SEED, fnvStep } from '../../../core/domain/fnv1a.js';
 
 /** murmur3 finaliser: FNV's low bits are weak and tables index by them. */
 export function mix32(h: number): number {
@@ -29,18 +24,18 @@ export function mix32(h: number): number {
 
 /** Hash of `chars[off .. off + len)` (the key of a whole word in the word table). */
 export function hashUnits(chars: Uint16Array, off: number, len: number): number {
-  let h = SEED;
-  for (let i = 0; i < len; i++) h = step(h, chars[off + i]!);
+  let h = FNV_SEED;
+  for (let i = 0; i < len; i++) h = fnvStep(h, chars[off + i]!);
   return mix32(h ^ len);
 }
 
 /** Hash of `chars[off .. off + len)` with the units at positions `skipA` and `skipB` left out. */
 function hashWithout(chars: Uint16Array, off: number, len: number, skipA: number, skipB: number): number {
-  let h = SEED;
+  let h = FNV_SEED;
   let n = 0;
   for (let i = 0; i < len; i++) {
     if (i === skipA || i === skipB) continue;
-    h = step(h, chars[off + i]!);
+    h = fnvStep(h, chars[off + i]!);
     n++;
   }
   return mix32(h ^ n);

@@ -330,7 +330,7 @@ export class Vocabulary {
       if (len === 0) continue;
       counts[w] = this.counts[id]!;
       lengths[w++] = len;
-      units.set(table.chars.subarray(table.starts[id]!, table.starts[id]! + len), o);
+      units.set(table.chars.subarray(table.starts[id], table.starts[id]! + len), o);
       o += len;
     }
     return encodeVocabulary({ prefixLength: this.prefixLength, minIndexedCount: this.minIndexedCount, counts, lengths, units });
