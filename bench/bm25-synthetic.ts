@@ -8,7 +8,7 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { Bm25Index } from '../workers/shard/sparse/bm25-index.js';
+import { Bm25Index } from '../workers/shard/bm25/bm25-index.js';
 import { quantile } from './lib/metrics.js';
 import { DEFAULT_SYNTHETIC_OPTIONS, syntheticCorpus, syntheticQueries, type SyntheticDoc } from './lib/synthetic.js';
 

@@ -9,8 +9,8 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { Bm25Index, DEFAULT_BM25_OPTIONS } from '../workers/shard/sparse/bm25-index.js';
-import { DEFAULT_ANALYZER_OPTIONS } from '../workers/shard/sparse/analyzer.js';
+import { Bm25Index, DEFAULT_BM25_OPTIONS } from '../workers/shard/bm25/bm25-index.js';
+import { DEFAULT_ANALYZER_OPTIONS } from '../workers/shard/bm25/analyzer.js';
 import { meanOverQrels, ndcgAtK, quantile, recallAtK, type Qrels } from './lib/metrics.js';
 import { loadQrels, loadSciFact, scifactDir, type SciFact } from './lib/scifact.js';
 

@@ -1,6 +1,6 @@
 /**
  * SciFact fulltext benchmark (not a test): the in-process shard index scored as fulltext search
- * (BM25 plus proximity pairs, workers/shard/sparse/proximity.ts) against plain BM25, for several
+ * (BM25 plus proximity pairs, workers/shard/bm25/proximity.ts) against plain BM25, for several
  * pair weights, on the train split (where the weight was chosen) and the test split. Also the
  * added query latency and the memory of the term sequences.
  *
@@ -8,8 +8,8 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { Bm25Index } from '../workers/shard/sparse/bm25-index.js';
-import { PAIR_WEIGHT, PROXIMITY_WINDOW, queryPairs } from '../workers/shard/sparse/proximity.js';
+import { Bm25Index } from '../workers/shard/bm25/bm25-index.js';
+import { PAIR_WEIGHT, PROXIMITY_WINDOW, queryPairs } from '../workers/shard/bm25/proximity.js';
 import { meanOverQrels, ndcgAtK, quantile, recallAtK } from './lib/metrics.js';
 import { loadQrels, loadSciFact, scifactDir } from './lib/scifact.js';
 

@@ -12,7 +12,7 @@ import MiniSearch from 'minisearch';
 import type { Filter } from '../../core/domain/filter.js';
 import type { ShardDoc } from '../../workers/shard/protocol.js';
 import { Shard } from '../../workers/shard/shard.js';
-import { createAnalyzer } from '../../workers/shard/sparse/analyzer.js';
+import { createAnalyzer } from '../../workers/shard/bm25/analyzer.js';
 import { textDoc } from '../../workers/shard/text-doc.js';
 import { repoRoot } from './scifact.js';
 

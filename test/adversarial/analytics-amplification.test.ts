@@ -17,6 +17,7 @@ import { client } from '../helpers/api.js';
 import { createKey, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { queryStore } from '../helpers/store-snapshot.js';
+import { eventually } from '../helpers/eventually.js';
 
 let stack: Stack;
 let t: Tenant;
@@ -56,15 +57,8 @@ function stored(ids: readonly string[]): StoredSize[] {
   );
 }
 
-async function until<T>(what: string, get: () => T | undefined, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const v = get();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}\n${stack.output().slice(-4000)}`);
-}
+const until = <T>(what: string, get: () => T | undefined, ms = 20_000): Promise<T> =>
+  eventually({ what, timeoutMs: ms, context: () => stack.output().slice(-4000) }, get);
 
 /** Most bytes one search record may add: the capped columns (results: ~80 bytes per stored result). */
 const MAX_RECORD_BYTES =

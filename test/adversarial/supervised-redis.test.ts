@@ -14,6 +14,7 @@ import { client, type Client } from '../helpers/api.js';
 import { FAKE_DIM, startFakeEmbeddings, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { createDataset, createTenant } from '../helpers/fixtures.js';
 import { freePort, randomKey, waitHealthy, type Stack } from '../helpers/stack.js';
+import { eventually } from '../helpers/eventually.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -38,21 +39,9 @@ const alive = (pid: number): boolean => {
 };
 const redisPid = (): number => Number(fs.readFileSync(path.join(redisDir, 'redis.pid'), 'utf8').trim());
 
-/** Polls until `fn` returns a truthy value or the timeout passes. */
-async function eventually<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined | false>): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let lastErr: unknown;
-  while (Date.now() < until) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      lastErr = err;
-    }
-    await sleep(200);
-  }
-  throw new Error(`${what} within ${timeoutMs} ms (last error: ${(lastErr as Error | undefined)?.message})\n${log.slice(-4000)}`);
-}
+/** Polls until `fn` holds or the timeout passes (the message says what did not happen). */
+const holds = (what: string, timeoutMs: number, fn: () => Promise<boolean>): Promise<true> =>
+  eventually({ what, timeoutMs, intervalMs: 200, context: () => log.slice(-4000) }, async () => (await fn()) || undefined);
 
 async function ping(): Promise<boolean> {
   const r = new Redis(`redis://127.0.0.1:${redisPort}`, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -133,7 +122,7 @@ afterAll(async () => {
 describe('supervised Redis', () => {
   it('restarts a Redis killed with SIGKILL, keeping its data, and the stack recovers', async () => {
     expect((await ds.post('/api/chunk', { chunk_html: 'first okapi rainforest', tracking_id: 'before' })).status).toBe(200);
-    await eventually('the first chunk was not embedded', 30_000, () => found('before', 'okapi rainforest'));
+    await holds('the first chunk was not embedded', 30_000, () => found('before', 'okapi rainforest'));
 
     // Older than the AOF's one-second fsync, so it must survive the kill.
     const r = new Redis(`redis://127.0.0.1:${redisPort}`);
@@ -143,16 +132,16 @@ describe('supervised Redis', () => {
 
     const first = redisPid();
     process.kill(first, 'SIGKILL');
-    await eventually('redis did not die', 5_000, async () => !alive(first));
-    await eventually('redis was not restarted', 30_000, async () => (await ping()) && redisPid() !== first);
+    await holds('redis did not die', 5_000, async () => !alive(first));
+    await holds('redis was not restarted', 30_000, async () => (await ping()) && redisPid() !== first);
 
     const r2 = new Redis(`redis://127.0.0.1:${redisPort}`);
     expect(await r2.get('quarry:test:marker')).toBe('kept');
     r2.disconnect();
 
     // The facade enqueues again and the job workers take jobs again.
-    await eventually('the facade did not accept a chunk', 30_000, async () => (await ds.post('/api/chunk', { chunk_html: 'second pangolin savanna', tracking_id: 'after' })).status === 200);
-    await eventually('the chunk created after the restart was not embedded', 60_000, () => found('after', 'pangolin savanna'));
+    await holds('the facade did not accept a chunk', 30_000, async () => (await ds.post('/api/chunk', { chunk_html: 'second pangolin savanna', tracking_id: 'after' })).status === 200);
+    await holds('the chunk created after the restart was not embedded', 60_000, () => found('after', 'pangolin savanna'));
   }, 180_000);
 
   it('stops Redis last on a requested stop', async () => {

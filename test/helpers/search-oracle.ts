@@ -5,7 +5,7 @@
  */
 import { htmlToText } from '../../core/domain/html-text.js';
 import { parseTimestamp } from '../../core/domain/time.js';
-import { createAnalyzer, ENGLISH_STOP_WORDS } from '../../workers/shard/sparse/analyzer.js';
+import { createAnalyzer, ENGLISH_STOP_WORDS } from '../../workers/shard/bm25/analyzer.js';
 import { openStoreReadOnly } from './store-snapshot.js';
 
 /** A chunk as the oracle sees it. */

@@ -19,6 +19,7 @@ import type { Store } from '../../store/repository.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { analyticsWorker } from '../../workers/jobs/analytics.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
+import { eventually } from '../helpers/eventually.js';
 
 let redis: OwnRedis;
 let dataDir: string;
@@ -83,12 +84,7 @@ function storedCount(table: 'search_queries' | 'recommendation_queries', ids: re
 }
 
 async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}\nlog:\n${logLines.slice(-20).join('')}\nredis:\n${redis.output().slice(-2000)}`);
+  await eventually({ what, timeoutMs: ms, intervalMs: 50, context: () => `log:\n${logLines.slice(-20).join('')}\nredis:\n${redis.output().slice(-2000)}` }, cond);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -14,7 +14,8 @@ import { randomChunks } from '../helpers/random-corpus.js';
 import { bruteForceBm25, filterHolds, loadChunks, type OracleChunk } from '../helpers/search-oracle.js';
 import { openStoreReadOnly } from '../helpers/store-snapshot.js';
 import type { Stack } from '../helpers/stack.js';
-import { createAnalyzer } from '../../workers/shard/sparse/analyzer.js';
+import { createAnalyzer } from '../../workers/shard/bm25/analyzer.js';
+import { eventually } from '../helpers/eventually.js';
 
 let stack: Stack;
 let fake: FakeEmbeddings;
@@ -29,15 +30,10 @@ const analyzer = createAnalyzer();
 
 /** Polls dataset usage until nothing is pending embedding. */
 async function waitEmbedded(timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < until) {
+  await eventually({ what: 'the embedding to finish', timeoutMs, intervalMs: 200, context: () => stack.output().slice(-3000) }, async () => {
     const res = await ds.get(`/api/dataset/usage/${datasetId}`);
-    last = res.body;
-    if (res.status === 200 && res.body.chunks_pending_embedding === 0) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`embedding did not finish: ${JSON.stringify(last)}\n${stack.output().slice(-3000)}`);
+    return res.status === 200 && res.body.chunks_pending_embedding === 0;
+  });
 }
 
 /** Stored vectors by chunk id, unit-normalised (cosine compares directions). */

@@ -9,7 +9,7 @@ import { createTenant } from '../helpers/fixtures.js';
 import { randomChunks } from '../helpers/random-corpus.js';
 import { bruteForceBm25, loadChunks, type OracleChunk } from '../helpers/search-oracle.js';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { createAnalyzer } from '../../workers/shard/sparse/analyzer.js';
+import { createAnalyzer } from '../../workers/shard/bm25/analyzer.js';
 
 let stack: Stack;
 let ds: Client;

@@ -12,6 +12,7 @@ import { client, type Client } from '../helpers/api.js';
 import { FAKE_DIM, startFakeEmbeddings, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { createDataset, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { eventually } from '../helpers/eventually.js';
 
 let stack: Stack;
 let tenant: Tenant;
@@ -33,15 +34,11 @@ const usage = async (id: string) => {
 
 /** Polls the dataset's usage until `done` holds. */
 async function waitUsage(id: string, done: (u: Awaited<ReturnType<typeof usage>>) => boolean, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
   let last: unknown;
-  while (Date.now() < until) {
-    const u = await usage(id);
-    if (done(u)) return;
-    last = u;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`usage never settled: ${JSON.stringify(last)}\n${stack.output().slice(-3000)}`);
+  await eventually({ what: 'the usage to settle', timeoutMs, intervalMs: 200, context: () => `last usage: ${JSON.stringify(last)}\n${stack.output().slice(-3000)}` }, async () => {
+    last = await usage(id);
+    return done(last as Awaited<ReturnType<typeof usage>>) || undefined;
+  });
 }
 
 /** Job ids BullMQ recorded as added to the embed queue so far (its events stream). */

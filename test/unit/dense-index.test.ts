@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DenseIndex } from '../../workers/shard/dense/dense-index.js';
 import { denseMetricFor, higherIsBetter, passesScoreThreshold, type DenseMetric } from '../../workers/shard/dense/dense-metric.js';
-import { Bitset } from '../../workers/shard/sparse/bitset.js';
+import { Bitset } from '../../workers/shard/bm25/bitset.js';
 
 // The dense index against an exact brute-force oracle: cosine (or the metric under test) in f64
 // over the vectors the test stored, restricted to the filter. Exact-path answers must be identical;

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DenseIndex } from '../../workers/shard/dense/dense-index.js';
 import type { DenseMetric } from '../../workers/shard/dense/dense-metric.js';
 import { DENSE_SNAPSHOT_VERSION, DenseSnapshotError, loadDenseSnapshot, saveDenseSnapshot } from '../../workers/shard/dense/dense-snapshot.js';
-import { Bitset } from '../../workers/shard/sparse/bitset.js';
+import { Bitset } from '../../workers/shard/bm25/bitset.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dense-snapshot-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAnalyzer, DEFAULT_ANALYZER_OPTIONS, ENGLISH_STOP_WORDS } from '../../workers/shard/sparse/analyzer.js';
+import { createAnalyzer, DEFAULT_ANALYZER_OPTIONS, ENGLISH_STOP_WORDS } from '../../workers/shard/bm25/analyzer.js';
 
 describe('analyzer', () => {
   const plain = createAnalyzer({ stem: false, removeStopWords: false });

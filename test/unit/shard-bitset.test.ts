@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Bitset } from '../../workers/shard/sparse/bitset.js';
+import { Bitset } from '../../workers/shard/bm25/bitset.js';
 
 describe('Bitset', () => {
   it('behaves like a Set of ids under set/and/or/andNot/not', () => {

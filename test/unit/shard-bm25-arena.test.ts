@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadBm25Snapshot, saveBm25Snapshot } from '../../workers/shard/persist/bm25-snapshot.js';
-import { ownString } from '../../workers/shard/sparse/analyzer.js';
-import { Bm25Index, bm25Idf } from '../../workers/shard/sparse/bm25-index.js';
-import { ARENA_MAX, PostingsStore } from '../../workers/shard/sparse/postings-store.js';
+import { ownString } from '../../workers/shard/bm25/analyzer.js';
+import { Bm25Index, bm25Idf } from '../../workers/shard/bm25/bm25-index.js';
+import { ARENA_MAX, PostingsStore } from '../../workers/shard/bm25/postings-store.js';
 
 // The postings arena: short lists share size-class slots (moved up as they grow, their old slots
 // reused through free lists), long lists own arrays, purges move lists down or back into the arena.

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Bitset } from '../../workers/shard/sparse/bitset.js';
-import { Bm25Index, bm25Idf } from '../../workers/shard/sparse/bm25-index.js';
+import { Bitset } from '../../workers/shard/bm25/bitset.js';
+import { Bm25Index, bm25Idf } from '../../workers/shard/bm25/bm25-index.js';
 
 // Block-max MaxScore edge cases the small oracle test cannot reach: lists spanning many 128-posting
 // blocks, several doc-id windows, tombstones and filters inside blocks, recycled (out-of-order)

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Bm25Index, type Bm25Hits } from '../../workers/shard/sparse/bm25-index.js';
+import { Bm25Index, type Bm25Hits } from '../../workers/shard/bm25/bm25-index.js';
 import { fnv1a } from '../../core/domain/fnv1a.js';
 
 const WORDS = ['protein', 'cell', 'gene', 'cancer', 'virus', 'immune', 'brain', 'insulin', 'receptor', 'tumor', 'mouse', 'dose'];

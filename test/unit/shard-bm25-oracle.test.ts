@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Bitset } from '../../workers/shard/sparse/bitset.js';
-import { Bm25Index, bm25Idf, type Bm25Hits } from '../../workers/shard/sparse/bm25-index.js';
+import { Bitset } from '../../workers/shard/bm25/bitset.js';
+import { Bm25Index, bm25Idf, type Bm25Hits } from '../../workers/shard/bm25/bm25-index.js';
 
 // Words chosen to survive Porter unchanged or collapse predictably; "gone" never occurs in docs.
 const VOCAB = ['apple', 'river', 'stone', 'cloud', 'tiger', 'lamp', 'ocean', 'seed', 'glass', 'wolf', 'maple', 'zinc'];

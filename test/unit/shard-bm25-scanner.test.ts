@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createAnalyzer } from '../../workers/shard/sparse/analyzer.js';
-import { Bm25Index } from '../../workers/shard/sparse/bm25-index.js';
-import { TermScanner } from '../../workers/shard/sparse/term-scanner.js';
-import { TokenTable, hashOf, ABSENT } from '../../workers/shard/sparse/token-table.js';
+import { createAnalyzer } from '../../workers/shard/bm25/analyzer.js';
+import { Bm25Index } from '../../workers/shard/bm25/bm25-index.js';
+import { TermScanner } from '../../workers/shard/bm25/term-scanner.js';
+import { TokenTable, hashOf, ABSENT } from '../../workers/shard/bm25/token-table.js';
 
 // The indexing fast path (ASCII split + token table) must give exactly the analyzer's terms: same
 // tokens, same order, same stop-word and long-token drops, whatever the mix of scripts and case.

@@ -6,7 +6,7 @@ import {
   saveBm25Snapshot,
   SnapshotFormatError,
 } from '../../workers/shard/persist/bm25-snapshot.js';
-import { Bm25Index } from '../../workers/shard/sparse/bm25-index.js';
+import { Bm25Index } from '../../workers/shard/bm25/bm25-index.js';
 
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'théta', '東京', 'x1'];
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadBm25Snapshot, saveBm25Snapshot } from '../../workers/shard/persist/bm25-snapshot.js';
-import { Bm25Index, bm25Idf, type PairQuery } from '../../workers/shard/sparse/bm25-index.js';
-import { PAIR_WEIGHT, PROXIMITY_WINDOW, queryPairs } from '../../workers/shard/sparse/proximity.js';
+import { Bm25Index, bm25Idf, type PairQuery } from '../../workers/shard/bm25/bm25-index.js';
+import { PAIR_WEIGHT, PROXIMITY_WINDOW, queryPairs } from '../../workers/shard/bm25/proximity.js';
 
 // Content words plus stop words ("the", "of", "and"), which pairs must skip over.
 const VOCAB = ['apple', 'river', 'stone', 'cloud', 'tiger', 'lamp', 'the', 'of', 'and', 'ocean'];

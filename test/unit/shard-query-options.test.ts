@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { lastWordBeingTyped, withCompletions } from '../../core/domain/completions.js';
 import { Shard } from '../../workers/shard/shard.js';
-import { Bm25Index } from '../../workers/shard/sparse/bm25-index.js';
+import { Bm25Index } from '../../workers/shard/bm25/bm25-index.js';
 import { textDoc } from '../../workers/shard/text-doc.js';
 
 const doc = textDoc;

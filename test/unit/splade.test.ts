@@ -5,8 +5,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sparseDot } from '../../core/domain/sparse-vector.js';
 import { boostSparse, SpladeClient } from '../../core/embed/splade.js';
-import { Bitset } from '../../workers/shard/sparse/bitset.js';
-import { SparseVectorIndex } from '../../workers/shard/sparse-vector/sparse-vector-index.js';
+import { Bitset } from '../../workers/shard/bm25/bitset.js';
+import { SparseVectorIndex } from '../../workers/shard/splade/sparse-vector-index.js';
 
 type Handler = (body: { inputs: string[]; truncate: boolean }, req: http.IncomingMessage, res: http.ServerResponse) => void;
 let handler: Handler;

@@ -68,7 +68,7 @@ export type ShardTask =
       readonly filter: Filter | null;
       readonly minScore: number | null;
       readonly countTotal: boolean;
-      /** Fulltext: BM25 plus proximity pairs (see sparse/proximity.ts). */
+      /** Fulltext: BM25 plus proximity pairs (see bm25/proximity.ts). */
       readonly fulltext?: boolean;
       /** Query words also in this phrase weigh `factor` times more. */
       readonly boost?: { readonly phrase: string; readonly factor: number } | null;

@@ -9,15 +9,15 @@ import { FieldStore } from './filter/field-store.js';
 import type { Bm25Params, ScrollShardReply, SearchShardReply, ShardDoc, ShardStatsReply, TermStatsReply } from './protocol.js';
 import { DenseIndex } from './dense/dense-index.js';
 import { denseMetricFor, passesScoreThreshold, type DenseMetric } from './dense/dense-metric.js';
-import { Bm25Index } from './sparse/bm25-index.js';
-import { SparseVectorIndex } from './sparse-vector/sparse-vector-index.js';
-import { SequenceStore } from './sparse/sequence-store.js';
+import { Bm25Index } from './bm25/bm25-index.js';
+import { SparseVectorIndex } from './splade/sparse-vector-index.js';
+import { SequenceStore } from './bm25/sequence-store.js';
 import { Vocabulary, type VocabularyAnswer, type VocabularyLookup } from './typo/vocabulary.js';
 
 /** No id is skipped when storing vocabulary ids. */
 const NO_SKIP = new Uint8Array(0);
 import { sparseDot, type SparseVector } from '../../core/domain/sparse-vector.js';
-import { PAIR_WEIGHT, queryPairs } from './sparse/proximity.js';
+import { PAIR_WEIGHT, queryPairs } from './bm25/proximity.js';
 import { lastWordBeingTyped, MAX_COMPLETIONS, withCompletions } from '../../core/domain/completions.js';
 
 /** Sort key of a document for scroll-by-field; NaN when the document has none. */

@@ -4,7 +4,7 @@
  * re-scoring of graph results and the Manhattan metric. Keys are the shard's dense u32 ids.
  */
 import { Index, MetricKind, ScalarKind } from 'usearch';
-import type { Bitset } from '../sparse/bitset.js';
+import type { Bitset } from '../bm25/bitset.js';
 import { higherIsBetter, type DenseMetric } from './dense-metric.js';
 import { DenseTopK } from './top-k.js';
 import { dotAt, l1At, l2sqAt, normOf } from './vector-kernels.js';

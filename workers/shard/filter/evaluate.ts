@@ -5,7 +5,7 @@
  */
 import { CLAUSES, inRange, plainValue, type Condition, type FieldCondition, type Filter, type Value } from '../../../core/domain/filter.js';
 import { parseTimestamp } from '../../../core/domain/time.js';
-import { Bitset } from '../sparse/bitset.js';
+import { Bitset } from '../bm25/bitset.js';
 import { checkStop } from '../task-stop.js';
 import { postingWords, type FieldStore } from './field-store.js';
 import { haversineMeters, inBox, inRing } from './geo.js';

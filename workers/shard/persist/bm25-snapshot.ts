@@ -4,7 +4,7 @@
  * little-endian as they sit in memory, so loading is a few copies, not a parse.
  */
 import { endianness } from 'node:os';
-import { Bm25Index, type Bm25Options, type Bm25State } from '../sparse/bm25-index.js';
+import { Bm25Index, type Bm25Options, type Bm25State } from '../bm25/bm25-index.js';
 
 /** First 8 bytes of every BM25 snapshot. */
 export const BM25_SNAPSHOT_MAGIC = Buffer.from('QRYBM25\0', 'latin1');

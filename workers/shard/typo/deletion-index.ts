@@ -9,7 +9,7 @@
  *
  * Read a key's words with a cursor: `for (let c = first(key); c !== NIL; c = next(c)) word(c)`.
  */
-import { grown } from '../sparse/grow.js';
+import { grown } from '../bm25/grow.js';
 
 /** End of a list / empty key slot. */
 export const NIL = 0xffffffff;

@@ -18,7 +18,7 @@ import { deleteKeys, hashUnits, maxDeleteKeys } from './delete-keys.js';
 import { DeletionIndex, NIL } from './deletion-index.js';
 import { MAX_WORD_UNITS, NO_WORD, WordTable } from './word-table.js';
 import { decodeVocabulary, encodeVocabulary, VocabularySnapshotError } from './vocabulary-snapshot.js';
-import { grown } from '../sparse/grow.js';
+import { grown } from '../bm25/grow.js';
 
 /** A vocabulary word near a looked-up word. */
 export interface VocabularyMatch {

@@ -4,7 +4,7 @@
  * Map<string, number> plus string array, and no word keeps alive the chunk text it was sliced from.
  * Ids of removed words are reused; the pool is compacted once more than half of it is garbage.
  */
-import { grown } from '../sparse/grow.js';
+import { grown } from '../bm25/grow.js';
 
 /** Longest word the table stores, in UTF-16 code units (lengths are kept in a byte). */
 export const MAX_WORD_UNITS = 255;

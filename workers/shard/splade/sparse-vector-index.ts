@@ -8,8 +8,8 @@
  * query's indexes (SPLADE queries hold tens of indexes), then take the top k.
  */
 import type { SparseVector } from '../../../core/domain/sparse-vector.js';
-import type { Bitset } from '../sparse/bitset.js';
-import { grown } from '../sparse/grow.js';
+import type { Bitset } from '../bm25/bitset.js';
+import { grown } from '../bm25/grow.js';
 
 /** One index's entries: documents, weights and the document generation each was written at. */
 interface Posting {
