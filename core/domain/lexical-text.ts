@@ -8,3 +8,11 @@ export function lexicalText(c: ChunkRecord): string {
   const html = c.chunkHtml ?? '';
   return c.convertHtmlToText ? htmlToText(html) : html;
 }
+
+/** Words of a chunk the cross-encoder scores: models of its kind read ~512 tokens at most. */
+const RERANK_WORDS = 100;
+
+/** The text a cross-encoder scores for a chunk: the first {@link RERANK_WORDS} words of its lexical text. */
+export function rerankText(c: ChunkRecord): string {
+  return lexicalText(c).split(/\s+/).slice(0, RERANK_WORDS).join(' ');
+}

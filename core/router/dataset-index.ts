@@ -25,7 +25,7 @@ import { ShardNotLoadedError } from '../pool/shard-not-loaded.js';
 import { QuarryError } from '../domain/errors.js';
 import { shardOf } from './placement.js';
 import type { Reranker } from '../embed/reranker.js';
-import { lexicalText } from '../domain/lexical-text.js';
+import { lexicalText, rerankText } from '../domain/lexical-text.js';
 import { toShardDoc } from './to-shard-doc.js';
 import { MAX_COMPLETIONS, withCompletions } from '../domain/completions.js';
 
@@ -591,7 +591,7 @@ export class DatasetIndex {
     const ids = [...new Set([...lexical.chunkIds, ...dense.chunkIds])];
     if (ids.length === 0) return { chunkIds: [], scores: [], total: 0 };
     const chunks = await this.store.chunks.getMany(this.datasetId, ids);
-    const texts = chunks.map((c) => lexicalText(c).split(/\s+/).slice(0, 100).join(' '));
+    const texts = chunks.map((c) => rerankText(c));
     const scores = await reranker.score(q.text, texts, signal);
     const ranked = chunks
       .map((c, i) => ({ id: c.id, score: scores[i]! }))

@@ -9,10 +9,11 @@ import { badRequest } from '../../core/domain/errors.js';
 import type { Filter } from '../../core/domain/filter.js';
 import type { DatasetRecord } from '../../core/domain/tenancy.js';
 import { Reranker } from '../../core/embed/reranker.js';
-import { lexicalText } from '../../core/domain/lexical-text.js';
+import { rerankText } from '../../core/domain/lexical-text.js';
 import type { Services } from '../context.js';
 import type { ScoringOptions, SortByField, SortByRerank, SortOptions } from '../schemas/search-options.js';
 import type { TypoOptions } from '../../core/typo/options.js';
+import { chunksInHitOrder } from './hit-chunks.js';
 import { byScore, postRank, type Ranked } from './post-rank.js';
 
 /** Candidates fetched before a field sort or a re-scoring when the request names no amount. */
@@ -94,20 +95,11 @@ function coreArgs(dataset: DatasetRecord, s: ChunkSearch, searchType: string, of
   };
 }
 
-/** Chunk records of hits, in hit order (hits whose chunk vanished meanwhile are dropped). */
-async function records(services: Services, datasetId: string, hits: readonly { chunk_id: string; score: number }[]): Promise<Ranked[]> {
-  const byId = new Map((await services.store.chunks.getMany(datasetId, hits.map((h) => h.chunk_id))).map((c) => [c.id, c]));
-  return hits.flatMap((h) => {
-    const c = byId.get(h.chunk_id);
-    return c ? [{ c, score: h.score }] : [];
-  });
-}
-
 /** Prefetch by relevance, then order by a field (score_threshold does not apply, as in the reference). */
 async function sortedByField(services: Services, dataset: DatasetRecord, s: ChunkSearch, by: SortByField, limit: number): Promise<ChunkSearchResult> {
   const prefetch = Math.min(by.prefetch ?? DEFAULT_PREFETCH, s.maxLimit);
   const { chunks, total, corrected_query } = await services.core.search(coreArgs(dataset, s, s.searchType, 0, prefetch, null, s.countTotal));
-  const all = await records(services, dataset.id, chunks);
+  const all = await chunksInHitOrder(services, dataset.id, chunks);
   const dir = by.descending ? -1 : 1;
   const keyed = all.map((r) => ({ r, v: fieldValue(r.c, by.field) }));
   keyed.sort((a, b) => {
@@ -125,13 +117,13 @@ async function reScored(services: Services, dataset: DatasetRecord, s: ChunkSear
   }
   const prefetch = Math.min(by.prefetch ?? DEFAULT_PREFETCH, s.maxLimit);
   const { chunks, corrected_query } = await services.core.search(coreArgs(dataset, s, s.searchType, 0, prefetch, null, false));
-  const candidates = await records(services, dataset.id, chunks);
+  const candidates = await chunksInHitOrder(services, dataset.id, chunks);
   const correctedQuery = corrected_query || null;
   if (candidates.length === 0) return { results: [], total: 0, correctedQuery };
   const query = by.query ?? correctedQuery?.replace(/"/g, ' ') ?? s.text;
   let scores: Map<string, number>;
   if (spec) {
-    const texts = candidates.map((r) => lexicalText(r.c).split(/\s+/).slice(0, 100).join(' '));
+    const texts = candidates.map((r) => rerankText(r.c));
     const out = await new Reranker(spec).score(query, texts, signal);
     scores = new Map(candidates.map((r, i) => [r.c.id, out[i]!]));
   } else {
@@ -166,7 +158,7 @@ export async function runChunkSearch(services: Services, dataset: DatasetRecord,
     out = await reScored(services, dataset, s, sortBy, limit, signal);
   } else {
     const { chunks, total, corrected_query } = await services.core.search(coreArgs(dataset, s, s.searchType, s.offset, limit, s.scoreThreshold, s.countTotal));
-    out = { results: await records(services, dataset.id, chunks), total, correctedQuery: corrected_query || null };
+    out = { results: await chunksInHitOrder(services, dataset.id, chunks), total, correctedQuery: corrected_query || null };
   }
   if (!s.sort) return out;
   const vectors = mmr

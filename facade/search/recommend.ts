@@ -24,6 +24,7 @@ import { lexicalText } from '../../core/domain/lexical-text.js';
 import type { Services } from '../context.js';
 import type { RecommendStrategy, RecommendType } from '../schemas/recommend.js';
 import type { Ranked } from './post-rank.js';
+import { chunksInHitOrder } from './hit-chunks.js';
 import { recommendQueryText } from './recommend-query.js';
 import { averageVector, bestScore, prepare, similarityOf, similarityOfScore, type Similarity } from './recommend-vectors.js';
 import { requireSearchType } from './enabled-search-types.js';
@@ -60,15 +61,6 @@ function excluding(ids: readonly string[]): Condition[] {
   const out: Condition[] = [];
   for (let i = 0; i < ids.length; i += MAX_MUST_NOT_IDS) out.push({ has_id: { ids: ids.slice(i, i + MAX_MUST_NOT_IDS) } });
   return out;
-}
-
-/** Chunk records of scored ids, in the given order (chunks deleted meanwhile are dropped). */
-async function ranked(services: Services, datasetId: string, hits: readonly { id: string; score: number }[]): Promise<Ranked[]> {
-  const byId = new Map((await services.store.chunks.getMany(datasetId, hits.map((h) => h.id))).map((c) => [c.id, c]));
-  return hits.flatMap((h) => {
-    const c = byId.get(h.id);
-    return c ? [{ c, score: h.score }] : [];
-  });
 }
 
 /** The stored vectors of the examples under the dataset's current model, prepared for `s`; 400 when one is missing. */
@@ -150,18 +142,18 @@ export async function recommendChunks(services: Services, dataset: DatasetRecord
       limit: r.limit,
       count_total: false,
     });
-    return ranked(services, dataset.id, chunks.map((h) => ({ id: h.chunk_id, score: h.score })));
+    return chunksInHitOrder(services, dataset.id, chunks);
   }
   const spec = embeddingSpec(dataset.serverConfiguration);
   const s = similarityOf(spec.distance);
   const positives = await exampleVectors(services, spec.modelKey, s, ex.positives);
   const negatives = await exampleVectors(services, spec.modelKey, s, ex.negatives);
   if (r.strategy === 'best_score') {
-    return ranked(services, dataset.id, await bestScored(services, dataset, { s, modelKey: spec.modelKey, filter }, positives, negatives, r));
+    return chunksInHitOrder(services, dataset.id, (await bestScored(services, dataset, { s, modelKey: spec.modelKey, filter }, positives, negatives, r)).map((h) => ({ chunk_id: h.id, score: h.score })));
   }
   const vector = averageVector(positives, negatives);
   // Cosine has no direction to search along when the examples cancel out.
   if (s === 'cos' && vector.every((x) => x === 0)) return [];
   const hits = await searchByVector(services, dataset.id, vector, filter, r.limit);
-  return ranked(services, dataset.id, hits.map((h) => ({ id: h.chunk_id, score: h.score })));
+  return chunksInHitOrder(services, dataset.id, hits);
 }
