@@ -110,3 +110,13 @@ export const CLAUSES = ['must', 'must_not', 'should'] as const;
 
 /** Most ids one must_not clause may exclude (scroll with sort pages by excluding seen ids). */
 export const MAX_MUST_NOT_IDS = 1000;
+
+/** `filter` with `must` conditions added to its must clause and `mustNot` ones to its must_not clause (null stays null when nothing is added). */
+export function withConditions(filter: Filter | null, must: readonly Condition[], mustNot: readonly Condition[] = []): Filter | null {
+  if (must.length === 0 && mustNot.length === 0) return filter;
+  return {
+    must: [...(filter?.must ?? []), ...must],
+    must_not: [...(filter?.must_not ?? []), ...mustNot],
+    should: filter?.should ?? [],
+  };
+}

@@ -10,7 +10,7 @@ import type { SparseVector } from '../domain/sparse-vector.js';
 import { boostSparse, SpladeClient } from '../embed/splade.js';
 import { Reranker } from '../embed/reranker.js';
 import { badRequest, notFound } from '../domain/errors.js';
-import type { Filter } from '../domain/filter.js';
+import { withConditions, type Filter } from '../domain/filter.js';
 import type { Store } from '../../store/repository.js';
 import type { ShardPool } from '../pool/shard-pool.js';
 import { Admission } from './admission.js';
@@ -209,7 +209,7 @@ export class Engine {
       if (typo && typo.requiredWords.length > 0) {
         // Dataset words the user typed verbatim (prioritize_domain_specifc_words) must be in results.
         const must = typo.requiredWords.map((w) => ({ field: { field: 'content', match_all: [{ text: w }] } }));
-        filter = { must: [...(filter?.must ?? []), ...must], must_not: filter?.must_not ?? [], should: filter?.should ?? [] };
+        filter = withConditions(filter, must);
       }
       if (typo?.correctedQuery) q = { ...q, query: typo.correctedQuery.replace(/"/g, ' ') };
       const boost = q.fulltextBoost && q.fulltextBoost.phrase.trim() !== '' && q.fulltextBoost.factor !== 1 ? q.fulltextBoost : null;

@@ -5,7 +5,7 @@
  * word of a phrase must occur; the excluded word must not), and the query text keeps them.
  */
 import { badRequest } from '../../core/domain/errors.js';
-import type { Condition, Filter } from '../../core/domain/filter.js';
+import { withConditions, type Condition, type Filter } from '../../core/domain/filter.js';
 import { removeStopWords } from '../../core/domain/stop-words.js';
 
 /** A query after pre-processing. */
@@ -49,9 +49,5 @@ export function withTermConditions(filter: Filter | null, required: readonly str
   if (required.length === 0 && excluded.length === 0) return filter;
   const must: Condition[] = required.map((p) => ({ field: { field: 'content', match_all: [{ text: p }] } }));
   const mustNot: Condition[] = excluded.map((w) => ({ field: { field: 'content', match_any: [{ text: w }] } }));
-  return {
-    must: [...(filter?.must ?? []), ...must],
-    must_not: [...(filter?.must_not ?? []), ...mustNot],
-    should: filter?.should ?? [],
-  };
+  return withConditions(filter, must, mustNot);
 }

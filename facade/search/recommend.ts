@@ -18,7 +18,7 @@
 import type { ChunkRecord } from '../../core/domain/chunk.js';
 import { embeddingSpec } from '../../core/domain/dataset-config.js';
 import { badRequest } from '../../core/domain/errors.js';
-import { MAX_MUST_NOT_IDS, type Condition, type Filter } from '../../core/domain/filter.js';
+import { MAX_MUST_NOT_IDS, withConditions, type Condition, type Filter } from '../../core/domain/filter.js';
 import type { DatasetRecord } from '../../core/domain/tenancy.js';
 import { lexicalText } from '../../core/domain/lexical-text.js';
 import type { Services } from '../context.js';
@@ -28,7 +28,6 @@ import { chunksInHitOrder } from './hit-chunks.js';
 import { recommendQueryText } from './recommend-query.js';
 import { averageVector, bestScore, prepare, similarityOf, similarityOfScore, type Similarity } from './recommend-vectors.js';
 import { requireSearchType } from './enabled-search-types.js';
-import { withMustNot } from './search-plan.js';
 
 /** Positives searched for `best_score` candidates; beyond them the average of all positives seeds one more search. */
 export const MAX_SEEDS = 32;
@@ -128,7 +127,7 @@ async function bestScored(
 export async function recommendChunks(services: Services, dataset: DatasetRecord, ex: Examples, r: Recommendation): Promise<Ranked[]> {
   requireSearchType(dataset.serverConfiguration, r.recommendType, 'recommend_type');
   if (r.limit === 0) return [];
-  const filter = withMustNot(r.filter, excluding([...new Set([...ex.positives, ...ex.negatives].map((c) => c.id))]));
+  const filter = withConditions(r.filter, [], excluding([...new Set([...ex.positives, ...ex.negatives].map((c) => c.id))]));
   if (r.recommendType !== 'semantic') {
     const query = recommendQueryText(ex.positives.map(lexicalText), ex.negatives.map(lexicalText));
     // Positives without a single describing word have nothing to be matched on.

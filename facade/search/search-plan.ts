@@ -4,7 +4,7 @@
  * page window within the dataset's MAX_LIMIT. The group searches share it, plus filters of their own.
  */
 import { DATASET_CONFIG_DEFAULTS } from '../../core/domain/dataset-config.js';
-import type { Condition, Filter } from '../../core/domain/filter.js';
+import { withConditions, type Condition } from '../../core/domain/filter.js';
 import { resolveTypoOptions } from '../../core/typo/options.js';
 import { resolveHighlightOptions, type HighlightOptions } from '../highlight/index.js';
 import { resolveScoringOptions, resolveSortOptions } from '../schemas/search-options.js';
@@ -16,18 +16,6 @@ import { processQuery, withTermConditions } from './query-syntax.js';
 export function maxLimitOf(config: Record<string, unknown>): number {
   const v = config.MAX_LIMIT;
   return typeof v === 'number' && v > 0 ? v : DATASET_CONFIG_DEFAULTS.MAX_LIMIT;
-}
-
-/** `filter` with `conditions` added to its must clause. */
-export function withMust(filter: Filter | null, conditions: readonly Condition[]): Filter | null {
-  if (conditions.length === 0) return filter;
-  return { must: [...(filter?.must ?? []), ...conditions], must_not: filter?.must_not ?? [], should: filter?.should ?? [] };
-}
-
-/** `filter` with `conditions` added to its must_not clause. */
-export function withMustNot(filter: Filter | null, conditions: readonly Condition[]): Filter | null {
-  if (conditions.length === 0) return filter;
-  return { must: filter?.must ?? [], must_not: [...(filter?.must_not ?? []), ...conditions], should: filter?.should ?? [] };
 }
 
 /** The condition "member of this group". */
@@ -57,7 +45,7 @@ export function planSearch(req: SearchRequest, raw: Record<string, unknown>, max
       searchType: req.searchType,
       text: processed.text,
       queries: req.queries,
-      filter: withMust(withTermConditions(req.filter, processed.required, processed.excluded), must),
+      filter: withConditions(withTermConditions(req.filter, processed.required, processed.excluded), must),
       offset,
       limit: Math.max(0, Math.min(req.pageSize, maxLimit - offset)),
       countTotal: req.getTotalPages,
