@@ -4,11 +4,16 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { callSignal, coreHandlers } from './rpc/handlers.js';
 import { health } from './rpc/health.js';
-import { loadCoreService } from './rpc/proto.js';
+import { ReflectionService } from '@grpc/reflection';
+import { HealthImplementation, protoPath as healthProto } from 'grpc-health-check';
+import { CORE_SERVICE_NAME, loadCoreDefinition, loadCoreService } from './rpc/proto.js';
 import { toServiceError } from './rpc/status.js';
 import type { Engine } from './router/engine.js';
 
 /** A running core server. */
+/** How often the standard health service's status follows the engine's shards, in ms. */
+const HEALTH_REFRESH_MS = 1000;
+
 export interface CoreServer {
   /** The port actually bound (useful when configured as 0). */
   readonly port: number;
@@ -57,10 +62,23 @@ export function coreMethods(
 export async function startCoreServer(config: Config, logger: Logger, version: string, engine: Engine): Promise<CoreServer> {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 256 * 1024 * 1024 });
   const methods = coreMethods(config, version, engine);
+  const definition = loadCoreDefinition();
   server.addService(
-    loadCoreService().service,
+    loadCoreService(definition).service,
     Object.fromEntries(Object.entries(methods).map(([name, fn]) => [name, unary(logger, fn)])),
   );
+  // For internal services and their tooling: the standard health service (grpc.health.v1, what
+  // grpc-health-probe and load balancers ask) and server reflection (grpcurl, Postman, Evans list
+  // and call the RPCs without the .proto file).
+  const healthService = new HealthImplementation({ '': 'SERVING', [CORE_SERVICE_NAME]: 'SERVING' });
+  healthService.addToServer(server);
+  const described = loadCoreDefinition([healthProto]);
+  new ReflectionService(described).addToServer(server);
+  // The core serves while no dataset has lost shards with a thread (its own Health RPC says
+  // "reloading" then): checked every second, as the standard service holds a status, not a probe.
+  const servingOf = (): 'SERVING' | 'NOT_SERVING' => (engine.shardHealth().lost > 0 ? 'NOT_SERVING' : 'SERVING');
+  const healthTimer = setInterval(() => healthService.setStatus(CORE_SERVICE_NAME, servingOf()), HEALTH_REFRESH_MS);
+  healthTimer.unref();
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${config.grpcHost}:${config.grpcPort}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
       err ? reject(err) : resolve(bound),
@@ -70,6 +88,10 @@ export async function startCoreServer(config: Config, logger: Logger, version: s
   return {
     port,
     close(graceMs) {
+      // Tell health checkers first, so that load balancers stop sending while in-flight calls finish.
+      clearInterval(healthTimer);
+      healthService.setStatus('', 'NOT_SERVING');
+      healthService.setStatus(CORE_SERVICE_NAME, 'NOT_SERVING');
       return new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           server.forceShutdown();

@@ -15,15 +15,22 @@ function repoRoot(): string {
 /** Path of the core's .proto file. */
 export const CORE_PROTO = path.join(repoRoot(), 'proto', 'search', 'v1', 'core.proto');
 
-/** The loaded `quarry.search.v1.Core` service definition and client constructor. */
-export function loadCoreService(): grpc.ServiceClientConstructor {
-  const definition = protoLoader.loadSync(CORE_PROTO, {
+/** Full name of the core's service, as gRPC health checks and reflection name it. */
+export const CORE_SERVICE_NAME = 'quarry.search.v1.Core';
+
+/** The core's proto, loaded, with any `extra` .proto files (server reflection describes them all). */
+export function loadCoreDefinition(extra: readonly string[] = []): protoLoader.PackageDefinition {
+  return protoLoader.loadSync([CORE_PROTO, ...extra], {
     keepCase: true,
     longs: Number,
     enums: String,
     defaults: true,
     oneofs: true,
   });
+}
+
+/** The loaded `quarry.search.v1.Core` service definition and client constructor. */
+export function loadCoreService(definition: protoLoader.PackageDefinition = loadCoreDefinition()): grpc.ServiceClientConstructor {
   const pkg = grpc.loadPackageDefinition(definition) as unknown as {
     quarry: { search: { v1: { Core: grpc.ServiceClientConstructor } } };
   };
