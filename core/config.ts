@@ -19,6 +19,12 @@ export interface Config {
   readonly grpcPort: number;
   /** Address (`host:port`) the facade and job workers use to reach the core. @defaultValue grpcHost:grpcPort */
   readonly coreAddress: string;
+  /**
+   * Bearer token of the core's gRPC calls (`authorization: Bearer <token>`): the core refuses
+   * calls without it, and the HTTP API and job workers send it. Required (at least 16
+   * characters) when the core listens beyond loopback. @defaultValue none
+   */
+  readonly coreToken: string | null;
   /** Directory for the SQLite store and index snapshots. @defaultValue `./.data` */
   readonly dataDir: string;
   /** Redis URL for queues and caches. @defaultValue `redis://127.0.0.1:6380` */
@@ -138,6 +144,7 @@ export function loadConfig(env: Env = process.env): Config {
     grpcHost,
     grpcPort,
     coreAddress: env.QUARRY_CORE_ADDRESS || `${grpcHost}:${grpcPort}`,
+    coreToken: env.QUARRY_CORE_TOKEN || null,
     dataDir: path.resolve(env.QUARRY_DATA_DIR || '.data'),
     redisUrl: env.QUARRY_REDIS_URL || 'redis://127.0.0.1:6380',
     adminApiKey: env.ADMIN_API_KEY ?? env.QUARRY_ADMIN_API_KEY ?? '',

@@ -1,4 +1,5 @@
 /** grpc-js bootstrap: the only code in the core that binds a port. */
+import { timingSafeEqual } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -25,8 +26,27 @@ export interface CoreServer {
  * Wraps a unary handler so that a thrown error is answered once, with its mapped status, and
  * the call's deadline and cancellation reach the engine as an AbortSignal.
  */
-function unary<Req, Res>(logger: Logger, fn: (req: Req, signal?: AbortSignal) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> {
+/** Shortest QUARRY_CORE_TOKEN accepted. */
+export const MIN_CORE_TOKEN_LENGTH = 16;
+
+/** Whether a listen host only accepts connections from this machine. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** Whether a call carries `authorization: Bearer <token>` (compared in constant time). */
+function authorized(call: { metadata: grpc.Metadata }, expected: Buffer): boolean {
+  const given = call.metadata.get('authorization')[0];
+  const got = Buffer.from(typeof given === 'string' ? given : '', 'utf8');
+  return got.length === expected.length && timingSafeEqual(got, expected);
+}
+
+function unary<Req, Res>(logger: Logger, token: Buffer | null, fn: (req: Req, signal?: AbortSignal) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
+    if (token && !authorized(call, token)) {
+      callback({ code: grpc.status.UNAUTHENTICATED, details: 'this core requires "authorization: Bearer <QUARRY_CORE_TOKEN>" on every call' });
+      return;
+    }
     Promise.resolve()
       .then(() => fn(call.request, callSignal(call as grpc.ServerUnaryCall<unknown, unknown>)))
       .then(
@@ -60,12 +80,18 @@ export function coreMethods(
 
 /** Starts the core's gRPC server over an engine. */
 export async function startCoreServer(config: Config, logger: Logger, version: string, engine: Engine): Promise<CoreServer> {
+  if (!isLoopbackHost(config.grpcHost) && (config.coreToken === null || config.coreToken.length < MIN_CORE_TOKEN_LENGTH)) {
+    throw new Error(
+      `the core would listen on ${config.grpcHost}, beyond loopback, where anyone who reaches the port could search and change every tenant's index: set QUARRY_CORE_TOKEN (at least ${MIN_CORE_TOKEN_LENGTH} characters) or listen on 127.0.0.1`,
+    );
+  }
+  const token = config.coreToken === null ? null : Buffer.from(`Bearer ${config.coreToken}`, 'utf8');
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 256 * 1024 * 1024 });
   const methods = coreMethods(config, version, engine);
   const definition = loadCoreDefinition();
   server.addService(
     loadCoreService(definition).service,
-    Object.fromEntries(Object.entries(methods).map(([name, fn]) => [name, unary(logger, fn)])),
+    Object.fromEntries(Object.entries(methods).map(([name, fn]) => [name, unary(logger, token, fn)])),
   );
   // For internal services and their tooling: the standard health service (grpc.health.v1, what
   // grpc-health-probe and load balancers ask) and server reflection (grpcurl, Postman, Evans list

@@ -30,7 +30,7 @@ const services = {
   store,
   core: hosted
     ? inProcessCore(config, logger, VERSION, hosted.engine, config.coreDeadlineMs)
-    : connectCore(config.coreAddress, config.coreDeadlineMs),
+    : connectCore(config.coreAddress, config.coreDeadlineMs, config.coreToken),
   jobs: connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs }),
   analytics: analytics.recorder,
 };

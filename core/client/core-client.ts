@@ -96,6 +96,13 @@ export function coreError(address: string, ms: number, err: { code: number; deta
       retryAfterSeconds: 1,
     });
   }
+  if (err.code === grpc.status.UNAUTHENTICATED) {
+    // The service's own configuration, not the caller's key: a 503 for the caller, the cause for the operator.
+    return new QuarryError('unavailable', `search core unavailable: the core at ${address} refused this process's QUARRY_CORE_TOKEN (${err.details})`, {
+      cause: err,
+      retryAfterSeconds: 1,
+    });
+  }
   if (err.code === grpc.status.DEADLINE_EXCEEDED) {
     return new QuarryError('timeout', `deadline exceeded: the search core did not answer within ${ms} ms`, { cause: err });
   }
@@ -137,8 +144,11 @@ export function cancelSignalFor(method: string): AbortSignal | undefined {
   return CANCELLABLE.has(method) ? requestSignal() : undefined;
 }
 
-/** Connects to the core at `address` (`host:port`); calls carry `deadlineMs` unless overridden. */
-export function connectCore(address: string, deadlineMs: number): CoreClient {
+/**
+ * Connects to the core at `address` (`host:port`); calls carry `deadlineMs` unless overridden,
+ * and `token` (QUARRY_CORE_TOKEN) as `authorization: Bearer <token>` when given.
+ */
+export function connectCore(address: string, deadlineMs: number, token: string | null = null): CoreClient {
   const Client = loadCoreService();
   const client = new Client(address, grpc.credentials.createInsecure(), {
     'grpc.max_receive_message_length': 256 * 1024 * 1024,
@@ -155,7 +165,9 @@ export function connectCore(address: string, deadlineMs: number): CoreClient {
       const signal = cancelSignalFor(method);
       if (signal?.aborted) return reject(new QuarryError('cancelled', 'the client went away before the core was called'));
       const connectedAtStart = client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
-      const pending = client[method]!(request, new grpc.Metadata({ waitForReady }), { deadline: Date.now() + ms }, (err, reply) => {
+      const metadata = new grpc.Metadata({ waitForReady });
+      if (token !== null) metadata.set('authorization', `Bearer ${token}`);
+      const pending = client[method]!(request, metadata, { deadline: Date.now() + ms }, (err, reply) => {
         signal?.removeEventListener('abort', cancel);
         if (!err) return resolve(reply as Res);
         const connected = connectedAtStart || client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;

@@ -1,7 +1,9 @@
 /**
  * The core's gRPC port as internal services and their tools see it, called from this process
- * (the core runs in its own): the standard health service (grpc.health.v1) and server reflection
- * (grpc.reflection.v1), which list and describe the Core service without its .proto file.
+ * (the core runs in its own, with QUARRY_CORE_TOKEN set): Core calls need the bearer token (the
+ * HTTP API and job workers send it), while the standard health service (grpc.health.v1) and
+ * server reflection (grpc.reflection.v1, which lists and describes the Core service without its
+ * .proto file) answer without it, as health probes and schema tools expect.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -9,7 +11,14 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectCore } from '../../core/client/core-client.js';
+import { QuarryError } from '../../core/domain/errors.js';
+import { isLoopbackHost, startCoreServer } from '../../core/server.js';
+import { loadConfig } from '../../core/config.js';
+import { createTenant } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+
+const TOKEN = 'test-core-token-0123456789';
 
 const LOAD = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true } as const;
 const reflectionProto = path.join(path.dirname(createRequire(import.meta.url).resolve('@grpc/reflection/package.json')), 'build', 'proto', 'grpc', 'reflection', 'v1', 'reflection.proto');
@@ -18,7 +27,7 @@ let stack: Stack;
 let address: string;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ env: { QUARRY_CORE_TOKEN: TOKEN } });
   address = stack.env.QUARRY_CORE_ADDRESS!;
 }, 120_000);
 
@@ -37,6 +46,42 @@ function check(health: grpc.Client, service: string): Promise<{ status: string }
 }
 
 describe('the core as a gRPC product surface', () => {
+  it('refuses Core calls without the bearer token, while the HTTP API (which sends it) works', async () => {
+    const tenant = await createTenant(stack);
+    const created = await tenant.ds.post('/api/chunk', { chunk_html: 'token guarded pangolin' });
+    expect(created.status, created.text).toBe(200);
+    const found = await tenant.ds.post('/api/chunk/search', { query: 'pangolin', search_type: 'bm25' });
+    expect(found.status, found.text).toBe(200);
+    expect(found.body.chunks).toHaveLength(1);
+    const args = { dataset_id: tenant.datasetId, search_type: 'bm25', query: 'pangolin', offset: 0, limit: 10 };
+    for (const token of [null, 'wrong-token-0123456789']) {
+      const core = connectCore(address, 5000, token);
+      try {
+        const err = await core.search(args as never).then(() => null, (e: unknown) => e);
+        expect(err, `token ${token}`).toBeInstanceOf(QuarryError);
+        expect((err as QuarryError).message).toMatch(/QUARRY_CORE_TOKEN/);
+      } finally {
+        core.close();
+      }
+    }
+    const core = connectCore(address, 5000, TOKEN);
+    try {
+      expect((await core.search(args as never)).chunks).toHaveLength(1);
+    } finally {
+      core.close();
+    }
+  });
+
+  it('will not start listening beyond loopback without a token of at least 16 characters', async () => {
+    for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1']) expect(isLoopbackHost(host), host).toBe(true);
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', 'core.internal']) expect(isLoopbackHost(host), host).toBe(false);
+    const engine = {} as Parameters<typeof startCoreServer>[3];
+    for (const token of [undefined, 'short']) {
+      const config = loadConfig({ QUARRY_GRPC_HOST: '0.0.0.0', QUARRY_GRPC_PORT: '0', ...(token ? { QUARRY_CORE_TOKEN: token } : {}) });
+      await expect(startCoreServer(config, undefined as never, 'test', engine)).rejects.toThrow(/QUARRY_CORE_TOKEN \(at least 16 characters\)/);
+    }
+  });
+
   it('answers the standard health check for the server and the Core service, NOT_FOUND for others', async () => {
     const health = client(healthProtoPath, (p) => p.grpc.health.v1.Health);
     try {

@@ -27,7 +27,7 @@ const config = loadConfig();
 const logger = createLogger(config, 'jobs');
 const stopLoopMonitor = watchEventLoop(logger);
 const store = openSqliteStore(config.dataDir);
-const core = connectCore(config.coreAddress, config.coreDeadlineMs);
+const core = connectCore(config.coreAddress, config.coreDeadlineMs, config.coreToken);
 const jobs = connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs });
 // BullMQ workers block on Redis; maxRetriesPerRequest null is what BullMQ requires for them.
 const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
