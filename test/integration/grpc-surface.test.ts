@@ -72,6 +72,35 @@ describe('the core as a gRPC product surface', () => {
     }
   });
 
+  it('answers every Core RPC to a caller with the token, as the HTTP API sees the same data', async () => {
+    const tenant = await createTenant(stack);
+    const chunks = ['alpha pangolin', 'alpha okapi', 'beta okapi'].map((chunk_html, i) => ({ chunk_html, tag_set: [i < 2 ? 'a' : 'b'] }));
+    const created = await tenant.ds.post('/api/chunk', chunks);
+    expect(created.status, created.text).toBe(200);
+    const ids = (created.body.chunk_metadata as { id: string }[]).map((c) => c.id);
+    const core = connectCore(address, 5000, TOKEN);
+    try {
+      expect((await core.health()).status).toBe('ok');
+      const applied = await core.apply(tenant.datasetId);
+      expect(applied).toBeGreaterThan(0);
+      const search = await core.search({ dataset_id: tenant.datasetId, search_type: 'bm25', query: 'okapi', offset: 0, limit: 10, count_total: true });
+      expect(new Set(search.chunks.map((c) => c.chunk_id))).toEqual(new Set([ids[1], ids[2]]));
+      expect(search.total).toBe(2);
+      const tagged = { must: [{ field: { field: 'tag_set', match_any: [{ text: 'a' }] } }], must_not: [], should: [] };
+      expect(await core.count({ dataset_id: tenant.datasetId, search_type: 'bm25', query: 'alpha okapi', filter: tagged })).toBe(2);
+      expect(new Set(await core.scroll({ dataset_id: tenant.datasetId, filter: tagged, limit: 10 }))).toEqual(new Set([ids[0], ids[1]]));
+      const stats = await core.stats(tenant.datasetId);
+      expect(Number(stats.chunk_count)).toBe(3);
+      expect(Number(stats.applied_seq)).toBe(applied);
+      // The same search over HTTP: the same chunks.
+      const http = await tenant.ds.post('/api/chunk/search', { query: 'okapi', search_type: 'bm25' });
+      expect(new Set((http.body.chunks as { chunk: { id: string } }[]).map((h) => h.chunk.id))).toEqual(new Set([ids[1], ids[2]]));
+      await core.drop(tenant.datasetId);
+    } finally {
+      core.close();
+    }
+  });
+
   it('will not start listening beyond loopback without a token of at least 16 characters', async () => {
     for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1']) expect(isLoopbackHost(host), host).toBe(true);
     for (const host of ['0.0.0.0', '::', '10.0.0.5', 'core.internal']) expect(isLoopbackHost(host), host).toBe(false);
