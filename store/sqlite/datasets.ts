@@ -5,7 +5,7 @@ import type { DatasetRecord } from '../../core/domain/tenancy.js';
 import type { DatasetRepository } from '../repository.js';
 import type { ChangeLogWriter } from './change-log.js';
 import type { Db } from './database.js';
-import { PURGE_SLICE_ROWS, type Purger } from './purge.js';
+import { pauseAfterSlice, PURGE_SLICE_ROWS, type Purger } from './purge.js';
 import { datasetFromRow } from './rows.js';
 
 /** Builds the SQLite dataset repository. */
@@ -103,8 +103,13 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter, purger: Purger): Da
     return rows.length === PURGE_SLICE_ROWS ? rows[rows.length - 1]!.id : null;
   });
   const clearGroupSlice = db.transaction((id: string, startedAt: number): number => groupSlice.run(id, startedAt, PURGE_SLICE_ROWS).changes);
-  // Lets the rest of this process run, and other processes take the write lock, between slices.
-  const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  /** Runs one slice, then pauses as long as it took (see pauseAfterSlice). */
+  const sliced = async <T>(slice: () => T): Promise<T> => {
+    const started = performance.now();
+    const result = slice();
+    await pauseAfterSlice(performance.now() - started);
+    return result;
+  };
 
   return {
     async create({ organizationId, name, trackingId, serverConfiguration }) {
@@ -146,8 +151,8 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter, purger: Purger): Da
     },
     async clear(id) {
       const startedAt = Date.now();
-      for (let after: string | null = ''; after !== null; await yieldToLoop()) after = clearChunkSlice.immediate(id, after, startedAt);
-      for (let n = PURGE_SLICE_ROWS; n === PURGE_SLICE_ROWS; await yieldToLoop()) n = clearGroupSlice.immediate(id, startedAt);
+      for (let after: string | null = ''; after !== null; ) after = await sliced(() => clearChunkSlice.immediate(id, after!, startedAt));
+      for (let n = PURGE_SLICE_ROWS; n === PURGE_SLICE_ROWS; ) n = await sliced(() => clearGroupSlice.immediate(id, startedAt));
     },
     async tags(id, page, pageSize) {
       const rows = tags.all(id, pageSize, (page - 1) * pageSize) as { tag: string; count: number }[];

@@ -41,8 +41,17 @@ const DATASET_TABLES = [
   'recommendation_queries',
 ] as const;
 
-/** Lets the rest of the process run, and other processes take the write lock, between slices. */
-const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/**
+ * The pause after a slice that took `sliceMs`: as long as the slice (at most SLICE_TARGET_MS).
+ * It lets the rest of the process run, and other connections take the write lock. A writer that
+ * found the lock taken sleeps in SQLite's busy handler (1, 2, 5, ... then 100 ms between tries);
+ * with no gap between slices it kept waking while the next slice held the lock (a write waited
+ * over a second beside a 40,000-chunk clear), while a gap as long as the slice is free for about
+ * half of any sleep. The purge or clear takes up to twice as long; it runs in the background.
+ */
+export function pauseAfterSlice(sliceMs: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(Math.max(sliceMs, 1), SLICE_TARGET_MS)));
+}
 
 /** Sliced purges over one connection. */
 export interface Purger {
@@ -106,7 +115,7 @@ export function sqlitePurger(db: Db): Purger {
           const n = slice.immediate(id, t, rows);
           if (n < 0) return false;
           const ms = performance.now() - started;
-          await yieldToLoop();
+          await pauseAfterSlice(ms);
           if (n < rows) break;
           if (ms > SLICE_TARGET_MS) rows = Math.max(MIN_SLICE_ROWS, rows >> 1);
           else if (ms < SLICE_TARGET_MS / 2) rows = Math.min(MAX_SLICE_ROWS, rows * 2);
