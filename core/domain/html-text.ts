@@ -27,8 +27,8 @@ export const BLOCK_TAGS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The skeleton of every pass: each match that starts at a `<` and ends before `endOf(i)` (-1:
- * no match there) becomes `replacement`; scanning resumes after the match, or at the next `<`.
+ * The skeleton of pass 1: each match that starts at a `<` and ends before `endOf(i)` (-1: no
+ * match there) becomes `replacement`; scanning resumes after the match, or at the next `<`.
  */
 function replaceAtOpeners(html: string, replacement: string, endOf: (i: number) => number): string {
   const out: string[] = [];

@@ -1,4 +1,5 @@
 /** How a worker thread's entry module is started, compiled or from source. */
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -23,10 +24,9 @@ export function threadEntry(fromUrl: string, relative: string): string | URL {
  * thread), so that bulk work in it yields the CPU to the event loops that answer requests.
  * Best effort: 0 or an unsupported platform leaves it as it is.
  */
-export async function niceThisThread(nice: number): Promise<void> {
+export function niceThisThread(nice: number): void {
   if (nice <= 0) return;
   try {
-    const os = await import('node:os');
     os.setPriority(nice);
   } catch {
     // Not permitted or not supported: run at the default priority.

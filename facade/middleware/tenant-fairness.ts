@@ -162,7 +162,9 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
         if (!mayStart(t, w.read, now, lowest(now), w.since)) {
           i++;
           waiting = true;
-          wakeAt = Math.min(wakeAt, w.since + t.patienceMs());
+          // Held back by usage (its tenant runs none of its kind): it may start once patience runs
+          // out. One waiting behind its own tenant's running request starts when that one ends.
+          if ((w.read ? t.running.read : t.running.write) === 0) wakeAt = Math.min(wakeAt, w.since + t.patienceMs());
           continue;
         }
         t.waiting.splice(i, 1);

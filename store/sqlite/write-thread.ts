@@ -11,7 +11,7 @@ import { encodeError, type WriteCall, type WriteReply } from './write-protocol.j
 if (!parentPort) throw new Error('store/sqlite/write-thread runs as a worker thread (see store/sqlite/threaded-store.ts)');
 const port = parentPort;
 const { dataDir, nice } = workerData as { dataDir: string; nice: number };
-await niceThisThread(nice);
+niceThisThread(nice);
 const store = openSqliteStore(dataDir);
 
 port.on('message', (call: WriteCall | { close: true }) => {

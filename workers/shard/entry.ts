@@ -108,7 +108,7 @@ function runTask(task: ShardMessage): ShardReply {
 if (!parentPort) throw new Error('workers/shard/entry runs as a worker thread (see core/pool/shard-pool.ts)');
 const port = parentPort;
 // Bulk index work at a lower priority than the event loops that answer requests (see ShardPool).
-await niceThisThread((workerData as { nice?: number } | null)?.nice ?? 0);
+niceThisThread((workerData as { nice?: number } | null)?.nice ?? 0);
 
 /** Runs a job and posts its reply; a task that throws (a bug) fails that task, not the thread. */
 function runJob(job: Job): void {
