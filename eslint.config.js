@@ -2,7 +2,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'eslint.config.js', '.dependency-cruiser.cjs'] },
+  { ignores: ['dist/**', 'node_modules/**', 'core/rpc/generated/**', 'eslint.config.js', '.dependency-cruiser.cjs'] },
   {
     files: ['**/*.ts'],
     extends: [tseslint.configs.base],

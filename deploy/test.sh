@@ -9,6 +9,11 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 # The tests and benchmarks are type-checked too (the build covers only what runs in production).
 npx --no -- tsc -p tsconfig.test.json || { echo "test.sh: type errors (tsc -p tsconfig.test.json)" >&2; exit 1; }
+# The checked-in types of the core's proto must be what the proto generates (deploy/gen-proto.sh).
+GEN=$(mktemp -d -t quarry-gen.XXXXXX)
+./deploy/gen-proto.sh "$GEN/generated"
+diff -r "$GEN/generated" core/rpc/generated >/dev/null || { rm -rf "$GEN"; echo "test.sh: core/rpc/generated differs from proto/ (run ./deploy/gen-proto.sh)" >&2; exit 1; }
+rm -rf "$GEN"
 # Type-aware lint (eslint.config.js: floating and misused promises, unused code) and the layering
 # rules of ARCHITECTURE.md (.dependency-cruiser.cjs: no import cycles, core/domain and the shard
 # threads import nothing of the services, the store calls no service).

@@ -3,70 +3,33 @@ import * as grpc from '@grpc/grpc-js';
 import { QuarryError, codeFromGrpc } from '../domain/errors.js';
 import type { Filter } from '../domain/filter.js';
 import type { HealthReply } from '../rpc/health.js';
+import type { CountRequest } from '../rpc/generated/quarry/search/v1/CountRequest.js';
+import type { ScoredChunk__Output } from '../rpc/generated/quarry/search/v1/ScoredChunk.js';
+import type { ScrollRequest } from '../rpc/generated/quarry/search/v1/ScrollRequest.js';
+import type { SearchReply__Output } from '../rpc/generated/quarry/search/v1/SearchReply.js';
+import type { SearchRequest } from '../rpc/generated/quarry/search/v1/SearchRequest.js';
 
 export type { HealthReply } from '../rpc/health.js';
 import { loadCoreService } from '../rpc/proto.js';
 import { requestSignal } from './request-signal.js';
 
 /** A ranked hit. */
-export interface ScoredChunk {
-  chunk_id: string;
-  score: number;
-}
+export type ScoredChunk = ScoredChunk__Output;
 
-/** Search arguments (see proto/search/v1/core.proto). */
-export interface SearchArgs {
-  dataset_id: string;
-  search_type: string;
-  query: string;
-  filter?: Filter | null;
-  offset: number;
-  limit: number;
-  score_threshold?: { value: number } | null;
-  count_total?: boolean;
-  /** Semantic multi-query: weighted queries whose embeddings are summed. */
-  queries?: { query: string; weight: number }[];
-  /** Semantic: search with this vector instead of embedding the query. */
-  vector?: number[];
-  /** Query-time boosts (REST scoring_options). */
-  scoring?: ScoringArgs | null;
-  /** Autocomplete: the last query word matches every indexed word it begins. */
-  prefix_last_word?: boolean;
-  /** Typo correction (absent: none). */
-  typo?: TypoArgs | null;
-}
+/** A request type of the proto whose filter is the domain's (the same shape, with readonly lists). */
+type WithDomainFilter<T> = Omit<T, 'filter'> & { filter?: Filter | null };
 
-/** typo_options on the wire to the core. */
-export interface TypoArgs {
-  one_typo_min: number;
-  one_typo_max: { value: number } | null;
-  two_typo_min: number;
-  two_typo_max: { value: number } | null;
-  disable_on_word: string[];
-  prioritize_domain_specific_words: boolean;
-}
+/** Search arguments: the proto's SearchRequest (see proto/search/v1/core.proto); absent fields are "not given". */
+export type SearchArgs = WithDomainFilter<SearchRequest>;
 
-/** A boost phrase and its factor. */
-export interface BoostPhraseArgs {
-  phrase: string;
-  factor: number;
-}
+/** What a search answers: ranked chunks, or ranked groups with group_by. */
+export type SearchResult = SearchReply__Output;
 
-/** Query-time boosts. */
-export interface ScoringArgs {
-  fulltext_boost?: BoostPhraseArgs | null;
-  semantic_boost?: BoostPhraseArgs | null;
-}
+/** Count arguments. */
+export type CountArgs = WithDomainFilter<CountRequest>;
 
 /** Scroll arguments. */
-export interface ScrollArgs {
-  dataset_id: string;
-  filter?: Filter | null;
-  offset_chunk_id?: string;
-  limit: number;
-  sort_field?: string;
-  sort_direction?: 'asc' | 'desc';
-}
+export type ScrollArgs = WithDomainFilter<ScrollRequest>;
 
 /** The core's operations as promises. */
 export interface CoreClient {
@@ -74,8 +37,9 @@ export interface CoreClient {
   health(deadlineMs?: number): Promise<HealthReply>;
   /** Makes every change recorded for the dataset searchable. */
   apply(datasetId: string, minSeq?: number): Promise<number>;
-  search(args: SearchArgs): Promise<{ chunks: ScoredChunk[]; total: number; corrected_query: string }>;
-  count(args: Omit<SearchArgs, 'offset' | 'limit' | 'count_total'> & { limit?: number }): Promise<number>;
+  /** Every search feature (ranking, sort options, autocomplete, recommendations, groups) in one call. */
+  search(args: SearchArgs): Promise<SearchResult>;
+  count(args: CountArgs): Promise<number>;
   scroll(args: ScrollArgs): Promise<string[]>;
   stats(datasetId: string): Promise<{ chunk_count: number; shards: number; applied_seq: number }>;
   drop(datasetId: string): Promise<void>;
@@ -119,10 +83,7 @@ export function coreClientOver(call: CoreCall, deadlineMs: number, close: () => 
     health: (ms) => call<HealthReply>('Health', {}, ms, false),
     apply: async (datasetId, minSeq = 0) =>
       Number((await call<{ applied_seq: number }>('Apply', { dataset_id: datasetId, min_seq: minSeq }, deadlineMs, false)).applied_seq),
-    search: async (args) => {
-      const r = await call<{ chunks: ScoredChunk[]; total: number; corrected_query: string }>('Search', args);
-      return { chunks: r.chunks, total: Number(r.total), corrected_query: r.corrected_query ?? '' };
-    },
+    search: (args) => call<SearchResult>('Search', args),
     count: async (args) => Number((await call<{ count: number }>('Count', args)).count),
     scroll: async (args) => (await call<{ chunk_ids: string[] }>('Scroll', args)).chunk_ids,
     stats: (datasetId) => call('Stats', { dataset_id: datasetId }),

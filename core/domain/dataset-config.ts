@@ -126,3 +126,9 @@ export function rerankerSpec(stored: Record<string, unknown>): { baseUrl: string
   const baseUrl = trimTrailingSlashes(str(stored.RERANKER_BASE_URL, '').trim());
   return baseUrl === '' ? null : { baseUrl, apiKey: str(stored.RERANKER_API_KEY, '') };
 }
+
+/** A dataset's MAX_LIMIT: the most results any search may page through. */
+export function maxLimitOf(config: Record<string, unknown>): number {
+  const v = config.MAX_LIMIT;
+  return typeof v === 'number' && v > 0 ? v : DATASET_CONFIG_DEFAULTS.MAX_LIMIT;
+}

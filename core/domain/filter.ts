@@ -120,3 +120,17 @@ export function withConditions(filter: Filter | null, must: readonly Condition[]
     should: filter?.should ?? [],
   };
 }
+
+/**
+ * `filter` with a `content` condition per required phrase (must: every word of it occurs) and
+ * per excluded word (must_not): how quoted phrases, `-word` and autocomplete's prefix reach the index.
+ */
+export function withTermConditions(filter: Filter | null, required: readonly string[], excluded: readonly string[]): Filter | null {
+  if (required.length === 0 && excluded.length === 0) return filter;
+  const must: Condition[] = required.map((p) => ({ field: { field: 'content', match_all: [{ text: p }] } }));
+  const mustNot: Condition[] = excluded.map((w) => ({ field: { field: 'content', match_any: [{ text: w }] } }));
+  return withConditions(filter, must, mustNot);
+}
+
+/** The condition "member of this group". */
+export const inGroup = (groupId: string): Condition => ({ field: { field: 'group_ids', match_any: [{ text: groupId }] } });

@@ -80,7 +80,8 @@ export class Engine {
 
   constructor(
     private readonly config: Config,
-    private readonly store: Store,
+    /** The store the engine reads datasets and change logs from (the search pipeline reads chunk records from it too). */
+    readonly store: Store,
     private readonly pool: ShardPool,
     private readonly logger: Logger,
   ) {

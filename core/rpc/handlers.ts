@@ -1,52 +1,15 @@
 /** gRPC handlers of the core: convert proto messages to the engine's canonical queries and back. */
 import type * as grpc from '@grpc/grpc-js';
-import { boundValue, type Bound, type Filter } from '../domain/filter.js';
+import { boundValue, type Filter } from '../domain/filter.js';
 import { badRequest, QuarryError } from '../domain/errors.js';
+import { runPipeline } from '../pipeline/search-pipeline.js';
 import { deadlineSignal } from '../pool/task-stop.js';
 import type { Engine } from '../router/engine.js';
-
-/* Proto-loader objects (keepCase, defaults): absent messages are null, absent scalars defaults. */
-interface SearchRequest {
-  dataset_id: string;
-  search_type: string;
-  query: string;
-  filter: Filter | null;
-  offset: number;
-  limit: number;
-  score_threshold: Bound | null;
-  count_total: boolean;
-  queries: { query: string; weight: number }[];
-  vector: number[];
-  scoring: { fulltext_boost: { phrase: string; factor: number } | null; semantic_boost: { phrase: string; factor: number } | null } | null;
-  prefix_last_word: boolean;
-  typo: {
-    one_typo_min: number;
-    one_typo_max: Bound | null;
-    two_typo_min: number;
-    two_typo_max: Bound | null;
-    disable_on_word: string[];
-    prioritize_domain_specific_words: boolean;
-  } | null;
-}
-interface CountRequest {
-  dataset_id: string;
-  search_type: string;
-  query: string;
-  filter: Filter | null;
-  score_threshold: Bound | null;
-  limit: number;
-}
-interface ScrollRequest {
-  dataset_id: string;
-  filter: Filter | null;
-  offset_chunk_id: string;
-  limit: number;
-  sort_field: string;
-  sort_direction: string;
-}
-
-/** Most results one search may page through (offset + limit). */
-const MAX_WINDOW = 100_000;
+import type { ApplyRequest__Output } from './generated/quarry/search/v1/ApplyRequest.js';
+import type { CountRequest__Output } from './generated/quarry/search/v1/CountRequest.js';
+import type { ScrollRequest__Output } from './generated/quarry/search/v1/ScrollRequest.js';
+import type { SearchRequest__Output } from './generated/quarry/search/v1/SearchRequest.js';
+import { pipelineRequestOf, searchReplyOf } from './search-request.js';
 
 function requireDataset(id: string): string {
   if (!id) throw badRequest('dataset_id is required');
@@ -70,52 +33,21 @@ export function callSignal(call: grpc.ServerUnaryCall<unknown, unknown>): AbortS
 /** Builds the handlers over an engine. */
 export function coreHandlers(engine: Engine) {
   return {
-    async Apply(req: { dataset_id: string; min_seq: number }) {
+    async Apply(req: ApplyRequest__Output) {
       return { applied_seq: await engine.apply(requireDataset(req.dataset_id), Number(req.min_seq) || 0) };
     },
-    async Search(req: SearchRequest, signal?: AbortSignal) {
-      if (req.offset + req.limit > MAX_WINDOW) throw badRequest(`page * page_size must not exceed ${MAX_WINDOW}`);
-      const threshold = boundValue(req.score_threshold);
-      const hits = await engine.search(
-        {
-          datasetId: requireDataset(req.dataset_id),
-          searchType: req.search_type,
-          query: req.query,
-          filter: req.filter,
-          offset: req.offset,
-          limit: req.limit,
-          scoreThreshold: threshold === undefined || threshold === 0 ? null : threshold,
-          countTotal: req.count_total,
-          queries: req.queries ?? [],
-          vector: req.vector && req.vector.length > 0 ? Float32Array.from(req.vector) : null,
-          fulltextBoost: req.scoring?.fulltext_boost ?? null,
-          semanticBoost: req.scoring?.semantic_boost ?? null,
-          prefixLastWord: req.prefix_last_word === true,
-          typo: req.typo
-            ? {
-                oneTypoWordRange: { min: req.typo.one_typo_min, max: boundValue(req.typo.one_typo_max) ?? null },
-                twoTypoWordRange: { min: req.typo.two_typo_min, max: boundValue(req.typo.two_typo_max) ?? null },
-                disableOnWord: req.typo.disable_on_word ?? [],
-                prioritizeDomainSpecificWords: req.typo.prioritize_domain_specific_words,
-              }
-            : null,
-        },
-        signal,
-      );
-      return {
-        chunks: hits.chunkIds.map((id, i) => ({ chunk_id: id, score: hits.scores[i] })),
-        total: hits.total,
-        corrected_query: hits.correctedQuery ?? '',
-      };
+    async Search(req: SearchRequest__Output, signal?: AbortSignal) {
+      const pipeline = { retrieve: (q: Parameters<Engine['search']>[0], sig?: AbortSignal) => engine.search(q, sig), store: engine.store };
+      return searchReplyOf(await runPipeline(pipeline, pipelineRequestOf(req), signal));
     },
-    async Count(req: CountRequest, signal?: AbortSignal) {
+    async Count(req: CountRequest__Output, signal?: AbortSignal) {
       const threshold = boundValue(req.score_threshold);
       const hits = await engine.search(
         {
           datasetId: requireDataset(req.dataset_id),
           searchType: req.search_type,
           query: req.query,
-          filter: req.filter,
+          filter: req.filter as Filter | null,
           offset: 0,
           limit: 0,
           scoreThreshold: threshold === undefined || threshold === 0 ? null : threshold,
@@ -126,10 +58,10 @@ export function coreHandlers(engine: Engine) {
       );
       return { count: req.limit > 0 ? Math.min(req.limit, hits.total) : hits.total };
     },
-    async Scroll(req: ScrollRequest, signal?: AbortSignal) {
+    async Scroll(req: ScrollRequest__Output, signal?: AbortSignal) {
       const ids = await engine.scroll({
         datasetId: requireDataset(req.dataset_id),
-        filter: req.filter,
+        filter: req.filter as Filter | null,
         offsetChunkId: req.offset_chunk_id || null,
         limit: req.limit,
         sortField: req.sort_field || null,

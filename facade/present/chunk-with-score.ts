@@ -2,7 +2,7 @@
  * V1 ChunkMetadataWithScore, the items of a V1 chunk recommendation: the chunk's own fields
  * (tag_set comma-joined) and `score`, flat rather than wrapped in a ScoreChunkDTO.
  */
-import type { Ranked } from '../search/post-rank.js';
+import type { Ranked } from '../../core/pipeline/post-rank.js';
 import { chunkV1, slimChunkFor } from './chunk.js';
 
 /** One V1 recommended chunk; slim chunks leave chunk_html out. */

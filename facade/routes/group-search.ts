@@ -1,8 +1,8 @@
 /**
  * Group searches: a chunk search restricted to one group's members, and a search (or an
- * autocomplete) whose results are groups ranked by their best chunk. All run the chunk search's
- * pipeline (query syntax, sort, scoring and highlight options) and take the chunk search's body
- * plus their own members.
+ * autocomplete) whose results are groups ranked by their best chunk. Each is one call of the
+ * core's search pipeline (query syntax, sort, scoring and highlight options as the chunk search)
+ * and takes the chunk search's body plus its own members.
  */
 import { performance } from 'node:perf_hooks';
 import { searchRecordFrom } from '../analytics/records.js';
@@ -17,12 +17,9 @@ import { groupWithFile } from '../present/group.js';
 import { groupResultFor } from '../present/group-results.js';
 import { parseGroupRef, parseGroupSize } from '../schemas/group-search.js';
 import { parseSearch, type SearchRequest } from '../schemas/search.js';
-import { runAutocomplete } from '../search/autocomplete.js';
-import { runChunkSearch } from '../search/chunk-search.js';
-import { requireSearchTypes } from '../search/enabled-search-types.js';
-import { groupedPage, MAX_GROUPING_PREFIX } from '../search/group-hits.js';
+import { rankedChunks, rankedGroups, searchArgs } from '../search/core-request.js';
 import { presentResult, type ResultShape } from '../search/present-results.js';
-import { highlightText, inGroup, maxLimitOf, planSearch } from '../search/search-plan.js';
+import { highlightText, maxLimitOf, planSearch } from '../search/search-plan.js';
 import type { QuarryContext, QuarryRouter } from './router.js';
 
 /** 400 when a page is larger than the dataset's MAX_LIMIT allows. */
@@ -49,11 +46,11 @@ export function groupSearchRoutes(router: QuarryRouter, services: Services): voi
     const maxLimit = maxLimitOf(access.dataset.serverConfiguration);
     checkPageSize(req, maxLimit);
     const g = await findGroup(access.dataset.id, ref);
-    const plan = planSearch(req, body as Record<string, unknown>, maxLimit, [inGroup(g.id)]);
-    requireSearchTypes(access.dataset.serverConfiguration, plan.search);
-    const found = await runChunkSearch(services, access.dataset, plan.search);
-    const correctedQuery = found.correctedQuery ?? null;
-    const totalPages = req.getTotalPages && req.pageSize > 0 ? Math.ceil(Math.min(found.total, maxLimit) / req.pageSize) : 0;
+    const plan = planSearch(req, body as Record<string, unknown>, maxLimit);
+    const reply = await services.core.search(searchArgs(access.dataset.id, plan.search, { withinGroupId: g.id }));
+    const results = await rankedChunks(store, access.dataset.id, reply);
+    const correctedQuery = reply.corrected_query || null;
+    const totalPages = req.getTotalPages && req.pageSize > 0 ? Math.ceil(Math.min(reply.total, maxLimit) / req.pageSize) : 0;
     const shape: ResultShape = {
       version: access.apiVersion,
       slimChunks: req.slimChunks,
@@ -61,10 +58,10 @@ export function groupSearchRoutes(router: QuarryRouter, services: Services): voi
       highlight: plan.highlight,
       query: highlightText(plan, correctedQuery),
     };
-    const chunks = found.results.map((r) => presentResult(shape, r));
+    const chunks = results.map((r) => presentResult(shape, r));
     const id = newId();
     services.analytics.recordSearch(
-      searchRecordFrom({ id, datasetId: access.dataset.id, kind: 'search_within_groups', body, request: req, results: found.results.map((r) => ({ id: r.c.id, score: r.score })), startedAt: started }),
+      searchRecordFrom({ id, datasetId: access.dataset.id, kind: 'search_within_groups', body, request: req, results: results.map((r) => ({ id: r.c.id, score: r.score })), startedAt: started }),
     );
     ctx.body =
       access.apiVersion === 'V1'
@@ -86,26 +83,15 @@ export function groupSearchRoutes(router: QuarryRouter, services: Services): voi
     const groupSize = parseGroupSize(body, maxLimit);
     checkPageSize(req, maxLimit);
     const plan = planSearch(req, body as Record<string, unknown>, maxLimit);
-    requireSearchTypes(access.dataset.serverConfiguration, plan.search);
-    let correctedQuery: string | null = null;
-    const { groups, totalGroups } = await groupedPage(
-      services,
-      access.dataset.id,
-      async (limit) => {
-        const search = { ...plan.search, offset: 0, limit, countTotal: false };
-        const found =
-          kind === 'autocomplete' ? await runAutocomplete(services, access.dataset, search, req.extendResults) : await runChunkSearch(services, access.dataset, search);
-        correctedQuery = found.correctedQuery ?? null;
-        return found.results;
-      },
-      {
-        skip: (req.page - 1) * req.pageSize,
-        take: req.pageSize,
-        groupSize,
-        countGroups: req.getTotalPages,
-        cap: Math.min(maxLimit, MAX_GROUPING_PREFIX),
-      },
+    const reply = await services.core.search(
+      searchArgs(access.dataset.id, { ...plan.search, offset: (req.page - 1) * req.pageSize, limit: req.pageSize, countTotal: false }, {
+        groupBy: { groupSize, countGroups: req.getTotalPages },
+        ...(kind === 'autocomplete' ? { autocomplete: { extendResults: req.extendResults } } : {}),
+      }),
     );
+    const groups = await rankedGroups(store, access.dataset.id, reply);
+    const totalGroups = reply.total_groups;
+    const correctedQuery = reply.corrected_query || null;
     const totalPages = req.getTotalPages && req.pageSize > 0 ? Math.ceil(totalGroups / req.pageSize) : 0;
     const shape: ResultShape = {
       version: access.apiVersion,

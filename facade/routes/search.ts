@@ -1,4 +1,4 @@
-/** Search, count and scroll: validated here, answered by the core, chunks read from the store. */
+/** Search, count and scroll: validated here, answered by the core in one call, chunks read from the store. */
 import { performance } from 'node:perf_hooks';
 import { notFound } from '../../core/domain/errors.js';
 import { newId } from '../../core/domain/ids.js';
@@ -9,12 +9,11 @@ import { withDefaultParams } from '../default-params.js';
 import { searchRecordFrom } from '../analytics/records.js';
 import { chunkV2 } from '../present/chunk.js';
 import { parseCount, parseScroll, parseSearch } from '../schemas/search.js';
-import { runChunkSearch } from '../search/chunk-search.js';
+import { requireSearchType } from '../../core/pipeline/enabled-search-types.js';
+import { rankedChunks, searchArgs } from '../search/core-request.js';
 import { highlightText, maxLimitOf, planSearch } from '../search/search-plan.js';
 import { presentResult } from '../search/present-results.js';
 import { processQuery, withTermConditions } from '../search/query-syntax.js';
-import { runAutocomplete } from '../search/autocomplete.js';
-import { requireSearchType, requireSearchTypes } from '../search/enabled-search-types.js';
 import type { QuarryContext, QuarryRouter } from './router.js';
 
 /** Registers search routes. */
@@ -29,18 +28,16 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     const req = parseSearch(body);
     const limit = maxLimitOf(access.dataset.serverConfiguration);
     const plan = planSearch(req, body as Record<string, unknown>, limit);
-    const { search, highlight } = plan;
-    requireSearchTypes(access.dataset.serverConfiguration, search);
-    const found =
-      kind === 'autocomplete' ? await runAutocomplete(services, access.dataset, search, req.extendResults) : await runChunkSearch(services, access.dataset, search);
-    const { results, total } = found;
-    const correctedQuery = found.correctedQuery ?? null;
+    const reply = await core.search(searchArgs(access.dataset.id, plan.search, kind === 'autocomplete' ? { autocomplete: { extendResults: req.extendResults } } : {}));
+    const results = await rankedChunks(store, access.dataset.id, reply);
+    const total = reply.total;
+    const correctedQuery = reply.corrected_query || null;
     const totalPages = req.getTotalPages && req.pageSize > 0 ? Math.ceil(Math.min(total, limit) / req.pageSize) : 0;
     const id = newId();
     services.analytics.recordSearch(
       searchRecordFrom({ id, datasetId: access.dataset.id, kind, body, request: req, results: results.map((r) => ({ id: r.c.id, score: r.score })), startedAt: started }),
     );
-    const shape = { version: access.apiVersion, slimChunks: req.slimChunks, contentOnly: req.contentOnly, highlight, query: highlightText(plan, correctedQuery) };
+    const shape = { version: access.apiVersion, slimChunks: req.slimChunks, contentOnly: req.contentOnly, highlight: plan.highlight, query: highlightText(plan, correctedQuery) };
     const chunks = results.map((r) => presentResult(shape, r));
     ctx.body =
       access.apiVersion === 'V1'

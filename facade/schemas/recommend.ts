@@ -10,7 +10,8 @@ import { chunkFilter } from './filter.js';
 export const MAX_EXAMPLE_IDS = LIMITS.exampleIds;
 
 /** How positives and negatives become a ranking (the reference's RecommendationStrategy). */
-export type RecommendStrategy = 'average_vector' | 'best_score';
+export type { RecommendStrategy } from '../../core/domain/search-options.js';
+import type { RecommendStrategy } from '../../core/domain/search-options.js';
 
 /** What similarity recommends by (the reference's RecommendType). */
 export type RecommendType = 'semantic' | 'fulltext' | 'bm25';

@@ -5,20 +5,17 @@
  */
 import { z } from 'zod';
 import { LIMITS } from '../../core/domain/limits.js';
+import { isSortableField, RERANK_TYPES, SORTABLE_FIELDS, type ScoringOptions, type SortOptions } from '../../core/domain/search-options.js';
 import { boundedString, finite, geoPoint, parse } from './common.js';
+
+export type { ScoringOptions, SortByField, SortByRerank, SortOptions } from '../../core/domain/search-options.js';
 
 const phrase = boundedString(LIMITS.queryLength);
 
-/** Search types a candidate set can be re-scored with, plus a cross-encoder. */
-export const RERANK_TYPES = ['semantic', 'fulltext', 'bm25', 'cross_encoder'] as const;
-
 const prefetch = z.number().int().min(1, 'prefetch_amount must be at least 1').nullable().optional();
 
-/** Fields a search can be sorted by (after a prefetch by relevance). */
-export const SORTABLE_FIELDS = ['num_value', 'time_stamp', 'weight', 'created_at', 'updated_at', 'link', 'tracking_id'] as const;
-
 const sortByField = z.object({
-  field: boundedString(LIMITS.filterValueLength).refine((f) => (SORTABLE_FIELDS as readonly string[]).includes(f) || (f.startsWith('metadata.') && f.length > 9), {
+  field: boundedString(LIMITS.filterValueLength).refine((f) => isSortableField(f), {
     message: `sort_by.field must be one of ${SORTABLE_FIELDS.join(', ')} or metadata.<key>`,
   }),
   direction: z.enum(['asc', 'desc'], { message: 'sort_by.direction must be asc or desc' }).nullable().optional(),
@@ -63,39 +60,6 @@ const scoringOptions = z.object({
   fulltext_boost: boostPhrase.nullable().optional(),
   semantic_boost: semanticBoost.nullable().optional(),
 });
-
-/** Field sort after a prefetch by relevance. */
-export interface SortByField {
-  readonly kind: 'field';
-  readonly field: string;
-  readonly descending: boolean;
-  readonly prefetch: number | null;
-}
-
-/** Re-scoring of a prefetched candidate set by another search type or a cross-encoder. */
-export interface SortByRerank {
-  readonly kind: 'rerank';
-  readonly rerankType: (typeof RERANK_TYPES)[number];
-  readonly prefetch: number | null;
-  /** Text to re-score with; the search query when null. */
-  readonly query: string | null;
-}
-
-/** Resolved sort options (null members are off). */
-export interface SortOptions {
-  readonly sortBy: SortByField | SortByRerank | null;
-  readonly locationBias: { readonly lat: number; readonly lon: number; readonly bias: number } | null;
-  readonly recencyBias: number;
-  readonly useWeights: boolean;
-  readonly tagWeights: Readonly<Record<string, number>> | null;
-  readonly mmrLambda: number | null;
-}
-
-/** Resolved scoring options. */
-export interface ScoringOptions {
-  readonly fulltextBoost: { readonly phrase: string; readonly factor: number } | null;
-  readonly semanticBoost: { readonly phrase: string; readonly factor: number } | null;
-}
 
 const FOLDED = ['sort_by', 'location_bias', 'use_weights', 'tag_weights', 'mmr'] as const;
 

@@ -7,7 +7,7 @@ import type { ChunkRecord } from '../../core/domain/chunk.js';
 import type { ApiVersion } from '../access.js';
 import { highlightChunk, type HighlightOptions } from '../highlight/index.js';
 import { chunkFor, contentOnlyChunk, slimChunkFor } from '../present/chunk.js';
-import type { Ranked } from './post-rank.js';
+import type { Ranked } from '../../core/pipeline/post-rank.js';
 
 /** How results are shaped. */
 export interface ResultShape {

@@ -5,8 +5,9 @@
  * word of a phrase must occur; the excluded word must not), and the query text keeps them.
  */
 import { badRequest } from '../../core/domain/errors.js';
-import { withConditions, type Condition, type Filter } from '../../core/domain/filter.js';
 import { removeStopWords } from '../../core/domain/stop-words.js';
+
+export { withTermConditions } from '../../core/domain/filter.js';
 
 /** A query after pre-processing. */
 export interface ProcessedQuery {
@@ -42,12 +43,4 @@ export function processQuery(query: string, opts: { removeStopWords: boolean; qu
   }
   if (!hasWord(text)) throw badRequest('Query cannot be empty');
   return { text, required, excluded };
-}
-
-/** `filter` with a `content` condition per required phrase (must) and excluded word (must_not). */
-export function withTermConditions(filter: Filter | null, required: readonly string[], excluded: readonly string[]): Filter | null {
-  if (required.length === 0 && excluded.length === 0) return filter;
-  const must: Condition[] = required.map((p) => ({ field: { field: 'content', match_all: [{ text: p }] } }));
-  const mustNot: Condition[] = excluded.map((w) => ({ field: { field: 'content', match_any: [{ text: w }] } }));
-  return withConditions(filter, must, mustNot);
 }

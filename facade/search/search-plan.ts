@@ -1,29 +1,40 @@
 /**
- * A validated search body turned into the ranked-chunk pipeline's input, the way
+ * A validated search body turned into what the core's search pipeline takes, the way
  * POST /api/chunk/search does it: sort, scoring, typo and highlight options, query syntax, the
- * page window within the dataset's MAX_LIMIT. The group searches share it, plus filters of their own.
+ * page window within the dataset's MAX_LIMIT. The group searches and autocomplete share it.
  */
-import { DATASET_CONFIG_DEFAULTS } from '../../core/domain/dataset-config.js';
-import { withConditions, type Condition } from '../../core/domain/filter.js';
-import { resolveTypoOptions } from '../../core/typo/options.js';
+import type { Filter } from '../../core/domain/filter.js';
+import type { ScoringOptions, SortOptions } from '../../core/domain/search-options.js';
+import { resolveTypoOptions, type TypoOptions } from '../../core/typo/options.js';
 import { resolveHighlightOptions, type HighlightOptions } from '../highlight/index.js';
 import { resolveScoringOptions, resolveSortOptions } from '../schemas/search-options.js';
 import type { SearchRequest } from '../schemas/search.js';
-import type { ChunkSearch } from './chunk-search.js';
 import { processQuery, withTermConditions } from './query-syntax.js';
 
-/** A dataset's MAX_LIMIT: the most results any search may page through. */
-export function maxLimitOf(config: Record<string, unknown>): number {
-  const v = config.MAX_LIMIT;
-  return typeof v === 'number' && v > 0 ? v : DATASET_CONFIG_DEFAULTS.MAX_LIMIT;
+export { maxLimitOf } from '../../core/domain/dataset-config.js';
+
+/** A parsed search, in the domain's terms (core-request.ts puts it on the wire). */
+export interface PlannedSearch {
+  readonly searchType: string;
+  /** The processed query text. */
+  readonly text: string;
+  /** Semantic multi-query (empty otherwise). */
+  readonly queries: readonly { query: string; weight: number }[];
+  readonly filter: Filter | null;
+  /** Results to skip and to return. */
+  readonly offset: number;
+  readonly limit: number;
+  readonly countTotal: boolean;
+  readonly scoreThreshold: number | null;
+  readonly sort: SortOptions | null;
+  readonly scoring: ScoringOptions | null;
+  /** Typo correction (null: none). */
+  readonly typo: TypoOptions | null;
 }
 
-/** The condition "member of this group". */
-export const inGroup = (groupId: string): Condition => ({ field: { field: 'group_ids', match_any: [{ text: groupId }] } });
-
-/** A planned search: the pipeline input, the text highlights mark, and the highlight options (null: none). */
+/** A planned search: what the core runs, the text highlights mark, and the highlight options (null: none). */
 export interface SearchPlan {
-  readonly search: ChunkSearch;
+  readonly search: PlannedSearch;
   readonly text: string;
   readonly highlight: HighlightOptions | null;
 }
@@ -34,7 +45,7 @@ export function highlightText(plan: SearchPlan, correctedQuery: string | null): 
 }
 
 /** Plans the search of a validated body (`raw` is the body itself, for the option resolvers). */
-export function planSearch(req: SearchRequest, raw: Record<string, unknown>, maxLimit: number, must: readonly Condition[] = []): SearchPlan {
+export function planSearch(req: SearchRequest, raw: Record<string, unknown>, maxLimit: number): SearchPlan {
   const multi = req.queries.length > 0;
   // Multi-query searches are not highlighted (there is no single query to mark up).
   const highlight = multi ? null : resolveHighlightOptions(raw);
@@ -45,7 +56,7 @@ export function planSearch(req: SearchRequest, raw: Record<string, unknown>, max
       searchType: req.searchType,
       text: processed.text,
       queries: req.queries,
-      filter: withConditions(withTermConditions(req.filter, processed.required, processed.excluded), must),
+      filter: withTermConditions(req.filter, processed.required, processed.excluded),
       offset,
       limit: Math.max(0, Math.min(req.pageSize, maxLimit - offset)),
       countTotal: req.getTotalPages,
@@ -54,7 +65,6 @@ export function planSearch(req: SearchRequest, raw: Record<string, unknown>, max
       scoring: resolveScoringOptions(raw),
       // Multi-query searches are not typo-corrected (as in the chunk search).
       typo: multi ? null : resolveTypoOptions(raw.typo_options),
-      maxLimit,
     },
     text: processed.text,
     highlight,

@@ -6,7 +6,7 @@
  * recommendations equal a brute-force grouping; shapes per API version; 400/404 cases.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recommendQueryText } from '../../facade/search/recommend-query.js';
+import { recommendQueryText } from '../../core/pipeline/recommend-query.js';
 import { client, type Client } from '../helpers/api.js';
 import { FAKE_DIM, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { startFakeEmbeddingSetup, type Tenant } from '../helpers/fixtures.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChunkRecord } from '../../core/domain/chunk.js';
-import { mmr, type Ranked } from '../../facade/search/post-rank.js';
+import { mmr, type Ranked } from '../../core/pipeline/post-rank.js';
 
 const chunk = (id: string): ChunkRecord => ({ id } as unknown as ChunkRecord);
 const ranked = (scores: [string, number][]): Ranked[] => scores.map(([id, score]) => ({ c: chunk(id), score }));

@@ -1,7 +1,7 @@
 /** The pure parts of recommendations: the bm25 query from example texts and the vector strategies. */
 import { describe, expect, it } from 'vitest';
-import { recommendQueryText } from '../../facade/search/recommend-query.js';
-import { averageVector, bestScore, prepare, similarity, similarityOf, similarityOfScore } from '../../facade/search/recommend-vectors.js';
+import { recommendQueryText } from '../../core/pipeline/recommend-query.js';
+import { averageVector, bestScore, prepare, similarity, similarityOf, similarityOfScore } from '../../core/pipeline/recommend-vectors.js';
 
 describe('recommendQueryText', () => {
   it('ranks words by how many positives hold them, then by count, then by first occurrence, without stop words', () => {

@@ -4,8 +4,8 @@
  * a 400 naming the flag, before any work is done. Hybrid needs both of its legs: semantic and
  * fulltext (the lexical leg is fulltext, SPLADE or the embedded BM25 with proximity pairs).
  */
-import { badRequest } from '../../core/domain/errors.js';
-import type { ChunkSearch } from './chunk-search.js';
+import { badRequest } from '../domain/errors.js';
+import type { SortOptions } from '../domain/search-options.js';
 
 /** The flags each search type needs. */
 const FLAGS_OF: Readonly<Record<string, readonly string[]>> = {
@@ -28,7 +28,7 @@ export function requireSearchType(config: Record<string, unknown>, searchType: s
 }
 
 /** {@link requireSearchType} for a ranked search and, when it re-scores by another type, that type too. */
-export function requireSearchTypes(config: Record<string, unknown>, search: Pick<ChunkSearch, 'searchType' | 'sort'>): void {
+export function requireSearchTypes(config: Record<string, unknown>, search: { readonly searchType: string; readonly sort: SortOptions | null }): void {
   requireSearchType(config, search.searchType);
   const by = search.sort?.sortBy;
   if (by?.kind === 'rerank') requireSearchType(config, by.rerankType, 'sort_by.rerank_type');

@@ -15,19 +15,17 @@
  * Vectors are always the dataset's current model's, so a recommendation never compares vectors
  * of two models; an example without one yet is a 400 saying embeddings are pending.
  */
-import type { ChunkRecord } from '../../core/domain/chunk.js';
-import { embeddingSpec } from '../../core/domain/dataset-config.js';
-import { badRequest } from '../../core/domain/errors.js';
-import { MAX_MUST_NOT_IDS, withConditions, type Condition, type Filter } from '../../core/domain/filter.js';
-import type { DatasetRecord } from '../../core/domain/tenancy.js';
-import { lexicalText } from '../../core/domain/lexical-text.js';
-import type { Services } from '../context.js';
-import type { RecommendStrategy, RecommendType } from '../schemas/recommend.js';
+import type { ChunkRecord } from '../domain/chunk.js';
+import { embeddingSpec } from '../domain/dataset-config.js';
+import { badRequest } from '../domain/errors.js';
+import { MAX_MUST_NOT_IDS, withConditions, type Condition, type Filter } from '../domain/filter.js';
+import { lexicalText } from '../domain/lexical-text.js';
+import type { RecommendStrategy } from '../domain/search-options.js';
 import type { Ranked } from './post-rank.js';
-import { chunksInHitOrder } from './hit-chunks.js';
+import { chunksInHitOrder, scoredIds } from './hit-chunks.js';
+import type { PipelineContext } from './ranked-search.js';
 import { recommendQueryText } from './recommend-query.js';
 import { averageVector, bestScore, prepare, similarityOf, similarityOfScore, type Similarity } from './recommend-vectors.js';
-import { requireSearchType } from './enabled-search-types.js';
 
 /** Positives searched for `best_score` candidates; beyond them the average of all positives seeds one more search. */
 export const MAX_SEEDS = 32;
@@ -47,12 +45,11 @@ export interface Examples {
 /** How to recommend. */
 export interface Recommendation {
   readonly strategy: RecommendStrategy;
-  readonly recommendType: RecommendType;
+  /** What similarity recommends by: semantic, bm25 or fulltext. */
+  readonly recommendType: string;
   readonly filter: Filter | null;
   /** Results wanted. */
   readonly limit: number;
-  /** The dataset's MAX_LIMIT: the longest candidate list any search here asks for. */
-  readonly maxLimit: number;
 }
 
 /** must_not conditions excluding `ids`, in conditions of at most MAX_MUST_NOT_IDS ids. */
@@ -63,8 +60,8 @@ function excluding(ids: readonly string[]): Condition[] {
 }
 
 /** The stored vectors of the examples under the dataset's current model, prepared for `s`; 400 when one is missing. */
-async function exampleVectors(services: Services, modelKey: string, s: Similarity, chunks: readonly ChunkRecord[]): Promise<Float64Array[]> {
-  const stored = await services.store.vectors.getMany(chunks.map((c) => c.id), modelKey);
+async function exampleVectors(ctx: PipelineContext, modelKey: string, s: Similarity, chunks: readonly ChunkRecord[]): Promise<Float64Array[]> {
+  const stored = await ctx.store.vectors.getMany(chunks.map((c) => c.id), modelKey);
   const missing = chunks.filter((c) => !stored.has(c.id)).map((c) => c.id);
   if (missing.length > 0) {
     const shown = missing.slice(0, 5).join(', ') + (missing.length > 5 ? ` and ${missing.length - 5} more` : '');
@@ -76,24 +73,27 @@ async function exampleVectors(services: Services, modelKey: string, s: Similarit
 }
 
 /** Scored ids of a semantic search by `vector`. */
-async function searchByVector(services: Services, datasetId: string, vector: Float64Array, filter: Filter | null, limit: number) {
-  const { chunks } = await services.core.search({
-    dataset_id: datasetId,
-    search_type: 'semantic',
-    query: '',
-    vector: Array.from(vector),
-    filter,
-    offset: 0,
-    limit,
-    count_total: false,
-  });
-  return chunks;
+async function searchByVector(ctx: PipelineContext, vector: Float64Array, filter: Filter | null, limit: number) {
+  const hits = await ctx.retrieve(
+    {
+      datasetId: ctx.dataset.id,
+      searchType: 'semantic',
+      query: '',
+      vector: Float32Array.from(vector),
+      filter,
+      offset: 0,
+      limit,
+      scoreThreshold: null,
+      countTotal: false,
+    },
+    ctx.signal,
+  );
+  return scoredIds(hits);
 }
 
 /** `best_score` over candidates gathered around the positives (see the module comment). */
 async function bestScored(
-  services: Services,
-  dataset: DatasetRecord,
+  pipeline: PipelineContext,
   ctx: { s: Similarity; modelKey: string; filter: Filter | null },
   positives: readonly Float64Array[],
   negatives: readonly Float64Array[],
@@ -101,13 +101,13 @@ async function bestScored(
 ): Promise<{ id: string; score: number }[]> {
   const seeds = positives.length <= MAX_SEEDS ? positives : [...positives.slice(0, MAX_SEEDS - 1), averageVector(positives, [])];
   const certifiable = positives.length <= MAX_SEEDS && (ctx.s === 'cos' || ctx.s === 'dot');
-  const cap = Math.max(r.limit, Math.min(r.maxLimit, MAX_CANDIDATES));
+  const cap = Math.max(r.limit, Math.min(pipeline.maxLimit, MAX_CANDIDATES));
   let fetch = Math.min(cap, Math.max(10, r.limit * 2));
   const scores = new Map<string, number>();
   for (;;) {
-    const lists = await Promise.all(seeds.map((v) => searchByVector(services, dataset.id, v, ctx.filter, fetch)));
+    const lists = await Promise.all(seeds.map((v) => searchByVector(pipeline, v, ctx.filter, fetch)));
     const fresh = [...new Set(lists.flatMap((l) => l.map((h) => h.chunk_id)))].filter((id) => !scores.has(id));
-    const stored = await services.store.vectors.getMany(fresh, ctx.modelKey);
+    const stored = await pipeline.store.vectors.getMany(fresh, ctx.modelKey);
     for (const [id, v] of stored) scores.set(id, bestScore(ctx.s, prepare(ctx.s, v), positives, negatives));
     const top = [...scores.entries()]
       .map(([id, score]) => ({ id, score }))
@@ -124,35 +124,29 @@ async function bestScored(
 }
 
 /** Recommends chunks for the examples, best first. */
-export async function recommendChunks(services: Services, dataset: DatasetRecord, ex: Examples, r: Recommendation): Promise<Ranked[]> {
-  requireSearchType(dataset.serverConfiguration, r.recommendType, 'recommend_type');
+export async function recommendChunks(ctx: PipelineContext, ex: Examples, r: Recommendation): Promise<Ranked[]> {
   if (r.limit === 0) return [];
   const filter = withConditions(r.filter, [], excluding([...new Set([...ex.positives, ...ex.negatives].map((c) => c.id))]));
   if (r.recommendType !== 'semantic') {
     const query = recommendQueryText(ex.positives.map(lexicalText), ex.negatives.map(lexicalText));
     // Positives without a single describing word have nothing to be matched on.
     if (query === '') return [];
-    const { chunks } = await services.core.search({
-      dataset_id: dataset.id,
-      search_type: r.recommendType,
-      query,
-      filter,
-      offset: 0,
-      limit: r.limit,
-      count_total: false,
-    });
-    return chunksInHitOrder(services, dataset.id, chunks);
+    const hits = await ctx.retrieve(
+      { datasetId: ctx.dataset.id, searchType: r.recommendType, query, filter, offset: 0, limit: r.limit, scoreThreshold: null, countTotal: false },
+      ctx.signal,
+    );
+    return chunksInHitOrder(ctx.store, ctx.dataset.id, scoredIds(hits));
   }
-  const spec = embeddingSpec(dataset.serverConfiguration);
+  const spec = embeddingSpec(ctx.dataset.serverConfiguration);
   const s = similarityOf(spec.distance);
-  const positives = await exampleVectors(services, spec.modelKey, s, ex.positives);
-  const negatives = await exampleVectors(services, spec.modelKey, s, ex.negatives);
+  const positives = await exampleVectors(ctx, spec.modelKey, s, ex.positives);
+  const negatives = await exampleVectors(ctx, spec.modelKey, s, ex.negatives);
   if (r.strategy === 'best_score') {
-    return chunksInHitOrder(services, dataset.id, (await bestScored(services, dataset, { s, modelKey: spec.modelKey, filter }, positives, negatives, r)).map((h) => ({ chunk_id: h.id, score: h.score })));
+    const best = await bestScored(ctx, { s, modelKey: spec.modelKey, filter }, positives, negatives, r);
+    return chunksInHitOrder(ctx.store, ctx.dataset.id, best.map((h) => ({ chunk_id: h.id, score: h.score })));
   }
   const vector = averageVector(positives, negatives);
   // Cosine has no direction to search along when the examples cancel out.
   if (s === 'cos' && vector.every((x) => x === 0)) return [];
-  const hits = await searchByVector(services, dataset.id, vector, filter, r.limit);
-  return chunksInHitOrder(services, dataset.id, hits);
+  return chunksInHitOrder(ctx.store, ctx.dataset.id, await searchByVector(ctx, vector, filter, r.limit));
 }

@@ -12,7 +12,7 @@
  * Manhattan as negated distances. Under cosine, vectors are unit-normalised first, as Qdrant
  * stores them, so an average weighs every example alike.
  */
-import { badRequest } from '../../core/domain/errors.js';
+import { badRequest } from '../domain/errors.js';
 
 /** The similarity a dataset's DISTANCE_METRIC ranks by. */
 export type Similarity = 'cos' | 'dot' | 'l2' | 'l1';

@@ -7,8 +7,8 @@
  * count as the oldest / farthest (the reference leaves their raw score, or treats a missing
  * location as distance 0), and equal time stamps do not produce NaN.
  */
-import type { ChunkRecord } from '../../core/domain/chunk.js';
-import type { SortOptions } from '../schemas/search-options.js';
+import type { ChunkRecord } from '../domain/chunk.js';
+import type { SortOptions } from '../domain/search-options.js';
 
 /** A result being ranked. */
 export interface Ranked {

@@ -12,7 +12,7 @@
  * caller does not want at least as well as what they want). The top {@link RECOMMEND_QUERY_WORDS} form
  * the query, best first (the order matters to fulltext's adjacent-pair bonus).
  */
-import { isStopWord } from '../../core/domain/stop-words.js';
+import { isStopWord } from '../domain/stop-words.js';
 
 /** Most words in a recommendation query. */
 export const RECOMMEND_QUERY_WORDS = 20;

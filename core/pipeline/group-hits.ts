@@ -11,8 +11,8 @@
  * which the answer is what the prefix holds. A filter that hides some members of a group keeps
  * that group from counting as complete, so such a page may fetch up to the cap.
  */
-import type { GroupRecord } from '../../core/domain/group.js';
-import type { Services } from '../context.js';
+import type { GroupRecord } from '../domain/group.js';
+import type { Store } from '../../store/repository.js';
 import type { Ranked } from './post-rank.js';
 
 /** One group of the answer, its chunks best first. */
@@ -64,7 +64,7 @@ function groupRanking(ranking: readonly Ranked[], memberships: ReadonlyMap<strin
 }
 
 /** Groups a chunk ranking into one page of groups (see the module comment for when it stops fetching). */
-export async function groupedPage(services: Services, datasetId: string, fetch: FetchRanking, w: GroupWindow): Promise<GroupedResult> {
+export async function groupedPage(store: Store, datasetId: string, fetch: FetchRanking, w: GroupWindow): Promise<GroupedResult> {
   const wanted = w.skip + w.take;
   if (w.take === 0 && !w.countGroups) return { groups: [], totalGroups: 0 };
   // Group order needs one chunk per group even when none is shown.
@@ -74,11 +74,11 @@ export async function groupedPage(services: Services, datasetId: string, fetch: 
   const learn = async (ranking: readonly Ranked[]) => {
     const unknown = ranking.map((r) => r.c.id).filter((id) => !memberships.has(id));
     if (unknown.length === 0) return;
-    for (const [id, groups] of await services.store.groups.groupsOfChunks(datasetId, unknown)) memberships.set(id, groups);
+    for (const [id, groups] of await store.groups.groupsOfChunks(datasetId, unknown)) memberships.set(id, groups);
   };
   const members = async (g: GroupRecord): Promise<number> => {
     let n = memberCounts.get(g.id);
-    if (n === undefined) memberCounts.set(g.id, (n = (await services.store.groups.chunks(g.id, 1, 1)).total));
+    if (n === undefined) memberCounts.set(g.id, (n = (await store.groups.chunks(g.id, 1, 1)).total));
     return n;
   };
   /** Whether the page's groups are final: enough groups, each full or holding all its members. */

@@ -1,0 +1,21 @@
+/**
+ * Autocomplete's ranking (POST /api/chunk/autocomplete and group-oriented autocomplete): the
+ * reference adds "content contains the query" to the filter; here every query word is required
+ * and the word still being typed (the last one, when the query does not end in a space) matches
+ * as a prefix. With `extend`, the plain search's other results follow those, up to the page.
+ */
+import { lastWordBeingTyped } from '../domain/completions.js';
+import { withTermConditions } from '../domain/filter.js';
+import { runRankedSearch, type PipelineContext, type RankedResult, type RankedSearch } from './ranked-search.js';
+
+/** Runs an autocomplete of the processed query `search.query`; `extend` appends non-prefix matches. */
+export async function runAutocomplete(ctx: PipelineContext, search: RankedSearch, extend: boolean): Promise<RankedResult> {
+  const typing = lastWordBeingTyped(search.query) !== null;
+  const prefixed = { ...search, filter: withTermConditions(search.filter, [typing ? `${search.query}*` : search.query], []), prefixLastWord: typing };
+  const found = await runRankedSearch(ctx, prefixed);
+  if (!extend || found.results.length >= search.limit) return found;
+  const more = await runRankedSearch(ctx, { ...search, offset: 0, limit: search.limit + found.results.length, countTotal: false });
+  const seen = new Set(found.results.map((r) => r.c.id));
+  const extra = more.results.filter((r) => !seen.has(r.c.id)).slice(0, search.limit - found.results.length);
+  return { ...found, results: [...found.results, ...extra] };
+}

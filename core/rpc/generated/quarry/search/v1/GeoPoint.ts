@@ -1,0 +1,12 @@
+// Original file: proto/search/v1/core.proto
+
+
+export interface GeoPoint {
+  'lat'?: (number | string);
+  'lon'?: (number | string);
+}
+
+export interface GeoPoint__Output {
+  'lat': (number);
+  'lon': (number);
+}
