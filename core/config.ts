@@ -89,7 +89,8 @@ export interface Config {
    * The facade hosts the search core (engine, shard threads and the core's gRPC server for the job
    * workers and internal callers) and calls it in-process; `core/main.js` then exits at once and
    * run-all does not start it. Saves the gRPC hop (~0.6-0.7 ms) on every search. One facade only.
-   * @defaultValue `false`
+   * The default on one machine; `false` runs the core as its own process (the scale-out topology).
+   * @defaultValue `true`
    */
   readonly coreInProcess: boolean;
   /**
@@ -170,7 +171,7 @@ export function loadConfig(env: Env = process.env): Config {
     embedJobs: boolVar(env, 'QUARRY_EMBED_JOBS', true),
     embedBackoffMs: intVar(env, 'QUARRY_EMBED_BACKOFF_MS', 2000, 1, 3_600_000),
     embedThreads: intVar(env, 'QUARRY_EMBED_THREADS', os.availableParallelism(), 1, 256),
-    coreInProcess: boolVar(env, 'QUARRY_CORE_IN_PROCESS', false),
+    coreInProcess: boolVar(env, 'QUARRY_CORE_IN_PROCESS', true),
     maxChunkTextBytes: intVar(env, 'QUARRY_MAX_CHUNK_TEXT_BYTES', LIMITS.chunkTextBytes, 1, 2 ** 31 - 1),
     analyticsRetentionDays: intVar(env, 'QUARRY_ANALYTICS_RETENTION_DAYS', 90, 0, 36_500),
   });

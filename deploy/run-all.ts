@@ -1,6 +1,6 @@
 /**
- * Embedded-default supervisor: runs the search core, the HTTP facade and the job workers as one
- * process tree. Children inherit stdout/stderr and log their own JSON lines; this process only logs
+ * Embedded-default supervisor: runs the HTTP facade (hosting the search core unless
+ * QUARRY_CORE_IN_PROCESS is false, then the core too) and the job workers as one process tree. Children inherit stdout/stderr and log their own JSON lines; this process only logs
  * about starting, restarting and stopping them.
  *
  * With `--redis-port <port> --redis-dir <dir>` (what `deploy/up.sh` passes when it owns the Redis)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# ./deploy/up.sh — install, build and run quarry locally (core + facade + job workers + Redis).
+# ./deploy/up.sh — install, build and run quarry locally (HTTP API hosting the search core, job workers, Redis;
+# QUARRY_CORE_IN_PROCESS=false runs the core as a process of its own).
 #
 # First run: generates an admin key (<data>/admin.env), creates a demo organisation, owner API key
 # and dataset (<data>/demo.json). Every run prints the ids, the key and two curl commands, then

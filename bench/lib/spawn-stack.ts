@@ -16,7 +16,7 @@ export interface BenchStack {
   readonly grpcAddress: string;
   readonly adminKey: string;
   readonly dataDir: string;
-  /** Process ids of redis, core, facade and jobs (for memory readings). */
+  /** Process ids of redis, core, facade and jobs (for memory readings); core is the facade's when it hosts the core. */
   readonly pids: Readonly<Record<'redis' | 'core' | 'facade' | 'jobs', number>>;
   stop(): Promise<void>;
 }
@@ -51,7 +51,7 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
   const children: ChildProcess[] = [];
   const redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir', dataDir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   children.push(redis);
-  const fullEnv = {
+  const fullEnv: Record<string, string | undefined> = {
     ...process.env,
     QUARRY_DATA_DIR: dataDir,
     QUARRY_REDIS_URL: `redis://127.0.0.1:${redisPort}`,
@@ -63,10 +63,15 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
   };
   // Extra node flags for every quarry process (a profile: '--cpu-prof --cpu-prof-dir=/tmp/prof').
   const nodeArgs = (process.env.QUARRY_BENCH_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== '');
-  for (const entry of ['dist/core/main.js', 'dist/facade/main.js', 'dist/workers/jobs/main.js']) {
+  // The default topology hosts the core in the HTTP process (QUARRY_CORE_IN_PROCESS, on unless
+  // set to false): then there is no core process, and the core's figures are the facade's.
+  const inProcess = !/^(0|false|no|off)$/i.test(fullEnv.QUARRY_CORE_IN_PROCESS ?? '');
+  const entries = inProcess ? ['dist/facade/main.js', 'dist/workers/jobs/main.js'] : ['dist/core/main.js', 'dist/facade/main.js', 'dist/workers/jobs/main.js'];
+  for (const entry of entries) {
     children.push(spawn(process.execPath, [...nodeArgs, path.join(repoRoot, entry)], { env: fullEnv, stdio: ['ignore', 'ignore', 'inherit'] }));
   }
-  const [redisPid, corePid, facadePid, jobsPid] = children.map((c) => c.pid ?? 0);
+  const pidsOf = children.map((c) => c.pid ?? 0);
+  const [redisPid, corePid, facadePid, jobsPid] = inProcess ? [pidsOf[0], pidsOf[1], pidsOf[1], pidsOf[2]] : pidsOf;
   const baseUrl = `http://127.0.0.1:${httpPort}`;
   await waitFor(async () => (await fetch(`${baseUrl}/api/health`)).status === 200, 'quarry');
   return {

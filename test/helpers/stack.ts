@@ -131,6 +131,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // Embedding runs in the background and changes the store under the unchanged-store oracle;
     // the tests of semantic search turn it on.
     QUARRY_EMBED_JOBS: 'false',
+    // The separate-core topology, so that tests can kill and restart the core on its own; the
+    // default single-process topology has its own suite (core-in-process.test.ts).
+    QUARRY_CORE_IN_PROCESS: 'false',
     ...opts.env,
   };
   const baseUrl = `http://127.0.0.1:${httpPort}`;

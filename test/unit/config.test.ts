@@ -21,6 +21,8 @@ describe('loadConfig', () => {
       v2VersioningDateMs: Date.UTC(2024, 6, 14),
       shutdownGraceMs: 10_000,
       coreDeadlineMs: 5_000,
+      // One machine, one process: the HTTP API hosts the core.
+      coreInProcess: true,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -60,6 +62,7 @@ describe('loadConfig', () => {
       coreDeadlineMs: 100,
     });
     expect(loadConfig({ QUARRY_CORE_ADDRESS: 'core:1' }).coreAddress).toBe('core:1');
+    expect(loadConfig({ QUARRY_CORE_IN_PROCESS: 'false' }).coreInProcess).toBe(false);
     expect(loadConfig({ QUARRY_ADMIN_API_KEY: 'tr-fallback' }).adminApiKey).toBe('tr-fallback');
     expect(loadConfig({ QUARRY_DATA_DIR: 'rel' }).dataDir).toBe(path.resolve('rel'));
   });
