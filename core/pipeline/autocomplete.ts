@@ -15,7 +15,7 @@ export async function runAutocomplete(ctx: PipelineContext, search: RankedSearch
   const found = await runRankedSearch(ctx, prefixed);
   if (!extend || found.results.length >= search.limit) return found;
   const more = await runRankedSearch(ctx, { ...search, offset: 0, limit: search.limit + found.results.length, countTotal: false });
-  const seen = new Set(found.results.map((r) => r.c.id));
-  const extra = more.results.filter((r) => !seen.has(r.c.id)).slice(0, search.limit - found.results.length);
+  const seen = new Set(found.results.map((r) => r.id));
+  const extra = more.results.filter((r) => !seen.has(r.id)).slice(0, search.limit - found.results.length);
   return { ...found, results: [...found.results, ...extra] };
 }

@@ -13,12 +13,12 @@
  */
 import type { GroupRecord } from '../domain/group.js';
 import type { Store } from '../../store/repository.js';
-import type { Ranked } from './post-rank.js';
+import type { Hit } from './hit-chunks.js';
 
 /** One group of the answer, its chunks best first. */
 export interface GroupHits {
   readonly group: GroupRecord;
-  readonly hits: Ranked[];
+  readonly hits: Hit[];
 }
 
 /** What page of groups is wanted. */
@@ -42,7 +42,7 @@ export interface GroupedResult {
 }
 
 /** The best `limit` chunks of the ranking, best first; fewer means the ranking ended. */
-export type FetchRanking = (limit: number) => Promise<Ranked[]>;
+export type FetchRanking = (limit: number) => Promise<Hit[]>;
 
 /** Smallest prefix fetched first. */
 const MIN_PREFIX = 20;
@@ -51,10 +51,10 @@ const MIN_PREFIX = 20;
 export const MAX_GROUPING_PREFIX = 10_000;
 
 /** Groups of the ranking in rank order, each with its first `perGroup` chunks. */
-function groupRanking(ranking: readonly Ranked[], memberships: ReadonlyMap<string, GroupRecord[]>, perGroup: number): GroupHits[] {
+function groupRanking(ranking: readonly Hit[], memberships: ReadonlyMap<string, GroupRecord[]>, perGroup: number): GroupHits[] {
   const byId = new Map<string, GroupHits>();
   for (const r of ranking) {
-    for (const g of memberships.get(r.c.id) ?? []) {
+    for (const g of memberships.get(r.id) ?? []) {
       let entry = byId.get(g.id);
       if (!entry) byId.set(g.id, (entry = { group: g, hits: [] }));
       if (entry.hits.length < perGroup) entry.hits.push(r);
@@ -71,8 +71,8 @@ export async function groupedPage(store: Store, datasetId: string, fetch: FetchR
   const perGroup = Math.max(1, w.groupSize);
   const memberships = new Map<string, GroupRecord[]>();
   const memberCounts = new Map<string, number>();
-  const learn = async (ranking: readonly Ranked[]) => {
-    const unknown = ranking.map((r) => r.c.id).filter((id) => !memberships.has(id));
+  const learn = async (ranking: readonly Hit[]) => {
+    const unknown = ranking.map((r) => r.id).filter((id) => !memberships.has(id));
     if (unknown.length === 0) return;
     for (const [id, groups] of await store.groups.groupsOfChunks(datasetId, unknown)) memberships.set(id, groups);
   };
@@ -91,7 +91,7 @@ export async function groupedPage(store: Store, datasetId: string, fetch: FetchR
   };
 
   let limit = Math.min(w.cap, Math.max(MIN_PREFIX, wanted * perGroup * 2));
-  let ranking: Ranked[] = [];
+  let ranking: Hit[] = [];
   let groups: GroupHits[] = [];
   for (;;) {
     ranking = await fetch(limit);

@@ -8,6 +8,12 @@ export interface ScoredId {
   readonly score: number;
 }
 
+/** A result of the pipeline: a chunk id and its score (records are read only where a step needs them). */
+export interface Hit {
+  readonly id: string;
+  readonly score: number;
+}
+
 /** Chunk records of `hits`, in hit order (hits whose chunk was deleted meanwhile are dropped). */
 export async function chunksInHitOrder(store: Store, datasetId: string, hits: readonly ScoredId[]): Promise<Ranked[]> {
   const byId = new Map((await store.chunks.getMany(datasetId, hits.map((h) => h.chunk_id))).map((c) => [c.id, c]));
@@ -20,4 +26,9 @@ export async function chunksInHitOrder(store: Store, datasetId: string, hits: re
 /** The engine's parallel id and score lists as scored ids. */
 export function scoredIds(hits: { readonly chunkIds: readonly string[]; readonly scores: ArrayLike<number> }): ScoredId[] {
   return hits.chunkIds.map((id, i) => ({ chunk_id: id, score: hits.scores[i]! }));
+}
+
+/** The engine's parallel id and score lists as pipeline hits. */
+export function hitsOf(hits: { readonly chunkIds: readonly string[]; readonly scores: ArrayLike<number> }): Hit[] {
+  return hits.chunkIds.map((id, i) => ({ id, score: hits.scores[i]! }));
 }

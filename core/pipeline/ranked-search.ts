@@ -12,7 +12,7 @@ import type { DatasetRecord } from '../domain/tenancy.js';
 import { Reranker } from '../embed/reranker.js';
 import type { SearchHits, SearchQuery } from '../router/engine.js';
 import type { Store } from '../../store/repository.js';
-import { chunksInHitOrder, scoredIds } from './hit-chunks.js';
+import { chunksInHitOrder, hitsOf, scoredIds, type Hit } from './hit-chunks.js';
 import { byScore, postRank, type Ranked } from './post-rank.js';
 
 /** Candidates fetched before a field sort or a re-scoring when the request names no amount. */
@@ -38,7 +38,7 @@ export interface RankedSearch extends SearchQuery {
 
 /** Results of a search: the page, best first, and the number of matches when counted. */
 export interface RankedResult {
-  readonly results: Ranked[];
+  readonly results: Hit[];
   readonly total: number;
   /** The query after typo correction, when it changed. */
   readonly correctedQuery: string | null;
@@ -67,7 +67,7 @@ async function retrieveChunks(ctx: PipelineContext, q: SearchQuery): Promise<{ h
 }
 
 /** Prefetch by relevance, then order by a field (score_threshold does not apply, as in the reference). */
-async function sortedByField(ctx: PipelineContext, s: RankedSearch, by: SortByField, limit: number): Promise<RankedResult> {
+async function sortedByField(ctx: PipelineContext, s: RankedSearch, by: SortByField, limit: number): Promise<RecordsResult> {
   const prefetch = Math.min(by.prefetch ?? DEFAULT_PREFETCH, ctx.maxLimit);
   const { hits, chunks } = await retrieveChunks(ctx, { ...s, offset: 0, limit: prefetch, scoreThreshold: null });
   const dir = by.descending ? -1 : 1;
@@ -84,7 +84,7 @@ async function sortedByField(ctx: PipelineContext, s: RankedSearch, by: SortByFi
 }
 
 /** Prefetch by the search type, re-score the candidates by another type or a cross-encoder, then threshold and page. */
-async function reScored(ctx: PipelineContext, s: RankedSearch, by: SortByRerank, limit: number): Promise<RankedResult> {
+async function reScored(ctx: PipelineContext, s: RankedSearch, by: SortByRerank, limit: number): Promise<RecordsResult> {
   const spec = by.rerankType === 'cross_encoder' ? rerankerSpec(ctx.dataset.serverConfiguration) : null;
   if (by.rerankType === 'cross_encoder' && !spec) {
     throw badRequest('sort_by.rerank_type "cross_encoder" needs a reranker: set RERANKER_BASE_URL in the dataset server_configuration');
@@ -125,12 +125,25 @@ async function reScored(ctx: PipelineContext, s: RankedSearch, by: SortByRerank,
   return { results: ranked.slice(s.offset, s.offset + limit), total: s.countTotal ? ranked.length : 0, correctedQuery };
 }
 
-/** Runs a ranked search: retrieval (re-ordered or re-scored by sort_by), then post-ranking. */
+/** A step's results with their chunk records (what sorting and post-ranking read). */
+interface RecordsResult extends Omit<RankedResult, 'results'> {
+  readonly results: Ranked[];
+}
+
+/**
+ * Runs a ranked search: retrieval (re-ordered or re-scored by sort_by), then post-ranking.
+ * Without sort options the hits are the engine's as they are, and no chunk record is read.
+ */
 export async function runRankedSearch(ctx: PipelineContext, s: RankedSearch): Promise<RankedResult> {
-  const mmr = s.sort?.mmrLambda !== null && s.sort?.mmrLambda !== undefined;
+  if (!s.sort) {
+    const hits = await ctx.retrieve(s, ctx.signal);
+    return { results: hitsOf(hits), total: hits.total, correctedQuery: hits.correctedQuery ?? null };
+  }
+  const sort = s.sort;
+  const mmr = sort.mmrLambda !== null;
   const limit = mmr && s.limit < MMR_DOUBLE_BELOW ? s.limit * 2 : s.limit;
-  let out: RankedResult;
-  const sortBy = s.sort?.sortBy ?? null;
+  let out: RecordsResult;
+  const sortBy = sort.sortBy;
   if (limit === 0) {
     const hits = await ctx.retrieve({ ...s, limit: 0 }, ctx.signal);
     out = { results: [], total: hits.total, correctedQuery: hits.correctedQuery ?? null };
@@ -142,11 +155,10 @@ export async function runRankedSearch(ctx: PipelineContext, s: RankedSearch): Pr
     const { hits, chunks } = await retrieveChunks(ctx, { ...s, limit });
     out = { results: chunks, total: hits.total, correctedQuery: hits.correctedQuery ?? null };
   }
-  if (!s.sort) return out;
   const vectors = mmr
     ? await ctx.store.vectors.getMany(out.results.map((r) => r.c.id), embeddingSpec(ctx.dataset.serverConfiguration).modelKey)
     : new Map<string, Float32Array>();
   // A field sort is the order the caller asked for: post-ranking would undo it.
-  const ranked = sortBy?.kind === 'field' ? out.results : postRank(out.results, s.sort, vectors);
-  return { results: ranked.slice(0, s.limit), total: out.total, correctedQuery: out.correctedQuery };
+  const ranked = sortBy?.kind === 'field' ? out.results : postRank(out.results, sort, vectors);
+  return { results: ranked.slice(0, s.limit).map((r) => ({ id: r.c.id, score: r.score })), total: out.total, correctedQuery: out.correctedQuery };
 }

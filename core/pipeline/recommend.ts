@@ -21,8 +21,7 @@ import { badRequest } from '../domain/errors.js';
 import { MAX_MUST_NOT_IDS, withConditions, type Condition, type Filter } from '../domain/filter.js';
 import { lexicalText } from '../domain/lexical-text.js';
 import type { RecommendStrategy } from '../domain/search-options.js';
-import type { Ranked } from './post-rank.js';
-import { chunksInHitOrder, scoredIds } from './hit-chunks.js';
+import { hitsOf, scoredIds, type Hit } from './hit-chunks.js';
 import type { PipelineContext } from './ranked-search.js';
 import { recommendQueryText } from './recommend-query.js';
 import { averageVector, bestScore, prepare, similarityOf, similarityOfScore, type Similarity } from './recommend-vectors.js';
@@ -124,7 +123,7 @@ async function bestScored(
 }
 
 /** Recommends chunks for the examples, best first. */
-export async function recommendChunks(ctx: PipelineContext, ex: Examples, r: Recommendation): Promise<Ranked[]> {
+export async function recommendChunks(ctx: PipelineContext, ex: Examples, r: Recommendation): Promise<Hit[]> {
   if (r.limit === 0) return [];
   const filter = withConditions(r.filter, [], excluding([...new Set([...ex.positives, ...ex.negatives].map((c) => c.id))]));
   if (r.recommendType !== 'semantic') {
@@ -135,18 +134,17 @@ export async function recommendChunks(ctx: PipelineContext, ex: Examples, r: Rec
       { datasetId: ctx.dataset.id, searchType: r.recommendType, query, filter, offset: 0, limit: r.limit, scoreThreshold: null, countTotal: false },
       ctx.signal,
     );
-    return chunksInHitOrder(ctx.store, ctx.dataset.id, scoredIds(hits));
+    return hitsOf(hits);
   }
   const spec = embeddingSpec(ctx.dataset.serverConfiguration);
   const s = similarityOf(spec.distance);
   const positives = await exampleVectors(ctx, spec.modelKey, s, ex.positives);
   const negatives = await exampleVectors(ctx, spec.modelKey, s, ex.negatives);
   if (r.strategy === 'best_score') {
-    const best = await bestScored(ctx, { s, modelKey: spec.modelKey, filter }, positives, negatives, r);
-    return chunksInHitOrder(ctx.store, ctx.dataset.id, best.map((h) => ({ chunk_id: h.id, score: h.score })));
+    return bestScored(ctx, { s, modelKey: spec.modelKey, filter }, positives, negatives, r);
   }
   const vector = averageVector(positives, negatives);
   // Cosine has no direction to search along when the examples cancel out.
   if (s === 'cos' && vector.every((x) => x === 0)) return [];
-  return chunksInHitOrder(ctx.store, ctx.dataset.id, await searchByVector(ctx, vector, filter, r.limit));
+  return (await searchByVector(ctx, vector, filter, r.limit)).map((h) => ({ id: h.chunk_id, score: h.score }));
 }

@@ -14,7 +14,7 @@ import { runAutocomplete } from './autocomplete.js';
 import { requireSearchType, requireSearchTypes } from './enabled-search-types.js';
 import { resolveExamples, type ExampleNames } from './examples.js';
 import { groupedPage, MAX_GROUPING_PREFIX } from './group-hits.js';
-import type { Ranked } from './post-rank.js';
+import type { Hit } from './hit-chunks.js';
 import { runRankedSearch, type PipelineContext, type RankedResult, type RankedSearch } from './ranked-search.js';
 import { recommendChunks, type Examples } from './recommend.js';
 
@@ -36,7 +36,7 @@ export interface PipelineRequest extends RankedSearch {
 /** A group of the answer, its chunks best first. */
 export interface PipelineGroup {
   readonly groupId: string;
-  readonly hits: Ranked[];
+  readonly hits: Hit[];
 }
 
 /** The answer: ranked chunks, or (with groupBy) ranked groups. */

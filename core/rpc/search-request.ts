@@ -9,6 +9,7 @@ import { badRequest } from '../domain/errors.js';
 import { isSortableField, RECOMMEND_STRATEGIES, RERANK_TYPES, type RecommendStrategy, type SortOptions } from '../domain/search-options.js';
 import type { TypoOptions } from '../typo/options.js';
 import type { ExampleNames } from '../pipeline/examples.js';
+import type { Hit } from '../pipeline/hit-chunks.js';
 import type { PipelineReply, PipelineRequest } from '../pipeline/search-pipeline.js';
 import type { Recommend__Output } from './generated/quarry/search/v1/Recommend.js';
 import type { ScoredChunk } from './generated/quarry/search/v1/ScoredChunk.js';
@@ -112,7 +113,7 @@ export function pipelineRequestOf(req: SearchRequest__Output): PipelineRequest {
   };
 }
 
-const scored = (hits: readonly { c: { id: string }; score: number }[]): ScoredChunk[] => hits.map((r) => ({ chunk_id: r.c.id, score: r.score }));
+const scored = (hits: readonly Hit[]): ScoredChunk[] => hits.map((r) => ({ chunk_id: r.id, score: r.score }));
 
 /** The pipeline's answer on the wire. */
 export function searchReplyOf(reply: PipelineReply): SearchReply {
