@@ -5,7 +5,7 @@
  *
  *   npx tsx bench/search-latency.ts [--rounds 3] [--shards N]
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,9 +42,23 @@ async function measure(queries: string[], concurrency: number, fn: (q: string) =
 const fmt = (r: { lat: Float64Array; qps: number }) =>
   `p50 ${quantile(r.lat, 0.5).toFixed(0)} µs, p99 ${quantile(r.lat, 0.99).toFixed(0)} µs, ${r.qps.toFixed(0)} q/s`;
 
-/** wrk (Debian package) over the same queries, 1 and 16 connections, 10 s each; empty when wrk is absent. */
-function runWrk(baseUrl: string, headers: Record<string, string>, queries: string[]): string[] {
-  if (spawnSync('wrk', ['--version']).error) return ['wrk: not installed (apt-get install wrk) - skipped'];
+/** wrk's p50, p99 (as printed, e.g. "1.03ms") and req/s of one run. */
+interface WrkRun {
+  readonly p50: string;
+  readonly p99: string;
+  readonly rps: string;
+  readonly non2xx: string;
+}
+
+/** A wrk latency figure ("812.00us", "1.03ms", "2.1s") in µs. */
+function wrkMicros(v: string): number {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(v);
+  if (!m) return Number.NaN;
+  return Number(m[1]) * (m[2] === 'us' ? 1 : m[2] === 'ms' ? 1000 : 1e6);
+}
+
+/** wrk (Debian package) POSTing the queries' search bodies to `url`, 10 s per connection count. */
+function wrkRuns(url: string, headers: Record<string, string>, queries: string[], connections: readonly number[]): WrkRun[] {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-wrk-'));
   const script = path.join(dir, 'search.lua');
   const bodies = queries.map((q) => JSON.stringify(JSON.stringify({ query: q, search_type: 'bm25', page_size: 10 })));
@@ -60,24 +74,59 @@ request = function()
 end
 `,
   );
-  const out: string[] = [];
-  for (const c of [1, 16]) {
-    const r = spawnSync('wrk', ['-t1', `-c${c}`, '-d10s', '--latency', '-s', script, baseUrl], { encoding: 'utf8' });
-    const p50 = /50%\s+(\S+)/.exec(r.stdout)?.[1];
-    const p99 = /99%\s+(\S+)/.exec(r.stdout)?.[1];
-    const rps = /Requests\/sec:\s+(\S+)/.exec(r.stdout)?.[1];
-    const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(r.stdout)?.[1] ?? '0';
-    out.push(`HTTP via wrk, ${c} connection(s): p50 ${p50}, p99 ${p99}, ${rps} req/s, non-2xx ${non2xx}`);
-  }
+  const out = connections.map((c) => {
+    const r = spawnSync('wrk', ['-t1', `-c${c}`, '-d10s', '--latency', '-s', script, url], { encoding: 'utf8' });
+    return {
+      p50: /50%\s+(\S+)/.exec(r.stdout)?.[1] ?? '?',
+      p99: /99%\s+(\S+)/.exec(r.stdout)?.[1] ?? '?',
+      rps: /Requests\/sec:\s+(\S+)/.exec(r.stdout)?.[1] ?? '?',
+      non2xx: /Non-2xx or 3xx responses:\s+(\d+)/.exec(r.stdout)?.[1] ?? '0',
+    };
+  });
   fs.rmSync(dir, { recursive: true, force: true });
   return out;
+}
+
+/**
+ * A bare Node `http` server in a process of its own that answers every request with `body` (a
+ * real search answer): the floor of any Node HTTP service for the same bytes and the same client.
+ */
+async function bareServer(body: string): Promise<{ url: string; stop: () => void }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bare-'));
+  fs.writeFileSync(path.join(dir, 'body.json'), body);
+  const code = `const http = require('node:http'); const fs = require('node:fs');
+const body = fs.readFileSync(${JSON.stringify(path.join(dir, 'body.json'))});
+const server = http.createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(body); }); });
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () => {
+      child.kill();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Mean of each Server-Timing stage over `headers` (values "name;dur=ms, ..."), in µs. */
+function stageMeans(headers: readonly string[]): [string, number][] {
+  const sums = new Map<string, number>();
+  for (const h of headers) {
+    for (const part of h.split(',')) {
+      const m = /^\s*([\w-]+);dur=([\d.]+)/.exec(part);
+      if (m) sums.set(m[1]!, (sums.get(m[1]!) ?? 0) + Number(m[2]) * 1000);
+    }
+  }
+  return [...sums].map(([name, us]) => [name, us / headers.length]);
 }
 
 async function main(): Promise<void> {
   const data = loadSciFact();
   const qrels = loadQrels('test');
   // Embedding would compete for the CPU with the queries being timed: this benchmark is lexical.
-  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false', ...(shards ? { QUARRY_SHARDS_PER_DATASET: shards } : {}) });
+  // Server-Timing costs a few performance.now() calls per request; it gives the stage costs.
+  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false', QUARRY_SERVER_TIMING: 'true', ...(shards ? { QUARRY_SHARDS_PER_DATASET: shards } : {}) });
   try {
     const admin = { authorization: stack.adminKey };
     const org = await post(stack.baseUrl, '/api/organization', { name: 'bench' }, admin);
@@ -104,16 +153,35 @@ async function main(): Promise<void> {
 
     const core = connectCore(stack.grpcAddress, 10_000);
     const viaGrpc = (q: string) => core.search({ dataset_id: ds.id, search_type: 'bm25', query: q, offset: 0, limit: 10 });
-    const viaHttp = (q: string) => post(stack.baseUrl, '/api/chunk/search', { query: q, search_type: 'bm25', page_size: 10 }, headers);
+    const timings: string[] = [];
+    let sample = '';
+    const viaHttp = async (q: string) => {
+      const res = await fetch(`${stack.baseUrl}/api/chunk/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ query: q, search_type: 'bm25', page_size: 10 }),
+      });
+      sample = await res.text();
+      if (!res.ok) throw new Error(`search: ${res.status} ${sample}`);
+      timings.push(res.headers.get('server-timing') ?? '');
+    };
     await measure(texts, 4, viaHttp); // warm-up
     const results = {
       grpc1: await measure(texts, 1, viaGrpc),
       grpc16: await measure(texts, 16, viaGrpc),
-      http1: await measure(texts, 1, viaHttp),
+      http1: await (async () => {
+        timings.length = 0;
+        return measure(texts, 1, viaHttp);
+      })(),
       http16: await measure(texts, 16, viaHttp),
     };
+    const stages = stageMeans(timings.slice(0, texts.length * rounds));
     core.close();
-    const wrk = runWrk(stack.baseUrl, headers, texts);
+    const hasWrk = !spawnSync('wrk', ['--version']).error;
+    const wrk = hasWrk ? wrkRuns(stack.baseUrl, headers, texts, [1, 16]) : [];
+    const bare = hasWrk ? await bareServer(sample) : null;
+    const bareRuns = bare ? wrkRuns(bare.url, headers, texts, [1, 16]) : [];
+    bare?.stop();
     console.log(`machine: ${machine()}`);
     console.log(`shards per dataset: ${shards ?? 'default (one per shard thread)'}`);
     console.log(`data: SciFact BEIR test split, ${data.docs.length} docs (corpus sha256 ${data.corpusSha256.slice(0, 12)}…), ${texts.length} queries x ${rounds} rounds; bm25, page_size 10`);
@@ -124,7 +192,14 @@ async function main(): Promise<void> {
     console.log(`HTTP, 1 client:    ${fmt(results.http1)}`);
     console.log(`HTTP, 16 clients:  ${fmt(results.http16)}`);
     console.log('(the gRPC and HTTP rows above include the Node client in this process; wrk below is a C client)');
-    for (const line of wrk) console.log(line);
+    console.log(`HTTP stages (Server-Timing, mean over the ${texts.length * rounds} one-client requests, µs): ${stages.map(([n, us]) => `${n} ${us.toFixed(0)}`).join(', ')}`);
+    console.log('  (total ends when the body is ready; JSON serialization and the socket write follow)');
+    if (!hasWrk) console.log('wrk: not installed (apt-get install wrk) - skipped');
+    wrk.forEach((r, i) => console.log(`HTTP via wrk, ${[1, 16][i]} connection(s): p50 ${r.p50}, p99 ${r.p99}, ${r.rps} req/s, non-2xx ${r.non2xx}`));
+    bareRuns.forEach((r, i) =>
+      console.log(`bare Node http, same ${sample.length}-byte answer, wrk ${[1, 16][i]} connection(s): p50 ${r.p50}, p99 ${r.p99}, ${r.rps} req/s`),
+    );
+    if (wrk[0] && bareRuns[0]) console.log(`quarry p50 / bare Node p50 at 1 connection: ${(wrkMicros(wrk[0].p50) / wrkMicros(bareRuns[0].p50)).toFixed(1)}x`);
   } finally {
     await stack.stop();
   }

@@ -94,6 +94,12 @@ export interface Config {
    */
   readonly coreInProcess: boolean;
   /**
+   * Answer with a `Server-Timing` header: the total, and for searches the time of each stage
+   * (middleware, access, parse, core, store, analytics, present). For benchmarks and debugging.
+   * @defaultValue `false`
+   */
+  readonly serverTiming: boolean;
+  /**
    * Largest `chunk_html`, `semantic_content` or `fulltext_content` of one chunk, in UTF-8 bytes;
    * a larger one is a 400 naming the field. Bounds the work one chunk costs every reload.
    * @defaultValue `1048576` (1 MiB)
@@ -172,6 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
     embedBackoffMs: intVar(env, 'QUARRY_EMBED_BACKOFF_MS', 2000, 1, 3_600_000),
     embedThreads: intVar(env, 'QUARRY_EMBED_THREADS', os.availableParallelism(), 1, 256),
     coreInProcess: boolVar(env, 'QUARRY_CORE_IN_PROCESS', true),
+    serverTiming: boolVar(env, 'QUARRY_SERVER_TIMING', false),
     maxChunkTextBytes: intVar(env, 'QUARRY_MAX_CHUNK_TEXT_BYTES', LIMITS.chunkTextBytes, 1, 2 ** 31 - 1),
     analyticsRetentionDays: intVar(env, 'QUARRY_ANALYTICS_RETENTION_DAYS', 90, 0, 36_500),
   });

@@ -38,7 +38,7 @@ export function createApp(services: Services): Koa<RequestState> {
   chunkRoutes(router, services);
   chunkGroupRoutes(router, services);
 
-  app.use(requestId(services.logger));
+  app.use(requestId(services.logger, services.config.serverTiming));
   app.use(errors());
   app.use(abortOnClose());
   app.use(async (ctx, next) => {

@@ -6,6 +6,7 @@ import type { JobsClient } from '../core/client/jobs-client.js';
 import type { ApiKeyRecord, UserRecord } from '../core/domain/tenancy.js';
 import type { Store } from '../store/repository.js';
 import type { AnalyticsRecorder } from './analytics/recorder.js';
+import type { StageTimer } from './stage-timing.js';
 
 /**
  * Who is calling: the operator's ADMIN_API_KEY, an organization API key, or nobody on a read
@@ -35,6 +36,8 @@ export interface RequestState {
   caller?: Caller;
   /** The matched route as registered (`METHOD /api/pattern/:param`); undefined when none matches. */
   route?: string;
+  /** Stage timer of the request, when QUARRY_SERVER_TIMING is on. */
+  timing?: StageTimer;
   /** Parsed JSON body (undefined when the body was empty). */
   body?: unknown;
 }

@@ -23,13 +23,19 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
   /** Search and autocomplete: one pipeline, autocomplete completes the last word and may extend. */
   const rankedSearch = (kind: 'search' | 'autocomplete') => async (ctx: QuarryContext) => {
     const started = performance.now();
+    const timing = ctx.state.timing;
+    timing?.mark('middleware');
     const access = await datasetAccess(ctx, services, Role.Read);
+    timing?.mark('access');
     const body = withDefaultParams(ctx.state.body, access.caller, 'search');
     const req = parseSearch(body);
     const limit = maxLimitOf(access.dataset.serverConfiguration);
     const plan = planSearch(req, body as Record<string, unknown>, limit);
+    timing?.mark('parse');
     const reply = await core.search(searchArgs(access.dataset.id, plan.search, kind === 'autocomplete' ? { autocomplete: { extendResults: req.extendResults } } : {}));
+    timing?.mark('core');
     const results = await rankedChunks(store, access.dataset.id, reply);
+    timing?.mark('store');
     const total = reply.total;
     const correctedQuery = reply.corrected_query || null;
     const totalPages = req.getTotalPages && req.pageSize > 0 ? Math.ceil(Math.min(total, limit) / req.pageSize) : 0;
@@ -37,8 +43,10 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     services.analytics.recordSearch(
       searchRecordFrom({ id, datasetId: access.dataset.id, kind, body, request: req, results: results.map((r) => ({ id: r.c.id, score: r.score })), startedAt: started }),
     );
+    timing?.mark('analytics');
     const shape = { version: access.apiVersion, slimChunks: req.slimChunks, contentOnly: req.contentOnly, highlight: plan.highlight, query: highlightText(plan, correctedQuery) };
     const chunks = results.map((r) => presentResult(shape, r));
+    timing?.mark('present');
     ctx.body =
       access.apiVersion === 'V1'
         ? { score_chunks: chunks, corrected_query: correctedQuery, total_chunk_pages: totalPages }

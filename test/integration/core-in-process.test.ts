@@ -22,7 +22,7 @@ const close = (a: number, b: number) => Math.abs(a - b) <= 1e-9 * Math.max(1, Ma
 
 beforeAll(async () => {
   fake = await startFakeEmbeddings();
-  stack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'true', QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50' } });
+  stack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'true', QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50', QUARRY_SERVER_TIMING: 'true' } });
   const tenant = await createTenant(stack);
   datasetId = await createDataset(stack, tenant.orgId, tenant.ownerKey, {
     server_configuration: { EMBEDDING_BASE_URL: fake.baseUrl, EMBEDDING_MODEL_NAME: 'fake', EMBEDDING_SIZE: FAKE_DIM },
@@ -45,6 +45,25 @@ describe('the search core hosted by the HTTP process', () => {
     expect(stack.exits.core, stack.output().slice(-2000)).toBe(0);
     const health = await fetch(`${stack.baseUrl}/api/health`);
     expect(health.status).toBe(200);
+  });
+
+  it('with QUARRY_SERVER_TIMING, a search says where its time went (Server-Timing), other answers give their total', async () => {
+    const res = await ds.post('/api/chunk/search', { query: 'protein cells', search_type: 'bm25', page_size: 10 });
+    expect(res.status, res.text).toBe(200);
+    const header = res.headers.get('server-timing') ?? '';
+    const stages = new Map(header.split(',').map((p) => {
+      const m = /^\s*(\w+);dur=([\d.]+)$/.exec(p);
+      expect(m, header).not.toBeNull();
+      return [m![1]!, Number(m![2])] as const;
+    }));
+    expect([...stages.keys()]).toEqual(['middleware', 'access', 'parse', 'core', 'store', 'analytics', 'present', 'total']);
+    const parts = [...stages].filter(([n]) => n !== 'total').reduce((sum, [, ms]) => sum + ms, 0);
+    // The stages follow one another: together at most the total (rounding to 1 µs aside).
+    expect(parts).toBeLessThanOrEqual(stages.get('total')! + 0.01);
+    expect(stages.get('core')!).toBeGreaterThan(0);
+    // A route that marks no stage still gets the total (the timer starts with every request).
+    const usage = await ds.get(`/api/dataset/usage/${datasetId}`);
+    expect(usage.headers.get('server-timing')).toMatch(/^total;dur=[\d.]+$/);
   });
 
   it('answers bm25 and fulltext exactly as brute force, with filters', async () => {
