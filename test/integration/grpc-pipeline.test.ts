@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectCore, type CoreClient, type SearchArgs } from '../../core/client/core-client.js';
 import { client, type Client } from '../helpers/api.js';
 import type { FakeEmbeddings } from '../helpers/fake-embeddings.js';
-import { startFakeEmbeddingSetup, type Tenant } from '../helpers/fixtures.js';
+import { createTenant, startFakeEmbeddingSetup, type Tenant } from '../helpers/fixtures.js';
 import { randomChunks } from '../helpers/random-corpus.js';
 import { loadChunks, type OracleChunk } from '../helpers/search-oracle.js';
 import type { Stack } from '../helpers/stack.js';
@@ -187,6 +187,30 @@ describe('the core Search RPC serves every search feature as the HTTP API does',
     );
     const members = new Set(chunks.filter((c) => c.groupIds.includes(groupId)).map((c) => c.id));
     expect(within.every((h) => members.has(h.id))).toBe(true);
+  });
+
+  it('scopes every call to the dataset it names: ids of another dataset find nothing there', async () => {
+    const other = await createTenant(stack);
+    const made = await other.ds.post('/api/chunk', [{ chunk_html: 'protein cancer virus elsewhere', tracking_id: 'theirs', group_tracking_ids: ['their-group'] }]);
+    expect(made.status, made.text).toBe(200);
+    const theirChunk = (made.body.chunk_metadata as { id: string }[])[0]!.id;
+    const theirGroup = await other.ds.get('/api/chunk_group/tracking_id/their-group');
+    expect(theirGroup.status, theirGroup.text).toBe(200);
+    const status = (p: Promise<unknown>) => p.then(() => 200, (e: { httpStatus: number }) => e.httpStatus);
+    const base = { dataset_id: datasetId, search_type: 'bm25', query: QUERY, offset: 0, limit: 10 };
+    // Their chunk as an example, their group as the search's group, in this dataset: not found.
+    expect(await status(core.search({ ...base, search_type: 'semantic', query: '', recommend: { positive_chunk_ids: [theirChunk] } }))).toBe(404);
+    expect(await status(core.search({ ...base, within_group: { id: theirGroup.body.id as string } }))).toBe(404);
+    expect(await status(core.search({ ...base, recommend: { positive_group_tracking_ids: ['their-group'] } }))).toBe(404);
+    // Filters naming their ids match nothing here; the same filter on their dataset finds it.
+    const hasTheirs = { must: [{ has_id: { ids: [theirChunk], tracking_ids: [] } }], must_not: [], should: [] };
+    expect((await core.search({ ...base, filter: hasTheirs })).chunks).toEqual([]);
+    const inTheirGroup = { must: [{ field: { field: 'group_tracking_ids', match_any: [{ text: 'their-group' }] } }], must_not: [], should: [] };
+    expect((await core.search({ ...base, filter: inTheirGroup })).chunks).toEqual([]);
+    const there = await core.search({ ...base, dataset_id: other.datasetId, filter: hasTheirs });
+    expect(there.chunks.map((c) => c.chunk_id)).toEqual([theirChunk]);
+    // And the other way round: our example chunks do not exist in their dataset.
+    expect(await status(core.search({ ...base, dataset_id: other.datasetId, recommend: { positive_chunk_ids: [chunks[0]!.id] } }))).toBe(404);
   });
 
   it('answers 404 and 400 over gRPC as over HTTP', async () => {
