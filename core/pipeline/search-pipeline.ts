@@ -8,6 +8,7 @@ import { maxLimitOf } from '../domain/dataset-config.js';
 import { badRequest, notFound } from '../domain/errors.js';
 import { inGroup, withConditions } from '../domain/filter.js';
 import type { RecommendStrategy } from '../domain/search-options.js';
+import type { DatasetRecord } from '../domain/tenancy.js';
 import type { SearchHits, SearchQuery } from '../router/engine.js';
 import type { Store } from '../../store/repository.js';
 import { runAutocomplete } from './autocomplete.js';
@@ -47,7 +48,7 @@ export interface PipelineReply extends RankedResult {
 
 /** What the pipeline runs on: one retrieval by the engine, and the store. */
 export interface PipelineDeps {
-  readonly retrieve: (q: SearchQuery, signal?: AbortSignal) => Promise<SearchHits>;
+  readonly retrieve: (q: SearchQuery, signal?: AbortSignal, record?: DatasetRecord) => Promise<SearchHits>;
   readonly store: Store;
 }
 
@@ -63,7 +64,8 @@ export async function runPipeline(deps: PipelineDeps, req: PipelineRequest, sign
   const dataset = await deps.store.datasets.get(req.datasetId);
   if (!dataset) throw notFound(`dataset ${req.datasetId} does not exist`);
   const config = dataset.serverConfiguration;
-  const ctx: PipelineContext = { retrieve: deps.retrieve, store: deps.store, dataset, maxLimit: maxLimitOf(config), signal };
+  // Every retrieval of this request uses the record read here (one store read, one view of it).
+  const ctx: PipelineContext = { retrieve: (q, sig) => deps.retrieve(q, sig, dataset), store: deps.store, dataset, maxLimit: maxLimitOf(config), signal };
   let examples: Examples | null = null;
   if (req.recommend) {
     if (!RECOMMEND_TYPES.has(req.searchType)) throw badRequest(`recommend_type must be one of semantic, fulltext, bm25, got "${req.searchType}"`);

@@ -17,6 +17,7 @@ import { Admission } from './admission.js';
 import { DatasetIndex, indexFingerprint, type DatasetHits } from './dataset-index.js';
 import { checkFilter, resolveGroupTrackingIds } from './filter-check.js';
 import type { TypoOptions } from '../typo/options.js';
+import type { DatasetRecord } from '../domain/tenancy.js';
 
 /** Search types the core serves today. */
 const ENABLED_SEARCH_TYPES = new Set(['bm25', 'fulltext', 'semantic', 'hybrid']);
@@ -119,8 +120,9 @@ export class Engine {
 
   private async datasetWithSpec(
     datasetId: string,
+    known?: DatasetRecord,
   ): Promise<{ index: DatasetIndex; spec: EmbeddingSpec & { reranker: { baseUrl: string; apiKey: string } | null; splade: SpladeSpec | null } }> {
-    const record = await this.store.datasets.get(datasetId);
+    const record = known ?? (await this.store.datasets.get(datasetId));
     const existing = this.datasets.get(datasetId);
     if (!record) {
       if (existing) {
@@ -198,13 +200,16 @@ export class Engine {
     return resolveGroupTrackingIds(filter, async (tid) => (await this.store.groups.getByTrackingId(datasetId, tid))?.id);
   }
 
-  /** Ranked search. */
-  async search(q: SearchQuery, signal?: AbortSignal): Promise<SearchHits> {
+  /**
+   * Ranked search. `record` is the dataset as the caller read it for this request (the search
+   * pipeline reads it once for all its retrievals); the store is asked when it is not given.
+   */
+  async search(q: SearchQuery, signal?: AbortSignal, record?: DatasetRecord): Promise<SearchHits> {
     if (!ENABLED_SEARCH_TYPES.has(q.searchType)) {
       throw badRequest(`search_type "${q.searchType}" is not enabled on this server; use "bm25", "fulltext", "semantic" or "hybrid"`);
     }
     return this.admission.run(async () => {
-      const { index, spec } = await this.datasetWithSpec(q.datasetId);
+      const { index, spec } = await this.datasetWithSpec(q.datasetId, record?.id === q.datasetId ? record : undefined);
       let filter = await this.prepareFilter(q.datasetId, q.filter);
       const typo = q.typo ? await index.correctTypos(q.query, q.typo, signal) : null;
       if (typo && typo.requiredWords.length > 0) {

@@ -37,7 +37,7 @@ export function coreHandlers(engine: Engine) {
       return { applied_seq: await engine.apply(requireDataset(req.dataset_id), Number(req.min_seq) || 0) };
     },
     async Search(req: SearchRequest__Output, signal?: AbortSignal) {
-      const pipeline = { retrieve: (q: Parameters<Engine['search']>[0], sig?: AbortSignal) => engine.search(q, sig), store: engine.store };
+      const pipeline = { retrieve: engine.search.bind(engine), store: engine.store };
       return searchReplyOf(await runPipeline(pipeline, pipelineRequestOf(req), signal));
     },
     async Count(req: CountRequest__Output, signal?: AbortSignal) {
