@@ -3,8 +3,6 @@
  * shards, its completions listed per shard, merged by the core, and searched as extra query words.
  */
 
-import { isRegexSpace } from './text-scan.js';
-
 /** Completions of a word being typed that an autocomplete query also searches for. */
 export const MAX_COMPLETIONS = 64;
 
@@ -36,18 +34,6 @@ export function wordEndingAt(text: string, end: number): string | null {
 export function lastWordBeingTyped(text: string): string | null {
   const normalized = text.normalize('NFKC').toLowerCase();
   return wordEndingAt(normalized, normalized.length);
-}
-
-/**
- * The word just before a final `*` (only whitespace may follow it) of a lowercased `content`
- * filter value, which then matches as a prefix; null when there is none. What
- * `/([\p{L}\p{N}\p{M}]+)\*\s*$/u` found, without its quadratic retries.
- */
-export function prefixBeforeStar(text: string): string | null {
-  let end = text.length;
-  while (end > 0 && isRegexSpace(text.charCodeAt(end - 1))) end--;
-  if (end === 0 || text.charCodeAt(end - 1) !== 42 /* * */) return null;
-  return wordEndingAt(text, end - 1);
 }
 
 /** Query statistics as a shard reports them, with the completions it found. */

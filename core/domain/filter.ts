@@ -46,6 +46,8 @@ export interface FieldCondition {
     readonly exterior: { readonly points: readonly GeoPoint[] };
     readonly interiors?: readonly { readonly points: readonly GeoPoint[] }[];
   } | null;
+  /** Only on `content`: the last word of each value also matches the words it begins (autocomplete). */
+  readonly prefix_last_word?: boolean;
 }
 
 /** Chunks with one of these ids or tracking ids. */
@@ -131,6 +133,14 @@ export function withTermConditions(filter: Filter | null, required: readonly str
   const mustNot: Condition[] = excluded.map((w) => ({ field: { field: 'content', match_any: [{ text: w }] } }));
   return withConditions(filter, must, mustNot);
 }
+
+/**
+ * The condition "the text contains every word of `text`", the last one as a prefix when
+ * `prefixLastWord` (autocomplete's word still being typed).
+ */
+export const containsWords = (text: string, prefixLastWord: boolean): Condition => ({
+  field: { field: 'content', match_all: [{ text }], ...(prefixLastWord ? { prefix_last_word: true } : {}) },
+});
 
 /** The condition "member of this group". */
 export const inGroup = (groupId: string): Condition => ({ field: { field: 'group_ids', match_any: [{ text: groupId }] } });

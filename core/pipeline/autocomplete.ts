@@ -5,13 +5,13 @@
  * as a prefix. With `extend`, the plain search's other results follow those, up to the page.
  */
 import { lastWordBeingTyped } from '../domain/completions.js';
-import { withTermConditions } from '../domain/filter.js';
+import { containsWords, withConditions } from '../domain/filter.js';
 import { runRankedSearch, type PipelineContext, type RankedResult, type RankedSearch } from './ranked-search.js';
 
 /** Runs an autocomplete of the processed query `search.query`; `extend` appends non-prefix matches. */
 export async function runAutocomplete(ctx: PipelineContext, search: RankedSearch, extend: boolean): Promise<RankedResult> {
   const typing = lastWordBeingTyped(search.query) !== null;
-  const prefixed = { ...search, filter: withTermConditions(search.filter, [typing ? `${search.query}*` : search.query], []), prefixLastWord: typing };
+  const prefixed = { ...search, filter: withConditions(search.filter, [containsWords(search.query, typing)]), prefixLastWord: typing };
   const found = await runRankedSearch(ctx, prefixed);
   if (!extend || found.results.length >= search.limit) return found;
   const more = await runRankedSearch(ctx, { ...search, offset: 0, limit: search.limit + found.results.length, countTotal: false });

@@ -49,6 +49,9 @@ function checkField(c: FieldCondition, where: string): void {
       `${where}: unknown filter field "${field}"; use one of ${FILTER_FIELDS.join(', ')} or metadata.<key>`,
     );
   }
+  if (c.prefix_last_word === true && kind !== 'content') {
+    throw badRequest(`${where}: prefix_last_word applies only to field "content", not "${field}"`);
+  }
   const preds = predicates(c);
   if (preds.length === 0) throw badRequest(`${where}: no filter condition provided for field "${field}"`);
   for (const p of preds) {

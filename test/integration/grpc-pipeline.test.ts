@@ -140,6 +140,25 @@ describe('the core Search RPC serves every search feature as the HTTP API does',
     expect(hits.length).toBe(10);
   });
 
+  it('a content condition takes its last word as a prefix only when prefix_last_word says so (no "*" convention)', async () => {
+    const search = (prefix: boolean) =>
+      core.search({ dataset_id: datasetId, search_type: 'bm25', query: 'protein', offset: 0, limit: 120, filter: { must: [{ field: { field: 'content', match_all: [{ text: 'protein vir' }], prefix_last_word: prefix } }] } });
+    const words = (c: OracleChunk) => c.text.toLowerCase().split(/[^\p{L}\p{N}]+/u);
+    const expected = chunks.filter((c) => words(c).some((w) => w.startsWith('protein')) && words(c).some((w) => w.startsWith('vir'))).map((c) => c.id);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(new Set((await search(true)).chunks.map((h) => h.chunk_id))).toEqual(new Set(expected));
+    // Off, "vir" is a word of its own (no document has it), and a "*" in a value is punctuation.
+    expect((await search(false)).chunks).toEqual([]);
+    const starred = await ds.post('/api/chunk/search', { query: 'protein', search_type: 'bm25', page_size: 100, filters: { must: [{ field: 'content', match_all: ['protein vir*'] }] } });
+    expect(starred.status, starred.text).toBe(200);
+    expect(starred.body.chunks).toEqual([]);
+    const misplaced = await core
+      .search({ dataset_id: datasetId, search_type: 'bm25', query: 'protein', offset: 0, limit: 5, filter: { must: [{ field: { field: 'tag_set', match_any: [{ text: 'a' }], prefix_last_word: true } }] } })
+      .catch((e: { httpStatus: number; message: string }) => e);
+    expect((misplaced as { httpStatus: number }).httpStatus).toBe(400);
+    expect((misplaced as { message: string }).message).toMatch(/prefix_last_word applies only to field "content"/);
+  });
+
   it('recommends chunks (average_vector, best_score, bm25) like the HTTP API', async () => {
     const pos = ['doc-3', 'doc-17'].map((t) => byTracking.get(t)!.id);
     const neg = [byTracking.get('doc-40')!.id];

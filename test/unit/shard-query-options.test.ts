@@ -57,16 +57,21 @@ describe('autocomplete completions', () => {
     expect(typed.scores).toEqual(Array.from(manual.scores));
   });
 
-  it('content values ending in * match any completion of their last word', () => {
+  it('a content condition with prefix_last_word matches any completion of its last word', () => {
     const shard = corpus();
-    const hits = (value: string): string[] => {
-      const r = shard.scroll({ must: [{ field: { field: 'content', match_any: [{ text: value }] } }] }, null, 10, null, false);
+    const hits = (value: string, prefix: boolean): string[] => {
+      const r = shard.scroll({ must: [{ field: { field: 'content', match_any: [{ text: value }], prefix_last_word: prefix } }] }, null, 10, null, false);
       return r.chunkIds.sort();
     };
-    expect(hits('prot*')).toEqual(['a', 'b', 'c', 'e']);
-    expect(hits('yeast prot*')).toEqual(['a']);
-    expect(hits('yeast')).toEqual(['a', 'd']);
-    expect(hits('genome prot*')).toEqual([]);
+    expect(hits('prot', true)).toEqual(['a', 'b', 'c', 'e']);
+    expect(hits('yeast prot', true)).toEqual(['a']);
+    expect(hits('yeast', false)).toEqual(['a', 'd']);
+    expect(hits('genome prot', true)).toEqual([]);
+    // A word that is complete (followed by a space) is required as written.
+    expect(hits('yeast prot ', true)).toEqual([]);
+    // Without the flag a "*" is punctuation, not a convention: no document has the word "prot".
+    expect(hits('prot*', false)).toEqual([]);
+    expect(hits('prot', false)).toEqual([]);
   });
 });
 

@@ -253,7 +253,7 @@ export class Shard {
   /** The filter's bitset over this shard's ids (null: no restriction). */
   allow(filter: Filter | null) {
     const capacity = Math.max(this.index.capacity, this.fields.capacity);
-    return evaluateFilter(filter, this.fields, capacity, (cid) => this.fields.chunkIndex.get(cid), (text) => this.index.docsContaining(text, capacity));
+    return evaluateFilter(filter, this.fields, capacity, (cid) => this.fields.chunkIndex.get(cid), (text, prefix) => this.index.docsContaining(text, capacity, prefix));
   }
 
   /**

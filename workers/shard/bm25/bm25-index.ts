@@ -3,7 +3,7 @@
  * by the caller, so a coordinator that sums `stats()` and `termDocFreqs()` over all shards gets
  * scores that do not depend on the shard count.
  */
-import { prefixBeforeStar } from '../../../core/domain/completions.js';
+import { lastWordBeingTyped } from '../../../core/domain/completions.js';
 import { createAnalyzer, ENGLISH_STOP_WORDS, type Analyzer, type AnalyzerOptions } from './analyzer.js';
 import { Bitset } from './bitset.js';
 import { DocIdMap } from './doc-id-map.js';
@@ -323,17 +323,16 @@ export class Bm25Index {
 
   /**
    * Live documents containing every analyzed word of `text` (none when it has no word), as a
-   * bitset of `capacity` ids: the `content` filter, quoted query phrases and negated words.
+   * bitset of `capacity` ids: the `content` filter, quoted query phrases and negated words. With
+   * `prefixLastWord` (autocomplete) a last word still being typed matches any word it begins.
    */
-  docsContaining(text: string, capacity: number): Bitset {
+  docsContaining(text: string, capacity: number, prefixLastWord = false): Bitset {
     const out = new Bitset(capacity);
     const post = this.post;
     const ids: number[] = [];
-    // A value ending in "*" treats its last word as a prefix (autocomplete): any completion will do.
-    const prefix = prefixBeforeStar(text.normalize('NFKC').toLowerCase());
+    const prefix = prefixLastWord ? lastWordBeingTyped(text) : null;
     let completions: Bitset | null = null;
     if (prefix !== null) {
-      text = text.slice(0, text.lastIndexOf('*'));
       const words = this.analyzer.unstemmed(text);
       words.pop();
       text = words.join(' ');

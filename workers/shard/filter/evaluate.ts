@@ -13,8 +13,11 @@ import { haversineMeters, inBox, inRing } from './geo.js';
 /** Resolves a chunk id to this shard's internal id. */
 export type IdLookup = (chunkId: string) => number | undefined;
 
-/** The documents whose text contains every word of `value` (the `content` field). */
-export type TextLookup = (value: string) => Bitset;
+/**
+ * The documents whose text contains every word of `value` (the `content` field), the last word
+ * also as a prefix of longer words when `prefixLastWord`.
+ */
+export type TextLookup = (value: string, prefixLastWord: boolean) => Bitset;
 
 /** Ids of every live document (a copy of the field store's live words: one memcpy, no scan). */
 export function liveSet(fields: FieldStore, capacity: number): Bitset {
@@ -68,7 +71,7 @@ function evaluateCondition(cond: Condition, fields: FieldStore, capacity: number
     values.forEach((v, i) => {
       // A word lookup allocates a bitset over the shard: count it as a scan's worth of work.
       checkStop(64);
-      const hits = text(v);
+      const hits = text(v, field.prefix_last_word === true);
       if (all && i > 0) out.and(hits);
       else out.or(hits);
     });

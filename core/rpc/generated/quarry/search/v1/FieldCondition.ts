@@ -42,6 +42,11 @@ export interface FieldCondition {
   'geo_radius'?: (_quarry_search_v1_GeoRadius | null);
   'geo_bounding_box'?: (_quarry_search_v1_GeoBoundingBox | null);
   'geo_polygon'?: (_quarry_search_v1_GeoPolygon | null);
+  /**
+   * Only with field "content": the last word of each value also matches every indexed word it
+   * begins (autocomplete's word still being typed). Off, every word must occur as written.
+   */
+  'prefix_last_word'?: (boolean);
 }
 
 /**
@@ -80,4 +85,9 @@ export interface FieldCondition__Output {
   'geo_radius': (_quarry_search_v1_GeoRadius__Output | null);
   'geo_bounding_box': (_quarry_search_v1_GeoBoundingBox__Output | null);
   'geo_polygon': (_quarry_search_v1_GeoPolygon__Output | null);
+  /**
+   * Only with field "content": the last word of each value also matches every indexed word it
+   * begins (autocomplete's word still being typed). Off, every word must occur as written.
+   */
+  'prefix_last_word': (boolean);
 }
