@@ -3,6 +3,7 @@
  * with these defaults filled in. Unknown keys are kept so that clients of the reference
  * implementation can round-trip their settings.
  */
+import { distanceMetricOf, type DistanceMetric } from './distance-metric.js';
 import { trimTrailingSlashes } from './trim-slashes.js';
 
 /** Defaults of every known key. */
@@ -67,7 +68,7 @@ export interface EmbeddingSpec {
   readonly queryPrefix: string;
   readonly apiKey: string;
   /** DISTANCE_METRIC. */
-  readonly distance: string;
+  readonly distance: DistanceMetric;
   /** Identity stored with every vector: vectors of two different keys are never mixed. */
   readonly modelKey: string;
 }
@@ -75,7 +76,7 @@ export interface EmbeddingSpec {
 const str = (v: unknown, fallback: string): string => (typeof v === 'string' ? v : fallback);
 const int = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : fallback);
 
-/** The embedding settings of a stored configuration (defaults filled in). */
+/** The embedding settings of a stored configuration (defaults filled in); a 400 for an unknown DISTANCE_METRIC. */
 export function embeddingSpec(stored: Record<string, unknown>): EmbeddingSpec {
   const baseUrl = trimTrailingSlashes(str(stored.EMBEDDING_BASE_URL, DATASET_CONFIG_DEFAULTS.EMBEDDING_BASE_URL).trim());
   const model = baseUrl === '' ? 'use-lite' : str(stored.EMBEDDING_MODEL_NAME, DATASET_CONFIG_DEFAULTS.EMBEDDING_MODEL_NAME).trim();
@@ -86,7 +87,7 @@ export function embeddingSpec(stored: Record<string, unknown>): EmbeddingSpec {
     dimension,
     queryPrefix: str(stored.EMBEDDING_QUERY_PREFIX, ''),
     apiKey: str(stored.EMBEDDING_API_KEY, ''),
-    distance: str(stored.DISTANCE_METRIC, DATASET_CONFIG_DEFAULTS.DISTANCE_METRIC),
+    distance: distanceMetricOf(stored.DISTANCE_METRIC ?? DATASET_CONFIG_DEFAULTS.DISTANCE_METRIC),
     // The endpoint is part of the identity: the same model name on two servers may not be the same model.
     modelKey: baseUrl === '' ? 'use-lite@512' : `${model}@${dimension}@${baseUrl}`,
   };

@@ -12,32 +12,12 @@
  * Manhattan as negated distances. Under cosine, vectors are unit-normalised first, as Qdrant
  * stores them, so an average weighs every example alike.
  */
-import { badRequest } from '../domain/errors.js';
-
-/** The similarity a dataset's DISTANCE_METRIC ranks by. */
-export type Similarity = 'cos' | 'dot' | 'l2' | 'l1';
-
-/** The similarity of a `DISTANCE_METRIC` value (the core rejects unknown ones the same way). */
-export function similarityOf(distanceMetric: string): Similarity {
-  switch (distanceMetric) {
-    case 'cosine':
-      return 'cos';
-    case 'dot':
-      return 'dot';
-    case 'euclidean':
-    case 'euclid':
-      return 'l2';
-    case 'manhattan':
-      return 'l1';
-    default:
-      throw badRequest(`DISTANCE_METRIC must be cosine, dot, euclidean or manhattan, got '${distanceMetric}'`);
-  }
-}
+import type { DistanceMetric } from '../domain/distance-metric.js';
 
 /** A stored vector in f64, unit-normalised under cosine (a zero vector stays zero). */
-export function prepare(s: Similarity, v: Float32Array): Float64Array {
+export function prepare(s: DistanceMetric, v: Float32Array): Float64Array {
   const out = Float64Array.from(v);
-  if (s !== 'cos') return out;
+  if (s !== 'cosine') return out;
   let n = 0;
   for (const x of out) n += x * x;
   if (n === 0) return out;
@@ -47,13 +27,13 @@ export function prepare(s: Similarity, v: Float32Array): Float64Array {
 }
 
 /** Similarity of two prepared vectors (higher is better). */
-export function similarity(s: Similarity, a: Float64Array, b: Float64Array): number {
+export function similarity(s: DistanceMetric, a: Float64Array, b: Float64Array): number {
   let acc = 0;
-  if (s === 'cos' || s === 'dot') {
+  if (s === 'cosine' || s === 'dot') {
     for (let i = 0; i < a.length; i++) acc += a[i]! * b[i]!;
     return acc;
   }
-  if (s === 'l2') {
+  if (s === 'euclidean') {
     for (let i = 0; i < a.length; i++) acc += (a[i]! - b[i]!) ** 2;
     return -Math.sqrt(acc);
   }
@@ -62,8 +42,8 @@ export function similarity(s: Similarity, a: Float64Array, b: Float64Array): num
 }
 
 /** The similarity a search score stands for (searches report Euclidean and Manhattan as distances). */
-export function similarityOfScore(s: Similarity, score: number): number {
-  return s === 'l2' || s === 'l1' ? -score : score;
+export function similarityOfScore(s: DistanceMetric, score: number): number {
+  return s === 'euclidean' || s === 'manhattan' ? -score : score;
 }
 
 /** Component-wise mean. */
@@ -84,7 +64,7 @@ export function averageVector(positives: readonly Float64Array[], negatives: rea
 }
 
 /** The `best_score` of a prepared candidate against prepared examples. */
-export function bestScore(s: Similarity, x: Float64Array, positives: readonly Float64Array[], negatives: readonly Float64Array[]): number {
+export function bestScore(s: DistanceMetric, x: Float64Array, positives: readonly Float64Array[], negatives: readonly Float64Array[]): number {
   let pos = -Infinity;
   for (const p of positives) pos = Math.max(pos, similarity(s, x, p));
   let neg = -Infinity;

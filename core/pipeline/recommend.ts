@@ -17,6 +17,7 @@
  */
 import type { ChunkRecord } from '../domain/chunk.js';
 import { embeddingSpec } from '../domain/dataset-config.js';
+import type { DistanceMetric } from '../domain/distance-metric.js';
 import { badRequest } from '../domain/errors.js';
 import { MAX_MUST_NOT_IDS, withConditions, type Condition, type Filter } from '../domain/filter.js';
 import { lexicalText } from '../domain/lexical-text.js';
@@ -24,7 +25,7 @@ import type { RecommendStrategy } from '../domain/search-options.js';
 import { hitsOf, scoredIds, type Hit } from './hit-chunks.js';
 import type { PipelineContext } from './ranked-search.js';
 import { recommendQueryText } from './recommend-query.js';
-import { averageVector, bestScore, prepare, similarityOf, similarityOfScore, type Similarity } from './recommend-vectors.js';
+import { averageVector, bestScore, prepare, similarityOfScore } from './recommend-vectors.js';
 
 /** Positives searched for `best_score` candidates; beyond them the average of all positives seeds one more search. */
 export const MAX_SEEDS = 32;
@@ -59,7 +60,7 @@ function excluding(ids: readonly string[]): Condition[] {
 }
 
 /** The stored vectors of the examples under the dataset's current model, prepared for `s`; 400 when one is missing. */
-async function exampleVectors(ctx: PipelineContext, modelKey: string, s: Similarity, chunks: readonly ChunkRecord[]): Promise<Float64Array[]> {
+async function exampleVectors(ctx: PipelineContext, modelKey: string, s: DistanceMetric, chunks: readonly ChunkRecord[]): Promise<Float64Array[]> {
   const stored = await ctx.store.vectors.getMany(chunks.map((c) => c.id), modelKey);
   const missing = chunks.filter((c) => !stored.has(c.id)).map((c) => c.id);
   if (missing.length > 0) {
@@ -93,13 +94,13 @@ async function searchByVector(ctx: PipelineContext, vector: Float64Array, filter
 /** `best_score` over candidates gathered around the positives (see the module comment). */
 async function bestScored(
   pipeline: PipelineContext,
-  ctx: { s: Similarity; modelKey: string; filter: Filter | null },
+  ctx: { s: DistanceMetric; modelKey: string; filter: Filter | null },
   positives: readonly Float64Array[],
   negatives: readonly Float64Array[],
   r: Recommendation,
 ): Promise<{ id: string; score: number }[]> {
   const seeds = positives.length <= MAX_SEEDS ? positives : [...positives.slice(0, MAX_SEEDS - 1), averageVector(positives, [])];
-  const certifiable = positives.length <= MAX_SEEDS && (ctx.s === 'cos' || ctx.s === 'dot');
+  const certifiable = positives.length <= MAX_SEEDS && (ctx.s === 'cosine' || ctx.s === 'dot');
   const cap = Math.max(r.limit, Math.min(pipeline.maxLimit, MAX_CANDIDATES));
   let fetch = Math.min(cap, Math.max(10, r.limit * 2));
   const scores = new Map<string, number>();
@@ -137,7 +138,7 @@ export async function recommendChunks(ctx: PipelineContext, ex: Examples, r: Rec
     return hitsOf(hits);
   }
   const spec = embeddingSpec(ctx.dataset.serverConfiguration);
-  const s = similarityOf(spec.distance);
+  const s = spec.distance;
   const positives = await exampleVectors(ctx, spec.modelKey, s, ex.positives);
   const negatives = await exampleVectors(ctx, spec.modelKey, s, ex.negatives);
   if (r.strategy === 'best_score') {
@@ -145,6 +146,6 @@ export async function recommendChunks(ctx: PipelineContext, ex: Examples, r: Rec
   }
   const vector = averageVector(positives, negatives);
   // Cosine has no direction to search along when the examples cancel out.
-  if (s === 'cos' && vector.every((x) => x === 0)) return [];
+  if (s === 'cosine' && vector.every((x) => x === 0)) return [];
   return (await searchByVector(ctx, vector, filter, r.limit)).map((h) => ({ id: h.chunk_id, score: h.score }));
 }

@@ -131,7 +131,8 @@ export class DatasetIndex {
 
   /** Whether dense scores are distances (euclidean, manhattan) rather than similarities. */
   private get lowerIsBetter(): boolean {
-    return ['euclidean', 'euclid', 'manhattan'].includes(this.params.distance ?? 'cosine');
+    const distance = this.params.distance ?? 'cosine';
+    return distance === 'euclidean' || distance === 'manhattan';
   }
 
   /** Parameters the shards were built with; a dataset whose configuration changes them is rebuilt. */

@@ -1,6 +1,7 @@
 /** Bodies of organization, user, API-key, dataset and auth routes. */
 import { z } from 'zod';
 import { DATASET_CONFIG_DEFAULTS } from '../../core/domain/dataset-config.js';
+import { parseDistanceMetric } from '../../core/domain/distance-metric.js';
 import { badRequest } from '../../core/domain/errors.js';
 import { LIMITS, measureJson } from '../../core/domain/limits.js';
 import { parseTimestamp } from '../../core/domain/time.js';
@@ -75,7 +76,7 @@ const serverConfiguration = jsonObject.superRefine((config, ctx) => {
     }
   }
   const metric = config.DISTANCE_METRIC;
-  if (typeof metric === 'string' && !['cosine', 'dot', 'euclidean', 'euclid', 'manhattan'].includes(metric)) {
+  if (typeof metric === 'string' && parseDistanceMetric(metric) === null) {
     ctx.addIssue({ code: 'custom', path: ['DISTANCE_METRIC'], message: 'must be cosine, dot, euclidean or manhattan' });
   }
   // Model servers are called by the core and the job workers: a bad address is refused here, not

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DenseIndex } from '../../workers/shard/dense/dense-index.js';
+import { distanceMetricOf, parseDistanceMetric } from '../../core/domain/distance-metric.js';
 import { denseMetricFor, higherIsBetter, passesScoreThreshold, type DenseMetric } from '../../workers/shard/dense/dense-metric.js';
 import { Bitset } from '../../workers/shard/bm25/bitset.js';
 
@@ -284,9 +285,11 @@ describe('metrics and score direction', () => {
     expect(denseMetricFor('cosine')).toBe('cos');
     expect(denseMetricFor('dot')).toBe('ip');
     expect(denseMetricFor('euclidean')).toBe('l2sq');
-    expect(denseMetricFor('euclid')).toBe('l2sq');
+    expect(denseMetricFor(distanceMetricOf('euclid'))).toBe('l2sq');
     expect(denseMetricFor('manhattan')).toBe('l1');
-    expect(() => denseMetricFor('hamming')).toThrow(/DISTANCE_METRIC/);
+    expect(() => distanceMetricOf('hamming')).toThrow(/DISTANCE_METRIC must be cosine, dot, euclidean or manhattan, got 'hamming'/);
+    expect(parseDistanceMetric('hamming')).toBeNull();
+    expect(parseDistanceMetric(7)).toBeNull();
   });
 
   it('score_threshold follows the spec: cosine drops below, distances and dot drop above, 0 is off', () => {

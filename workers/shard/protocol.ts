@@ -2,6 +2,7 @@
  * Messages between the core and a shard thread. Plain data only (structured clone); the core
  * imports these as types.
  */
+import type { DistanceMetric } from '../../core/domain/distance-metric.js';
 import type { Filter } from '../../core/domain/filter.js';
 import type { SparseVector } from '../../core/domain/sparse-vector.js';
 import type { TaskStop } from './task-stop.js';
@@ -44,7 +45,7 @@ export interface Bm25Params {
   readonly k1: number;
   readonly b: number;
   /** cosine, dot, euclidean or manhattan. @defaultValue cosine */
-  readonly distance?: string;
+  readonly distance?: DistanceMetric;
 }
 
 /** Tasks a shard thread runs. */

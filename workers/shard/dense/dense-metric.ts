@@ -2,7 +2,7 @@
  * Dense distance metrics: the mapping from a dataset's `DISTANCE_METRIC` to what the index runs,
  * the meaning and direction of the score each one returns, and the spec's `score_threshold` rule.
  */
-import { QuarryError } from '../../../core/domain/errors.js';
+import type { DistanceMetric } from '../../../core/domain/distance-metric.js';
 
 /**
  * What the dense index computes. `cos`, `ip` and `l2sq` run on the usearch HNSW graph; `l1`
@@ -11,23 +11,17 @@ import { QuarryError } from '../../../core/domain/errors.js';
  */
 export type DenseMetric = 'cos' | 'ip' | 'l2sq' | 'l1';
 
-/**
- * The index metric of a dataset `DISTANCE_METRIC` (cosine, dot, euclidean or its alias euclid,
- * manhattan); anything else is a 400 because it comes from a user-set configuration.
- */
-export function denseMetricFor(distanceMetric: string): DenseMetric {
-  switch (distanceMetric) {
+/** The index metric of a dataset's distance. */
+export function denseMetricFor(distance: DistanceMetric): DenseMetric {
+  switch (distance) {
     case 'cosine':
       return 'cos';
     case 'dot':
       return 'ip';
     case 'euclidean':
-    case 'euclid':
       return 'l2sq';
     case 'manhattan':
       return 'l1';
-    default:
-      throw new QuarryError('bad_request', `DISTANCE_METRIC must be cosine, dot, euclidean or manhattan, got '${distanceMetric}'`);
   }
 }
 
