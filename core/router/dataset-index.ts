@@ -1,46 +1,29 @@
 /**
- * The shards of one dataset: loading them (snapshot, then the change-log tail), applying new
- * changes in order, scatter/gather of queries, and snapshots.
+ * The shards of one dataset: their lifecycle (load from snapshots and the change-log tail, apply
+ * new changes in order, snapshot, reload after a lost thread) and its queries. Scatter/gather is
+ * shard-set.ts, typo correction dataset-typos.ts, merged term statistics term-stats.ts, hybrid
+ * fusion hybrid-fusion.ts.
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Filter } from '../domain/filter.js';
 import type { SparseVector } from '../domain/sparse-vector.js';
-import { decideCorrections, mergeTypoAnswers, planTypoLookups, type TypoAnswer } from '../typo/correct.js';
 import type { TypoOptions } from '../typo/options.js';
 import type { Store } from '../../store/repository.js';
-import type {
-  Bm25Params,
-  LoadReply,
-  ScrollShardReply,
-  SearchShardReply,
-  ShardDoc,
-  ShardStatsReply,
-  ShardTask,
-  TermStatsReply,
-} from '../../workers/shard/protocol.js';
+import type { Bm25Params, LoadReply, ScrollShardReply, SearchShardReply, ShardDoc, ShardStatsReply, TermStatsReply } from '../../workers/shard/protocol.js';
 import type { ShardPool } from '../pool/shard-pool.js';
 import { ShardNotLoadedError } from '../pool/shard-not-loaded.js';
 import { QuarryError } from '../domain/errors.js';
-import { shardOf } from './placement.js';
 import type { Reranker } from '../embed/reranker.js';
-import { lexicalText, rerankText } from '../domain/lexical-text.js';
+import { rerankText } from '../domain/lexical-text.js';
 import { toShardDoc } from './to-shard-doc.js';
-import { MAX_COMPLETIONS, withCompletions } from '../domain/completions.js';
+import { DatasetTypos, type TypoCorrection } from './dataset-typos.js';
+import { fuseHybrid } from './hybrid-fusion.js';
+import { byScoreThenId, mergeHits, ShardSet, type DatasetHits } from './shard-set.js';
+import { mergeTermStats, TermStatsCache } from './term-stats.js';
 
-/**
- * Queries whose merged term statistics a multi-shard dataset keeps, so that a repeated query
- * skips the statistics round trip to the shards. Entries are valid for one applied sequence:
- * any applied change empties the cache, so scores are exactly those of a fresh round trip.
- */
-const STATS_CACHE_SIZE = 4096;
-
-/** Longest a typo-corrected search waits for the dataset's first vocabulary build. */
-const TYPO_BUILD_WAIT_MS = 2000;
-
-/** Chunks read from the store per batch while filling the typo vocabularies. */
-const TYPO_FILL_BATCH = 1000;
+export type { DatasetHits } from './shard-set.js';
 
 /** Change-log entries read per batch while applying. */
 const APPLY_BATCH = 2000;
@@ -51,8 +34,6 @@ const SNAPSHOT_EVERY_MS = 60_000;
 
 /** Candidates taken from each leg of a hybrid search (more when the page reaches deeper). */
 const HYBRID_POOL = 100;
-/** Weight of the normalised bm25 score in hybrid fusion; the dense score gets the rest. */
-const HYBRID_BM25_WEIGHT = 0.7;
 
 /** A search over one dataset, already validated. */
 export interface DatasetSearch {
@@ -78,35 +59,12 @@ export interface DatasetSearch {
  */
 export type ShardState = 'unloaded' | 'loading' | 'ready' | 'failed' | 'lost';
 
-/** Ranked results of a search. */
-export interface DatasetHits {
-  readonly chunkIds: string[];
-  readonly scores: number[];
-  readonly total: number;
-}
-
 /** Identity of the parameters a dataset's shards are built with (part of the snapshot path). */
 export function indexFingerprint(params: Bm25Params, modelKey: string, sparseModelKey: string | null = null): string {
   // Without a sparse encoder the identity is what it was before sparse vectors existed (same snapshot paths).
   const parts = [params.k1, params.b, params.distance ?? 'cosine', modelKey, ...(sparseModelKey ? [sparseModelKey] : [])];
   return createHash('sha1').update(JSON.stringify(parts)).digest('hex').slice(0, 12);
 }
-
-/**
- * The completions of the word being typed over all shards: each shard's most frequent ones,
- * document frequencies summed, the {@link MAX_COMPLETIONS} most frequent kept. A completion a
- * shard did not list (beyond its own top) counts 0 there: exact unless a shard has more.
- */
-function mergeCompletions(parts: readonly TermStatsReply[]): { completions: string[]; completionDocFreqs: number[] } {
-  const df = new Map<string, number>();
-  for (const p of parts) (p.completions ?? []).forEach((c, i) => df.set(c, (df.get(c) ?? 0) + (p.completionDocFreqs?.[i] ?? 0)));
-  const top = [...df].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, MAX_COMPLETIONS);
-  return { completions: top.map((t) => t[0]), completionDocFreqs: top.map((t) => t[1]) };
-}
-
-/** Orders hits by score descending, then chunk id ascending (the same tie-break as each shard). */
-const byScoreThenId = (a: { id: string; score: number }, b: { id: string; score: number }): number =>
-  b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** The shards of one dataset. */
 export class DatasetIndex {
@@ -117,11 +75,10 @@ export class DatasetIndex {
   private firstUnsnapshottedAt = 0;
   private snapshotting: Promise<void> | undefined;
   private readonly dir: string;
-  /** Resolves once the shards' typo vocabularies are on and filled (null: not asked yet). */
-  private typoReady: Promise<void> | null = null;
-  /** Merged term statistics by query, valid for `statsCacheSeq` while no apply is running. */
-  private readonly statsCache = new Map<string, TermStatsReply>();
-  private statsCacheSeq = -1;
+  private readonly set: ShardSet;
+  private readonly typos: DatasetTypos;
+  /** Merged term statistics of recent queries (multi-shard datasets), valid while no apply runs. */
+  private readonly statsCache = new TermStatsCache();
   private applyInFlight = 0;
   private loadState: 'unloaded' | 'loading' | 'ready' | 'failed' = 'unloaded';
   /** Counts thread deaths that took shards of this dataset; a load started after the last one clears `lost`. */
@@ -144,7 +101,7 @@ export class DatasetIndex {
     private readonly params: Bm25Params,
     /** Vectors of this model key are indexed; others are ignored (never mixed). */
     readonly modelKey: string,
-    private readonly pool: ShardPool,
+    pool: ShardPool,
     private readonly store: Store,
     dataDir: string,
     private readonly logger: Logger,
@@ -152,6 +109,8 @@ export class DatasetIndex {
     readonly sparseModelKey: string | null = null,
   ) {
     this.fingerprint = indexFingerprint(params, modelKey, sparseModelKey);
+    this.set = new ShardSet(datasetId, shards, pool);
+    this.typos = new DatasetTypos(this.set, store, logger);
     this.dir = path.join(dataDir, 'index', datasetId, `${shards}-${this.fingerprint}`);
   }
 
@@ -186,7 +145,7 @@ export class DatasetIndex {
    */
   threadLost(thread: number): void {
     if (this.loadState === 'unloaded') return;
-    if (!this.shardNumbers().some((shard) => this.pool.threadOf(shard) === thread)) return;
+    if (!this.set.onThread(thread)) return;
     this.losses++;
     this.lost = true;
     this.logger.warn({ dataset: this.datasetId, thread }, 'a shard thread holding this dataset died; reloading its shards');
@@ -209,8 +168,8 @@ export class DatasetIndex {
       const run = this.applying.then(() => {
         this.ready = undefined;
         // A fresh shard has no typo vocabulary and other statistics than the cached ones.
-        this.typoReady = null;
-        this.statsCacheSeq = -1;
+        this.typos.reset();
+        this.statsCache.invalidate();
         return this.ensureReady();
       });
       this.applying = run.catch(() => undefined);
@@ -249,11 +208,7 @@ export class DatasetIndex {
 
   private async load(): Promise<void> {
     const started = Date.now();
-    const replies = await Promise.all(
-      this.shardNumbers().map((shard) =>
-        this.pool.run<LoadReply>({ op: 'load', datasetId: this.datasetId, shard, dir: this.dir, bm25: this.params }),
-      ),
-    );
+    const replies = await this.set.run<LoadReply>(() => ({ op: 'load', dir: this.dir, bm25: this.params }));
     // Replaying from the oldest snapshot is safe: applying the current state of a chunk twice is idempotent.
     this.appliedSeq = Math.min(...replies.map((r) => r.appliedSeq));
     const replayed = await this.applyPending(Number.POSITIVE_INFINITY);
@@ -261,10 +216,6 @@ export class DatasetIndex {
       { dataset: this.datasetId, shards: this.shards, snapshots: replies.filter((r) => r.loaded).length, replayed, ms: Date.now() - started },
       'dataset loaded',
     );
-  }
-
-  private shardNumbers(): number[] {
-    return Array.from({ length: this.shards }, (_, i) => i);
   }
 
   /** Applies the change log at least through `minSeq` (everything recorded when it is 0). */
@@ -296,24 +247,18 @@ export class DatasetIndex {
       const groups = await this.store.groups.groupsOfChunks(this.datasetId, chunks.map((c) => c.id));
       const vectors = await this.store.vectors.getMany(chunks.map((c) => c.id), this.modelKey);
       const present = new Set(chunks.map((c) => c.id));
-      const upserts: ShardDoc[][] = this.shardNumbers().map(() => []);
-      const deletes: string[][] = this.shardNumbers().map(() => []);
       const sparse = this.sparseModelKey ? await this.store.sparseVectors.getMany(chunks.map((c) => c.id), this.sparseModelKey) : new Map<string, SparseVector>();
-      for (const c of chunks) {
-        upserts[shardOf(c.id, this.shards)]!.push(toShardDoc(c, (groups.get(c.id) ?? []).map((g) => g.id), vectors.get(c.id) ?? null, sparse.get(c.id) ?? null));
-      }
+      const docs: ShardDoc[] = chunks.map((c) => toShardDoc(c, (groups.get(c.id) ?? []).map((g) => g.id), vectors.get(c.id) ?? null, sparse.get(c.id) ?? null));
+      const upserts = this.set.partition(docs, (d) => d.chunkId).byShard;
       // An upsert whose chunk is gone was deleted later in the log than this batch saw: drop it.
-      for (const [id, op] of last) if (op === 'delete' || !present.has(id)) deletes[shardOf(id, this.shards)]!.push(id);
+      const deletes = this.set.partition([...last].filter(([id, op]) => op === 'delete' || !present.has(id)).map(([id]) => id), (id) => id).byShard;
       const seq = entries[entries.length - 1]!.seq;
       // Shards change from here on: cached statistics are stale (and none is stored meanwhile).
       this.applyInFlight++;
-      this.statsCacheSeq = -1;
+      this.statsCache.invalidate();
       try {
-        await Promise.all(
-          this.shardNumbers().map((shard) =>
-            this.pool.run({ op: 'apply', datasetId: this.datasetId, shard, upserts: upserts[shard]!, deletes: deletes[shard]!, seq, bm25: this.params }),
-          ),
-        );
+        // Every shard gets the batch's sequence, even with nothing of it: its snapshot then says how far it is.
+        await this.set.run((shard) => ({ op: 'apply', upserts: upserts[shard]!, deletes: deletes[shard]!, seq, bm25: this.params }));
         this.appliedSeq = seq;
       } finally {
         this.applyInFlight--;
@@ -341,9 +286,7 @@ export class DatasetIndex {
     if (this.snapshotting) return this.snapshotting;
     if (!this.ready || this.lost) return Promise.resolve();
     this.unsnapshotted = 0;
-    this.snapshotting = Promise.allSettled(
-      this.shardNumbers().map((shard) => this.pool.run({ op: 'snapshot', datasetId: this.datasetId, shard, dir: this.dir })),
-    )
+    this.snapshotting = Promise.allSettled(this.set.all.map((shard) => this.set.run(() => ({ op: 'snapshot', dir: this.dir }), undefined, [shard])))
       .then((results) => {
         const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as unknown);
         if (failed.some((e) => e instanceof ShardNotLoadedError) && !this.lost) {
@@ -369,107 +312,32 @@ export class DatasetIndex {
   private async searchLexical(q: DatasetSearch, signal?: AbortSignal): Promise<DatasetHits> {
     await this.ensureReady();
     const k = q.offset + q.limit;
+    const prefix = q.prefixLastWord === true;
     let global: TermStatsReply | null = null;
-    const statsKey = `${q.fulltext === true ? 1 : 0}${q.prefixLastWord === true ? 1 : 0}${q.text}`;
-    const seqBefore = this.appliedSeq;
-    if (this.shards > 1 && this.applyInFlight === 0 && this.statsCacheSeq === seqBefore) global = this.statsCache.get(statsKey) ?? null;
-    if (this.shards > 1 && global === null) {
-      const parts = await Promise.all(
-        this.shardNumbers().map((shard) =>
-          this.pool.run<TermStatsReply>(
-            { op: 'termStats', datasetId: this.datasetId, shard, text: q.text, pairs: q.fulltext === true, prefix: q.prefixLastWord === true },
-            signal,
-          ),
-        ),
-      );
-      const first = parts[0]!;
-      global = {
-        terms: first.terms,
-        docCount: parts.reduce((s, p) => s + p.docCount, 0),
-        totalLength: parts.reduce((s, p) => s + p.totalLength, 0),
-        docFreqs: first.terms.map((_, i) => parts.reduce((s, p) => s + (p.docFreqs[i] ?? 0), 0)),
-        ...(first.pairs ? { pairs: first.pairs, pairDocFreqs: first.pairs.map((_, i) => parts.reduce((s, p) => s + (p.pairDocFreqs?.[i] ?? 0), 0)) } : {}),
-      };
-      if (q.prefixLastWord) global = withCompletions({ ...global, ...mergeCompletions(parts) });
-      // Kept only when no change was applied while the shards answered.
-      if (this.applyInFlight === 0 && this.appliedSeq === seqBefore) {
-        if (this.statsCacheSeq !== seqBefore) {
-          this.statsCache.clear();
-          this.statsCacheSeq = seqBefore;
-        }
-        if (this.statsCache.size >= STATS_CACHE_SIZE) this.statsCache.delete(this.statsCache.keys().next().value!);
-        this.statsCache.set(statsKey, global);
+    if (this.shards > 1) {
+      const key = `${q.fulltext === true ? 1 : 0}${prefix ? 1 : 0}${q.text}`;
+      const seqBefore = this.appliedSeq;
+      if (this.applyInFlight === 0) global = this.statsCache.get(key, seqBefore);
+      if (global === null) {
+        const parts = await this.set.run<TermStatsReply>(() => ({ op: 'termStats', text: q.text, pairs: q.fulltext === true, prefix }), signal);
+        global = mergeTermStats(parts, prefix);
+        // Kept only when no change was applied while the shards answered.
+        if (this.applyInFlight === 0 && this.appliedSeq === seqBefore) this.statsCache.set(key, seqBefore, global);
       }
     }
-    const replies = await Promise.all(
-      this.shardNumbers().map((shard) =>
-        this.pool.run<SearchShardReply>(
-          { op: 'search', datasetId: this.datasetId, shard, text: q.text, stats: global, k, filter: q.filter, minScore: q.minScore, countTotal: q.countTotal, fulltext: q.fulltext === true, boost: q.boost ?? null, prefix: q.prefixLastWord === true },
-          signal,
-        ),
-      ),
+    const replies = await this.set.run<SearchShardReply>(
+      () => ({ op: 'search', text: q.text, stats: global, k, filter: q.filter, minScore: q.minScore, countTotal: q.countTotal, fulltext: q.fulltext === true, boost: q.boost ?? null, prefix }),
+      signal,
     );
-    const merged: { id: string; score: number }[] = [];
-    for (const r of replies) for (let i = 0; i < r.chunkIds.length; i++) merged.push({ id: r.chunkIds[i]!, score: r.scores[i]! });
-    merged.sort(byScoreThenId);
-    const page = merged.slice(q.offset, k);
-    return { chunkIds: page.map((h) => h.id), scores: page.map((h) => h.score), total: replies.reduce((s, r) => s + r.total, 0) };
+    return mergeHits(replies, q.offset, k);
   }
 
-  /**
-   * Typo correction of a query against the words of every shard: one round trip asks each shard
-   * about the query's correctable words; answers are merged (counts summed) and decided here.
-   */
-  correctTypos(query: string, options: TypoOptions, signal?: AbortSignal): Promise<{ correctedQuery: string | null; requiredWords: string[] }> {
-    return this.withShards(() => this.correctTyposOnce(query, options, signal));
-  }
-
-  private async correctTyposOnce(query: string, options: TypoOptions, signal?: AbortSignal): Promise<{ correctedQuery: string | null; requiredWords: string[] }> {
-    const plan = planTypoLookups(query, options);
-    if (plan.lookups.length === 0) return { correctedQuery: null, requiredWords: [] };
-    await this.ensureReady();
-    const building = (this.typoReady ??= this.enableTypo().catch((err: unknown) => {
-      this.typoReady = null;
-      this.logger.error({ err, dataset: this.datasetId }, 'typo vocabulary build failed');
-    }));
-    // A large dataset's first build takes a while (~30 s per million chunks): searches do not
-    // wait for it longer than this, they run uncorrected until it is done.
-    let timer: NodeJS.Timeout | undefined;
-    const waited = await Promise.race([
-      building.then(() => true),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), TYPO_BUILD_WAIT_MS))),
-    ]);
-    clearTimeout(timer);
-    if (!waited || this.typoReady === null) return { correctedQuery: null, requiredWords: [] };
-    const replies = await Promise.all(
-      this.shardNumbers().map((shard) => this.pool.run<TypoAnswer[]>({ op: 'typo', datasetId: this.datasetId, shard, lookups: plan.lookups }, signal)),
-    );
-    const decided = decideCorrections(plan, mergeTypoAnswers(replies));
-    // As the reference: corrected_query only when a word was corrected, not when one was only quoted.
-    return { correctedQuery: decided.corrections.length > 0 ? decided.correctedQuery : null, requiredWords: decided.requiredWords };
-  }
-
-  /**
-   * Turns the shards' typo vocabularies on and fills them from the store (once per index; a
-   * vocabulary restored from a snapshot is complete and skips the fill). Writes applied meanwhile
-   * are counted by the shards themselves, and the fill skips the chunks they counted.
-   */
-  private async enableTypo(): Promise<void> {
-    const wasOn = await Promise.all(this.shardNumbers().map((shard) => this.pool.run<boolean>({ op: 'typoEnable', datasetId: this.datasetId, shard })));
-    if (wasOn.every(Boolean)) return;
-    const started = Date.now();
-    let after: string | null = null;
-    let filled = 0;
-    for (;;) {
-      const chunks = await this.store.chunks.scrollIds(this.datasetId, after, TYPO_FILL_BATCH);
-      if (chunks.length === 0) break;
-      const byShard = this.shardNumbers().map(() => [] as { chunkId: string; text: string }[]);
-      for (const c of chunks) byShard[shardOf(c.id, this.shards)]!.push({ chunkId: c.id, text: lexicalText(c) });
-      await Promise.all(byShard.map((docs, shard) => (docs.length === 0 ? Promise.resolve() : this.pool.run({ op: 'typoFill', datasetId: this.datasetId, shard, docs }))));
-      filled += chunks.length;
-      after = chunks[chunks.length - 1]!.id;
-    }
-    this.logger.info({ dataset: this.datasetId, chunks: filled, ms: Date.now() - started }, 'typo vocabulary built');
+  /** Typo correction of a query against the words of every shard (see dataset-typos.ts). */
+  correctTypos(query: string, options: TypoOptions, signal?: AbortSignal): Promise<TypoCorrection> {
+    return this.withShards(async () => {
+      await this.ensureReady();
+      return this.typos.correct(query, options, signal);
+    });
   }
 
   /** Best chunks by SPLADE dot product over all shards (fulltext with a sparse encoder). */
@@ -505,26 +373,14 @@ export class DatasetIndex {
   ): Promise<DatasetHits> {
     await this.ensureReady();
     const k = q.offset + q.limit;
-    const replies = await Promise.all(
-      this.shardNumbers().map((shard) =>
-        this.pool.run<SearchShardReply>(
-          { op, datasetId: this.datasetId, shard, vector, k, filter: q.filter, threshold: q.minScore, countTotal: q.countTotal } as ShardTask,
-          signal,
-        ),
-      ),
-    );
-    const merged: { id: string; score: number }[] = [];
-    for (const r of replies) for (let i = 0; i < r.chunkIds.length; i++) merged.push({ id: r.chunkIds[i]!, score: r.scores[i]! });
-    merged.sort((a, b) => (lowerIsBetter ? a.score - b.score : b.score - a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const page = merged.slice(q.offset, k);
-    return { chunkIds: page.map((h) => h.id), scores: page.map((h) => h.score), total: replies.reduce((s, r) => s + r.total, 0) };
+    const body = { vector, k, filter: q.filter, threshold: q.minScore, countTotal: q.countTotal };
+    const replies = await this.set.run<SearchShardReply>(() => (op === 'searchDense' ? { op, ...body, vector: vector as Float32Array } : { op, ...body, vector: vector as SparseVector }), signal);
+    return mergeHits(replies, q.offset, k, lowerIsBetter);
   }
 
   /**
    * Hybrid: the union of the fulltext and the dense candidates (at least {@link HYBRID_POOL} of
-   * each), each candidate scored by both (missing scores computed), min-max normalised per leg over
-   * the union and fused as 0.7 x fulltext + 0.3 x dense — the fusion that measured best on SciFact
-   * (ARCHITECTURE.md: 0.690 nDCG@10 against 0.678 for bm25 alone; reciprocal-rank fusion collapsed).
+   * each), each candidate scored by both (missing scores computed), then fused (hybrid-fusion.ts).
    */
   searchHybrid(vector: Float32Array, q: DatasetSearch, signal?: AbortSignal): Promise<DatasetHits> {
     return this.withShards(() => this.searchHybridOnce(vector, q, signal));
@@ -548,37 +404,16 @@ export class DatasetIndex {
     }
     const needDense = ids.filter((id) => !cos.has(id));
     if (needDense.length > 0) {
-      const byShard = this.shardNumbers().map(() => [] as string[]);
-      for (const id of needDense) byShard[shardOf(id, this.shards)]!.push(id);
-      const replies = await Promise.all(
-        byShard.map((chunkIds, shard) =>
-          chunkIds.length === 0 ? Promise.resolve([]) : this.pool.run<number[]>({ op: 'denseScores', datasetId: this.datasetId, shard, vector, chunkIds }, signal),
-        ),
+      const { byShard, shards } = this.set.partition(needDense, (id) => id);
+      const replies = await this.set.run<number[]>((shard) => ({ op: 'denseScores', vector, chunkIds: byShard[shard]! }), signal, shards);
+      shards.forEach((shard, r) =>
+        byShard[shard]!.forEach((id, i) => {
+          const score = replies[r]![i]!;
+          if (!Number.isNaN(score)) cos.set(id, score);
+        }),
       );
-      byShard.forEach((chunkIds, shard) => chunkIds.forEach((id, i) => {
-        const score = replies[shard]![i]!;
-        if (!Number.isNaN(score)) cos.set(id, score);
-      }));
     }
-    const norm = (m: Map<string, number>, invert: boolean) => {
-      const values = [...m.values()];
-      const min = Math.min(...values);
-      const max = Math.max(...values);
-      return (id: string): number => {
-        const v = m.get(id);
-        if (v === undefined) return 0;
-        const x = max > min ? (v - min) / (max - min) : 1;
-        return invert ? 1 - x : x;
-      };
-    };
-    const nb = norm(bm25, false);
-    const nd = norm(cos, this.lowerIsBetter);
-    const fused = ids
-      .map((id) => ({ id, score: HYBRID_BM25_WEIGHT * nb(id) + (1 - HYBRID_BM25_WEIGHT) * nd(id) }))
-      .filter((h) => q.minScore === null || h.score >= q.minScore)
-      .sort(byScoreThenId);
-    const page = fused.slice(q.offset, q.offset + q.limit);
-    return { chunkIds: page.map((h) => h.id), scores: page.map((h) => h.score), total: q.countTotal ? fused.length : 0 };
+    return fuseHybrid({ ids, lexical: bm25, dense: cos, denseLowerIsBetter: this.lowerIsBetter, minScore: q.minScore, offset: q.offset, limit: q.limit, countTotal: q.countTotal });
   }
 
   /**
@@ -609,11 +444,7 @@ export class DatasetIndex {
 
   private async scrollOnce(filter: Filter | null, afterId: string | null, limit: number, sortField: string | null, descending: boolean, signal?: AbortSignal): Promise<string[]> {
     await this.ensureReady();
-    const replies = await Promise.all(
-      this.shardNumbers().map((shard) =>
-        this.pool.run<ScrollShardReply>({ op: 'scroll', datasetId: this.datasetId, shard, filter, afterId, limit, sortField, descending }, signal),
-      ),
-    );
+    const replies = await this.set.run<ScrollShardReply>(() => ({ op: 'scroll', filter, afterId, limit, sortField, descending }), signal);
     const all: { id: string; key: number }[] = [];
     for (const r of replies) for (let i = 0; i < r.chunkIds.length; i++) all.push({ id: r.chunkIds[i]!, key: r.keys[i]! });
     const dir = descending ? -1 : 1;
@@ -633,15 +464,13 @@ export class DatasetIndex {
   stats(): Promise<{ chunkCount: number; appliedSeq: number }> {
     return this.withShards(async () => {
       await this.ensureReady();
-      const replies = await Promise.all(
-        this.shardNumbers().map((shard) => this.pool.run<ShardStatsReply>({ op: 'stats', datasetId: this.datasetId, shard })),
-      );
+      const replies = await this.set.run<ShardStatsReply>(() => ({ op: 'stats' }));
       return { chunkCount: replies.reduce((s, r) => s + r.chunkCount, 0), appliedSeq: this.appliedSeq };
     });
   }
 
   /** Forgets every shard of this dataset in memory. */
   async drop(): Promise<void> {
-    await Promise.all(this.shardNumbers().map((shard) => this.pool.run({ op: 'drop', datasetId: this.datasetId, shard })));
+    await this.set.run(() => ({ op: 'drop' }));
   }
 }
