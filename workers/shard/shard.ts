@@ -11,6 +11,7 @@ import { DenseIndex } from './dense/dense-index.js';
 import { denseMetricFor, passesScoreThreshold, type DenseMetric } from './dense/dense-metric.js';
 import { Bm25Index } from './bm25/bm25-index.js';
 import { SparseVectorIndex } from './splade/sparse-vector-index.js';
+import type { TieBreak } from './top-k-heap.js';
 import { SequenceStore } from './bm25/sequence-store.js';
 import { Vocabulary, type VocabularyAnswer, type VocabularyLookup } from './typo/vocabulary.js';
 
@@ -96,6 +97,13 @@ export class Shard {
     }
   }
 
+  /** Orders internal ids by chunk id: how every index of this shard breaks score ties, as the core's merge does. */
+  private readonly byChunkId: TieBreak = (a, b) => {
+    const x = this.index.chunkId(a)!;
+    const y = this.index.chunkId(b)!;
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+
   /** Top `k` by dense similarity (or distance), restricted by the filter and threshold. */
   searchDense(vector: Float32Array, k: number, filter: Filter | null, threshold: number | null, countTotal: boolean): SearchShardReply {
     const dense = this.dense;
@@ -104,7 +112,7 @@ export class Shard {
     // Thresholds keep a prefix of the ranking, except the spec's dot-product rule (drop scores
     // above it), which keeps the worst matches: that one, and counting, need every candidate.
     const want = countTotal || (threshold && this.metric === 'ip') ? dense.size : k;
-    const hits = dense.search(vector, Math.max(1, want), allow);
+    const hits = dense.search(vector, Math.max(1, want), allow, { tieBreak: this.byChunkId });
     const chunkIds: string[] = [];
     const scores: number[] = [];
     let total = 0;
@@ -224,12 +232,7 @@ export class Shard {
   /** Top `k` by SPLADE dot product, restricted by the filter and threshold. */
   searchSparse(vector: SparseVector, k: number, filter: Filter | null, threshold: number | null, countTotal: boolean): SearchShardReply {
     if (this.sparse.size === 0) return { chunkIds: [], scores: [], total: 0 };
-    const byChunkId = (a: number, b: number): number => {
-      const x = this.index.chunkId(a)!;
-      const y = this.index.chunkId(b)!;
-      return x < y ? -1 : x > y ? 1 : 0;
-    };
-    const hits = this.sparse.search(vector, k, this.allow(filter), threshold, byChunkId);
+    const hits = this.sparse.search(vector, k, this.allow(filter), threshold, this.byChunkId);
     return { chunkIds: hits.ids.map((id) => this.index.chunkId(id)!), scores: hits.scores, total: countTotal ? hits.total : 0 };
   }
 

@@ -14,7 +14,7 @@ import { listBounds, pairPostings, type PairPostings } from './proximity.js';
 import { SequenceStore } from './sequence-store.js';
 import { TermScanner } from './term-scanner.js';
 import { checkYield } from '../task-stop.js';
-import { TopKHeap } from './top-k-heap.js';
+import { TopKHeap } from '../top-k-heap.js';
 
 /** BM25 index options; defaults in {@link DEFAULT_BM25_OPTIONS}. */
 export interface Bm25Options {

@@ -12,7 +12,7 @@ import type { Bitset } from './bitset.js';
 import { BOUND_SLACK, MaxScoreScratch, MIN_WINDOW, THETA_SLACK, WINDOW } from './max-score-scratch.js';
 import { BLOCK_SHIFT } from './postings-store.js';
 import { seedFloor } from './seed-floor.js';
-import type { TopKHeap } from './top-k-heap.js';
+import type { TopKHeap } from '../top-k-heap.js';
 import { checkStop, checkYield } from '../task-stop.js';
 
 export { MaxScoreScratch };

@@ -6,10 +6,10 @@
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import type { Bitset } from '../bm25/bitset.js';
 import { higherIsBetter, type DenseMetric } from './dense-metric.js';
-import { DenseTopK } from './top-k.js';
 import { dotAt, l1At, l2sqAt, normOf } from './vector-kernels.js';
 import { VectorSlab } from './vector-slab.js';
 import { checkStop } from '../task-stop.js';
+import { byInternalId, TopKHeap, type TieBreak } from '../top-k-heap.js';
 
 /** Storage precision of the vectors inside the HNSW graph (the f32 slab is always exact). */
 export type DenseQuantization = 'f32' | 'f16' | 'bf16' | 'i8';
@@ -54,6 +54,8 @@ export const DENSE_INDEX_DEFAULTS = Object.freeze({
 export interface DenseSearchOptions {
   /** HNSW candidate list size for this query (ignored on the exact path). */
   ef?: number;
+  /** Order of equal scores (the shard passes chunk id ascending, as the core merges); default internal id. */
+  tieBreak?: TieBreak;
 }
 
 /** Search result, best first: ids and their scores (see {@link DenseMetric} for the meaning). */
@@ -114,7 +116,7 @@ export class DenseIndex {
 
   private readonly key1 = new BigUint64Array(1);
   private readonly q64: Float64Array;
-  private readonly heap = new DenseTopK(64);
+  private readonly heap = new TopKHeap(byInternalId, 64);
   private cand = new Uint32Array(256);
 
   /** An empty index. */
@@ -237,17 +239,18 @@ export class DenseIndex {
     const want = Math.min(k, allowed);
     if (want === 0) return { ids: new Uint32Array(0), scores: new Float64Array(0), path: 'exact' };
     this.loadQuery(query);
+    const tie = options?.tieBreak ?? byInternalId;
     const cfg = this.config;
     const graph = this.graph;
     if (graph === null || allowed <= cfg.exactMaxCount || (allow !== null && allowed <= cfg.exactMaxFraction * live)) {
-      return this.exact(want, allow);
+      return this.exact(want, allow, tie);
     }
     const ef = Math.max(1, options?.ef ?? cfg.expansionSearch);
     let wanted = Math.max(ef, k);
     if (allow !== null) wanted = Math.max(wanted, Math.ceil((k * FILTER_OVERSAMPLE * live) / allowed));
     for (;;) {
       // A graph search this wide costs more than scanning the allowed ids, or cannot find more.
-      if (wanted * HNSW_COST_PER_EF >= allowed || wanted >= live) return this.exact(want, allow);
+      if (wanted * HNSW_COST_PER_EF >= allowed || wanted >= live) return this.exact(want, allow, tie);
       const m = graph.search(query, wanted, 1);
       const keys = m.keys;
       if (this.cand.length < want) this.cand = new Uint32Array(Math.max(want, this.cand.length * 2));
@@ -258,7 +261,7 @@ export class DenseIndex {
         // The slab check guards against any graph entry the index no longer considers live.
         if ((allow === null || allow.has(id)) && this.slab.has(id)) cand[got++] = id;
       }
-      if (got >= want) return this.rescore(cand, want);
+      if (got >= want) return this.rescore(cand, want, tie);
       wanted *= RETRY_GROWTH;
     }
   }
@@ -337,9 +340,9 @@ export class DenseIndex {
   }
 
   /** Exact top `want` over live ∩ allow, walking set bits word by word. */
-  private exact(want: number, allow: Bitset | null): DenseHits {
+  private exact(want: number, allow: Bitset | null, tie: TieBreak): DenseHits {
     const heap = this.heap;
-    heap.reset(want);
+    heap.reset(want, tie);
     const { live, data, invNorms } = this.slab;
     const q = this.q64;
     const dim = this.dimension;
@@ -367,20 +370,17 @@ export class DenseIndex {
   }
 
   /** Scores the first `n` graph candidates exactly and returns them sorted best first. */
-  private rescore(cand: Uint32Array, n: number): DenseHits {
+  private rescore(cand: Uint32Array, n: number, tie: TieBreak): DenseHits {
     const heap = this.heap;
-    heap.reset(n);
+    heap.reset(n, tie);
     for (let i = 0; i < n; i++) heap.push(cand[i]!, this.keyOf(cand[i]!));
     return this.drain('graph');
   }
 
   /** Empties the heap into fresh result arrays, converting keys to scores. */
   private drain(path: DenseHits['path']): DenseHits {
-    const n = this.heap.length;
-    const ids = new Uint32Array(n);
-    const scores = new Float64Array(n);
-    this.heap.drainInto(ids, scores);
-    for (let i = 0; i < n; i++) scores[i] = this.toScore(scores[i]!);
+    const { ids, scores } = this.heap.drain();
+    for (let i = 0; i < scores.length; i++) scores[i] = this.toScore(scores[i]!);
     return { ids, scores, path };
   }
 

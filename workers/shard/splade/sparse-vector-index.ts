@@ -10,6 +10,7 @@
 import type { SparseVector } from '../../../core/domain/sparse-vector.js';
 import type { Bitset } from '../bm25/bitset.js';
 import { grown } from '../bm25/grow.js';
+import { byInternalId, TopKHeap, type TieBreak } from '../top-k-heap.js';
 
 /** One index's entries: documents, weights and the document generation each was written at. */
 interface Posting {
@@ -35,6 +36,8 @@ export class SparseVectorIndex {
   private gen = new Uint32Array(64);
   private count = 0;
   private acc = new Float64Array(64);
+  /** The best k of a search (reused). */
+  private readonly heap = new TopKHeap(byInternalId, 16);
 
   /** Documents holding a vector. */
   get size(): number {
@@ -98,7 +101,7 @@ export class SparseVectorIndex {
    * The `k` best documents by dot product with `query` among `allow` (all when null); with a
    * threshold, only scores at or above it count (and are counted in `total`).
    */
-  search(query: SparseVector, k: number, allow: Bitset | null, threshold: number | null, tieBreak: (a: number, b: number) => number = (a, b) => a - b): SparseHits {
+  search(query: SparseVector, k: number, allow: Bitset | null, threshold: number | null, tieBreak: TieBreak = byInternalId): SparseHits {
     const cap = this.gen.length;
     if (this.acc.length < cap) this.acc = new Float64Array(cap);
     const acc = this.acc;
@@ -116,14 +119,17 @@ export class SparseVectorIndex {
         if (acc[d] === 0) acc[d] = Number.MIN_VALUE;
       }
     }
-    const hits: { id: number; score: number }[] = [];
+    const heap = this.heap;
+    heap.reset(k, tieBreak);
+    let total = 0;
     for (const d of touched) {
       const s = acc[d]!;
       acc[d] = 0;
-      if (threshold === null || s >= threshold) hits.push({ id: d, score: s });
+      if (threshold !== null && s < threshold) continue;
+      total++;
+      heap.push(d, s);
     }
-    hits.sort((a, b) => b.score - a.score || tieBreak(a.id, b.id));
-    const top = hits.slice(0, k);
-    return { ids: top.map((h) => h.id), scores: top.map((h) => h.score), total: hits.length };
+    const top = heap.drain();
+    return { ids: Array.from(top.ids), scores: Array.from(top.scores), total };
   }
 }

@@ -1,8 +1,16 @@
-/** Bounded binary min-heap keeping the best k (id, score) pairs, ties broken by external id. */
-import { checkYield } from '../task-stop.js';
+/**
+ * The one bounded top-k of the shard's indexes (BM25, dense, SPLADE): a binary min-heap of the
+ * best k (internal id, score) pairs. Every index breaks score ties the way the core's merge does
+ * (chunk id ascending, through the owner's {@link TieBreak}), so a tie at a shard's cut keeps the
+ * same documents a single-shard ranking would.
+ */
+import { checkYield } from './task-stop.js';
 
 /** Orders two internal ids when their scores are equal: negative when `a` ranks first. */
 export type TieBreak = (a: number, b: number) => number;
+
+/** Internal id ascending: the tie-break of an index used without a chunk-id order (tests, tools). */
+export const byInternalId: TieBreak = (a, b) => a - b;
 
 /**
  * Keeps the k best entries seen; the root is the current worst, so admission is one comparison.
@@ -17,15 +25,16 @@ export class TopKHeap {
 
   /** A heap with room for `initialCapacity` entries (it grows on a larger `reset`). */
   constructor(
-    private readonly tieBreak: TieBreak,
+    private tieBreak: TieBreak,
     initialCapacity = 16,
   ) {
     this.ids = new Uint32Array(initialCapacity);
     this.scores = new Float64Array(initialCapacity);
   }
 
-  /** Empties the heap and sets the number of entries to keep. */
-  reset(k: number): void {
+  /** Empties the heap and sets the number of entries to keep (and the tie-break, when given). */
+  reset(k: number, tieBreak?: TieBreak): void {
+    if (tieBreak) this.tieBreak = tieBreak;
     if (k > this.ids.length) {
       this.ids = new Uint32Array(k);
       this.scores = new Float64Array(k);
