@@ -192,7 +192,9 @@ async function main(): Promise<void> {
     console.log(`HTTP, 1 client:    ${fmt(results.http1)}`);
     console.log(`HTTP, 16 clients:  ${fmt(results.http16)}`);
     console.log('(the gRPC and HTTP rows above include the Node client in this process; wrk below is a C client)');
-    console.log(`HTTP stages (Server-Timing, mean over the ${texts.length * rounds} one-client requests, µs): ${stages.map(([n, us]) => `${n} ${us.toFixed(0)}`).join(', ')}`);
+    const [shardParts, timeline] = [stages.filter(([n]) => n.startsWith('shard-')), stages.filter(([n]) => !n.startsWith('shard-'))];
+    console.log(`HTTP stages (Server-Timing, mean over the ${texts.length * rounds} one-client requests, µs): ${timeline.map(([n, us]) => `${n} ${us.toFixed(0)}`).join(', ')}`);
+    console.log(`  within core, summed over the request's shard tasks: ${shardParts.map(([n, us]) => `${n} ${us.toFixed(0)}`).join(', ')} (run: in the shard threads; wait: the rest of their round trips)`);
     console.log('  (total ends when the body is ready; JSON serialization and the socket write follow)');
     if (!hasWrk) console.log('wrk: not installed (apt-get install wrk) - skipped');
     wrk.forEach((r, i) => console.log(`HTTP via wrk, ${[1, 16][i]} connection(s): p50 ${r.p50}, p99 ${r.p99}, ${r.rps} req/s, non-2xx ${r.non2xx}`));

@@ -10,14 +10,16 @@
  * {@link ShardPool.onThreadLost} reload the datasets it held.
  */
 import { Worker } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
 import { QuarryError } from '../domain/errors.js';
+import { currentShardWork, recordShardTask } from '../domain/shard-work.js';
 import { threadEntry } from '../domain/thread-entry.js';
 import type { ShardMessage, ShardReply, ShardTask, ThreadReply } from '../../workers/shard/protocol.js';
 import { ShardNotLoadedError } from './shard-not-loaded.js';
 import { abortError, taskStopFor } from './task-stop.js';
 
 interface Pending {
-  readonly resolve: (reply: ShardReply) => void;
+  readonly resolve: (reply: ShardReply, runMs: number) => void;
   readonly reject: (err: Error) => void;
 }
 
@@ -55,7 +57,7 @@ export class ShardPool {
       const p = pending.get(m.id);
       if (!p) return;
       pending.delete(m.id);
-      if ('reply' in m) p.resolve(m.reply);
+      if ('reply' in m) p.resolve(m.reply, m.runMs);
       else p.reject(Object.assign(new Error(m.error.message), { name: m.error.name, stack: m.error.stack }));
     });
     // A crash or out-of-memory emits 'error' and then 'exit'; the exit reports the loss.
@@ -102,8 +104,14 @@ export class ShardPool {
     const id = this.nextId++;
     let reply: ShardReply;
     try {
+      const work = currentShardWork();
+      const posted = work ? performance.now() : 0;
       reply = await new Promise<ShardReply>((resolve, reject) => {
-        this.pending[thread]!.set(id, { resolve, reject });
+        const done = (r: ShardReply, runMs: number): void => {
+          if (work) recordShardTask(work, performance.now() - posted, runMs);
+          resolve(r);
+        };
+        this.pending[thread]!.set(id, { resolve: done, reject });
         this.workers[thread]!.postMessage({ id, task: message });
       });
     } catch (err) {

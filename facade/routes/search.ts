@@ -2,6 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { notFound } from '../../core/domain/errors.js';
 import { newId } from '../../core/domain/ids.js';
+import { withShardWork } from '../../core/domain/shard-work.js';
 import { Role } from '../../core/domain/tenancy.js';
 import { datasetAccess } from '../access.js';
 import type { Services } from '../context.js';
@@ -32,7 +33,8 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     const limit = maxLimitOf(access.dataset.serverConfiguration);
     const plan = planSearch(req, body as Record<string, unknown>, limit);
     timing?.mark('parse');
-    const reply = await core.search(searchArgs(access.dataset.id, plan.search, kind === 'autocomplete' ? { autocomplete: { extendResults: req.extendResults } } : {}));
+    const args = searchArgs(access.dataset.id, plan.search, kind === 'autocomplete' ? { autocomplete: { extendResults: req.extendResults } } : {});
+    const reply = await (timing ? withShardWork(timing.shardWork, () => core.search(args)) : core.search(args));
     timing?.mark('core');
     const results = await rankedChunks(store, access.dataset.id, reply);
     timing?.mark('store');

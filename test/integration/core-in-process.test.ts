@@ -52,15 +52,18 @@ describe('the search core hosted by the HTTP process', () => {
     expect(res.status, res.text).toBe(200);
     const header = res.headers.get('server-timing') ?? '';
     const stages = new Map(header.split(',').map((p) => {
-      const m = /^\s*(\w+);dur=([\d.]+)$/.exec(p);
+      const m = /^\s*([\w-]+);dur=([\d.]+)$/.exec(p);
       expect(m, header).not.toBeNull();
       return [m![1]!, Number(m![2])] as const;
     }));
-    expect([...stages.keys()]).toEqual(['middleware', 'access', 'parse', 'core', 'store', 'analytics', 'present', 'total']);
-    const parts = [...stages].filter(([n]) => n !== 'total').reduce((sum, [, ms]) => sum + ms, 0);
+    expect([...stages.keys()]).toEqual(['middleware', 'access', 'parse', 'core', 'store', 'analytics', 'present', 'shard-run', 'shard-wait', 'total']);
+    const parts = [...stages].filter(([n]) => n !== 'total' && !n.startsWith('shard-')).reduce((sum, [, ms]) => sum + ms, 0);
     // The stages follow one another: together at most the total (rounding to 1 µs aside).
     expect(parts).toBeLessThanOrEqual(stages.get('total')! + 0.01);
     expect(stages.get('core')!).toBeGreaterThan(0);
+    // The shard threads' part of the core stage (summed over tasks that may run in parallel).
+    expect(stages.get('shard-run')!).toBeGreaterThan(0);
+    expect(stages.get('shard-wait')!).toBeGreaterThanOrEqual(0);
     // A route that marks no stage still gets the total (the timer starts with every request).
     const usage = await ds.get(`/api/dataset/usage/${datasetId}`);
     expect(usage.headers.get('server-timing')).toMatch(/^total;dur=[\d.]+$/);

@@ -113,8 +113,9 @@ niceThisThread((workerData as { nice?: number } | null)?.nice ?? 0);
 /** Runs a job and posts its reply; a task that throws (a bug) fails that task, not the thread. */
 function runJob(job: Job): void {
   let reply: ThreadReply;
+  const started = performance.now();
   try {
-    reply = { id: job.id, reply: runTask(job.task) };
+    reply = { id: job.id, reply: runTask(job.task), runMs: performance.now() - started };
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     reply = { id: job.id, error: { name: e.name, message: e.message, stack: e.stack ?? '' } };

@@ -121,7 +121,8 @@ export type ShardReply = { readonly value: unknown } | { readonly fault: ShardFa
 
 /** What a thread posts back for the job numbered `id`: its reply, or the error a bug threw. */
 export type ThreadReply =
-  | { readonly id: number; readonly reply: ShardReply }
+  /** `runMs`: how long the task ran in the thread (from its start to its reply). */
+  | { readonly id: number; readonly reply: ShardReply; readonly runMs: number }
   | { readonly id: number; readonly error: { readonly name: string; readonly message: string; readonly stack: string } };
 
 /** Reply of `termStats`: the analyzed query and this shard's statistics for it. */
