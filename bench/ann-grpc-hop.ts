@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   const gt = exactGroundTruth(train.bytes, queryBytes, n, nq, dim, '/tmp/quarry-ann-grpc-hop');
 
   const server = await startTableEmbeddings(PREFIX, n, dim, (i) => base.subarray(i * dim, (i + 1) * dim));
-  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'true', ...(shardsArg ? { QUARRY_SHARDS_PER_DATASET: shardsArg } : {}) });
+  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'true', ...(shardsArg ? { QUARRY_SHARDS_PER_DATASET: shardsArg, QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' } : {}) });
   const core = connectCore(stack.grpcAddress, 30_000);
   try {
     const admin = { authorization: stack.adminKey };

@@ -15,7 +15,10 @@ import { meanOverQrels, ndcgAtK, quantile, recallAtK } from './lib/metrics.js';
 import { machine, post, startBenchStack } from './lib/spawn-stack.js';
 
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
-/** `--shards N` sets QUARRY_SHARDS_PER_DATASET (default: one per shard thread). */
+/**
+ * `--shards N` puts the dataset on N shards on the shard threads (QUARRY_SHARDS_PER_DATASET, and
+ * QUARRY_INLINE_SHARD_MAX_CHUNKS 0); by default SciFact is small enough for one inline shard.
+ */
 const shardsArg = process.argv.indexOf('--shards');
 const shards = shardsArg > 0 ? process.argv[shardsArg + 1] : undefined;
 
@@ -126,7 +129,7 @@ async function main(): Promise<void> {
   const qrels = loadQrels('test');
   // Embedding would compete for the CPU with the queries being timed: this benchmark is lexical.
   // Server-Timing costs a few performance.now() calls per request; it gives the stage costs.
-  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false', QUARRY_SERVER_TIMING: 'true', ...(shards ? { QUARRY_SHARDS_PER_DATASET: shards } : {}) });
+  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false', QUARRY_SERVER_TIMING: 'true', ...(shards ? { QUARRY_SHARDS_PER_DATASET: shards, QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' } : {}) });
   try {
     const admin = { authorization: stack.adminKey };
     const org = await post(stack.baseUrl, '/api/organization', { name: 'bench' }, admin);
@@ -183,7 +186,7 @@ async function main(): Promise<void> {
     const bareRuns = bare ? wrkRuns(bare.url, headers, texts, [1, 16]) : [];
     bare?.stop();
     console.log(`machine: ${machine()}`);
-    console.log(`shards per dataset: ${shards ?? 'default (one per shard thread)'}`);
+    console.log(`shards: ${shards ? `${shards} on the shard threads` : 'default (one inline shard for a dataset of this size)'}`);
     console.log(`data: SciFact BEIR test split, ${data.docs.length} docs (corpus sha256 ${data.corpusSha256.slice(0, 12)}…), ${texts.length} queries x ${rounds} rounds; bm25, page_size 10`);
     console.log(`ingest over HTTP (batches of 120, indexed before each answer): ${ingestMs} ms, ${(data.docs.length / (ingestMs / 1000)).toFixed(0)} chunks/s`);
     console.log(`quality over HTTP: nDCG@10 ${ndcg.toFixed(4)}, recall@100 ${recall.toFixed(4)}`);

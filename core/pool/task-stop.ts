@@ -38,6 +38,17 @@ export function abortError(signal: AbortSignal): QuarryError {
   return new QuarryError('timeout', 'deadline exceeded: the search was stopped before it finished', { cause: reason });
 }
 
+/** Never set: a task that runs inline cannot see an abort while it runs (the event loop waits for it). */
+const NEVER_CANCELLED = new Int32Array(1);
+
+/**
+ * The stop condition of a task run inline (in the calling thread, synchronously): its deadline
+ * only, without the shared cancel flag a thread needs (a SharedArrayBuffer per call).
+ */
+export function inlineTaskStop(signal: AbortSignal): TaskStop {
+  return { deadline: deadlines.get(signal) ?? Number.POSITIVE_INFINITY, cancelled: NEVER_CANCELLED };
+}
+
 /** The stop condition shard tasks of the call behind `signal` carry. */
 export function taskStopFor(signal: AbortSignal): TaskStop {
   let stop = stops.get(signal);

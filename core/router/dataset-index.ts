@@ -5,6 +5,7 @@
  * fusion hybrid-fusion.ts.
  */
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Filter } from '../domain/filter.js';
@@ -59,6 +60,15 @@ export interface DatasetSearch {
  */
 export type ShardState = 'unloaded' | 'loading' | 'ready' | 'failed' | 'lost';
 
+/**
+ * How many shards a dataset has and where they live: on the shard threads, or (one shard of a
+ * small dataset) inline in the core's own thread. Chosen by the engine from the dataset's size.
+ */
+export interface ShardLayout {
+  readonly shards: number;
+  readonly inline: boolean;
+}
+
 /** Identity of the parameters a dataset's shards are built with (part of the snapshot path). */
 export function indexFingerprint(params: Bm25Params, modelKey: string, sparseModelKey: string | null = null): string {
   // Without a sparse encoder the identity is what it was before sparse vectors existed (same snapshot paths).
@@ -74,7 +84,8 @@ export class DatasetIndex {
   private unsnapshotted = 0;
   private firstUnsnapshottedAt = 0;
   private snapshotting: Promise<void> | undefined;
-  private readonly dir: string;
+  /** Where the shards' snapshots are written. */
+  readonly dir: string;
   private readonly set: ShardSet;
   private readonly typos: DatasetTypos;
   /** Merged term statistics of recent queries (multi-shard datasets), valid while no apply runs. */
@@ -85,6 +96,8 @@ export class DatasetIndex {
   private losses = 0;
   private lost = false;
   private reloading: Promise<void> | undefined;
+  /** Replaced by an index of another layout: no more snapshots, its shards and files go. */
+  private retired = false;
 
   /** Whether dense scores are distances (euclidean, manhattan) rather than similarities. */
   private get lowerIsBetter(): boolean {
@@ -95,23 +108,36 @@ export class DatasetIndex {
   /** Parameters the shards were built with; a dataset whose configuration changes them is rebuilt. */
   readonly fingerprint: string;
 
+  /** Number of shards. */
+  readonly shards: number;
+  /** The shards live in the core's own thread. */
+  readonly inline: boolean;
+
   constructor(
     readonly datasetId: string,
-    readonly shards: number,
+    layout: ShardLayout,
     private readonly params: Bm25Params,
     /** Vectors of this model key are indexed; others are ignored (never mixed). */
     readonly modelKey: string,
-    pool: ShardPool,
+    private readonly pool: ShardPool,
     private readonly store: Store,
-    dataDir: string,
+    private readonly dataDir: string,
     private readonly logger: Logger,
     /** SPLADE vectors of this encoder are indexed (null: the dataset has no sparse encoder). */
     readonly sparseModelKey: string | null = null,
   ) {
     this.fingerprint = indexFingerprint(params, modelKey, sparseModelKey);
-    this.set = new ShardSet(datasetId, shards, pool);
+    this.shards = layout.shards;
+    this.inline = layout.inline;
+    this.set = new ShardSet(datasetId, layout.shards, pool, layout.inline);
     this.typos = new DatasetTypos(this.set, store, logger);
-    this.dir = path.join(dataDir, 'index', datasetId, `${shards}-${this.fingerprint}`);
+    // An inline shard and a one-shard dataset on a thread write the same snapshot.
+    this.dir = path.join(dataDir, 'index', datasetId, `${layout.shards}-${this.fingerprint}`);
+  }
+
+  /** A new, unloaded index of this dataset with the same parameters and another layout. */
+  withLayout(layout: ShardLayout): DatasetIndex {
+    return new DatasetIndex(this.datasetId, layout, this.params, this.modelKey, this.pool, this.store, this.dataDir, this.logger, this.sparseModelKey);
   }
 
   /** Loads snapshots and replays the change log once; later calls wait for the same load. */
@@ -284,7 +310,7 @@ export class DatasetIndex {
    */
   snapshot(): Promise<void> {
     if (this.snapshotting) return this.snapshotting;
-    if (!this.ready || this.lost) return Promise.resolve();
+    if (!this.ready || this.lost || this.retired) return Promise.resolve();
     this.unsnapshotted = 0;
     this.snapshotting = Promise.allSettled(this.set.all.map((shard) => this.set.run(() => ({ op: 'snapshot', dir: this.dir }), undefined, [shard])))
       .then((results) => {
@@ -472,5 +498,17 @@ export class DatasetIndex {
   /** Forgets every shard of this dataset in memory. */
   async drop(): Promise<void> {
     await this.set.run(() => ({ op: 'drop' }));
+  }
+
+  /**
+   * After an index of another layout took this one's place: writes no more snapshots, forgets its
+   * shards and deletes its snapshot files (a later start picks the layout by size again and would
+   * never read them), unless `successor` writes to the same place.
+   */
+  async retire(successor: DatasetIndex): Promise<void> {
+    this.retired = true;
+    await this.snapshotting?.catch(() => undefined);
+    await this.drop();
+    if (successor.dir !== this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }

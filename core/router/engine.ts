@@ -14,7 +14,7 @@ import { withConditions, type Filter } from '../domain/filter.js';
 import type { Store } from '../../store/repository.js';
 import type { ShardPool } from '../pool/shard-pool.js';
 import { Admission } from './admission.js';
-import { DatasetIndex, indexFingerprint, type DatasetHits } from './dataset-index.js';
+import { DatasetIndex, indexFingerprint, type ShardLayout, type DatasetHits } from './dataset-index.js';
 import { checkFilter, resolveGroupTrackingIds } from './filter-check.js';
 import type { TypoOptions } from '../typo/options.js';
 import type { DatasetRecord } from '../domain/tenancy.js';
@@ -73,6 +73,10 @@ const num = (v: unknown, fallback: number): number => (typeof v === 'number' && 
 /** The engine. */
 export class Engine {
   private readonly datasets = new Map<string, DatasetIndex>();
+  /** Datasets whose index is being created (see datasetWithSpec). */
+  private readonly creating = new Map<string, Promise<DatasetIndex>>();
+  /** Datasets being moved from their inline shard to the shard threads. */
+  private readonly growing = new Set<string>();
   private readonly admission: Admission;
   private seenHead = 0;
   private readonly embedders = new EmbedderCache();
@@ -136,23 +140,71 @@ export class Engine {
     const sparseKey = spec.splade?.modelKey ?? null;
     const params = { k1: num(cfg.BM25_K, DATASET_CONFIG_DEFAULTS.BM25_K), b: num(cfg.BM25_B, DATASET_CONFIG_DEFAULTS.BM25_B), distance: spec.distance };
     if (existing && existing.fingerprint === indexFingerprint(params, spec.modelKey, sparseKey)) return { index: existing, spec };
-    if (existing) {
-      this.logger.info({ dataset: datasetId }, 'index parameters changed; rebuilding from the store');
-      await existing.drop();
+    // One creation per dataset at a time: the layout is chosen after reading the dataset's size.
+    let creating = this.creating.get(datasetId);
+    if (!creating) {
+      creating = (async () => {
+        if (existing) {
+          this.logger.info({ dataset: datasetId }, 'index parameters changed; rebuilding from the store');
+          this.datasets.delete(datasetId);
+          await existing.drop();
+        }
+        const layout = this.layoutFor(await this.store.datasets.chunkCount(datasetId));
+        const index = new DatasetIndex(datasetId, layout, params, spec.modelKey, this.pool, this.store, this.config.dataDir, this.logger, sparseKey);
+        this.datasets.set(datasetId, index);
+        return index;
+      })().finally(() => this.creating.delete(datasetId));
+      this.creating.set(datasetId, creating);
     }
-    const candidate = new DatasetIndex(
-      datasetId,
-      this.config.shardsPerDataset,
-      params,
-      spec.modelKey,
-      this.pool,
-      this.store,
-      this.config.dataDir,
-      this.logger,
-      sparseKey,
-    );
-    this.datasets.set(datasetId, candidate);
-    return { index: candidate, spec };
+    return { index: await creating, spec };
+  }
+
+  /** Shards of a dataset of `chunks` chunks: one inline while that is cheap, else spread over the threads. */
+  private layoutFor(chunks: number): ShardLayout {
+    return chunks <= this.config.inlineShardMaxChunks ? { shards: 1, inline: true } : { shards: this.config.shardsPerDataset, inline: false };
+  }
+
+  /**
+   * Starts moving an inline dataset that outgrew {@link Config.inlineShardMaxChunks} to the
+   * shard threads (once at a time per dataset).
+   */
+  private async checkGrowth(index: DatasetIndex): Promise<void> {
+    if (!index.inline || this.growing.has(index.datasetId)) return;
+    const { chunkCount } = await index.stats();
+    if (chunkCount <= this.config.inlineShardMaxChunks || this.growing.has(index.datasetId)) return;
+    this.growing.add(index.datasetId);
+    this.grow(index)
+      .catch((err: unknown) => this.logger.error({ err, dataset: index.datasetId }, 'moving the dataset to the shard threads failed; it stays inline'))
+      .finally(() => this.growing.delete(index.datasetId));
+  }
+
+  /**
+   * Builds the dataset's index in its threaded layout beside the serving inline one (from the
+   * store's change log, as a fresh start would), catches it up, and swaps it in; the old shards
+   * go once searches that started on them are past their deadline.
+   */
+  private async grow(current: DatasetIndex): Promise<void> {
+    const id = current.datasetId;
+    const started = Date.now();
+    const next = current.withLayout(this.layoutFor(Number.POSITIVE_INFINITY));
+    await next.ensureReady();
+    // Writes go on meanwhile: catch up until nothing the serving index applied is missing. The
+    // check and the swap below run in one turn of the event loop, so no apply slips between.
+    for (;;) {
+      if (this.datasets.get(id) !== current) {
+        await next.drop();
+        return;
+      }
+      if (next.appliedSeq >= current.appliedSeq) break;
+      await next.apply(0);
+    }
+    this.datasets.set(id, next);
+    this.logger.info({ dataset: id, shards: next.shards, appliedSeq: next.appliedSeq, ms: Date.now() - started }, 'dataset outgrew its inline shard; moved to the shard threads');
+    await next.snapshot();
+    const retire = setTimeout(() => {
+      current.retire(next).catch((err: unknown) => this.logger.warn({ err, dataset: id }, 'dropping the old inline shard failed'));
+    }, this.config.coreDeadlineMs + 1000);
+    retire.unref();
   }
 
   /** The (shared) SPLADE client of a configuration. */
@@ -189,9 +241,18 @@ export class Engine {
     }
   }
 
-  /** Applies a dataset's change log at least through `minSeq`. */
+  /**
+   * Applies a dataset's change log at least through `minSeq`, on the index that serves the
+   * dataset when it returns (an index swapped in meanwhile is caught up too).
+   */
   async apply(datasetId: string, minSeq: number): Promise<number> {
-    return (await this.dataset(datasetId)).apply(minSeq);
+    for (;;) {
+      const index = await this.dataset(datasetId);
+      const seq = await index.apply(minSeq);
+      if (this.datasets.get(datasetId) !== index) continue;
+      await this.checkGrowth(index);
+      return seq;
+    }
   }
 
   private async prepareFilter(datasetId: string, filter: Filter | null): Promise<Filter | null> {
@@ -305,8 +366,13 @@ export class Engine {
     }
     const head = await this.store.changeLog.head();
     if (head <= this.seenHead) return;
-    for (const index of this.datasets.values()) {
-      if (index.appliedSeq < head) await index.apply(0).catch((err: unknown) => this.logger.warn({ err, dataset: index.datasetId }, 'catch-up failed'));
+    for (const index of [...this.datasets.values()]) {
+      if (index.appliedSeq < head) {
+        await index
+          .apply(0)
+          .then(() => this.checkGrowth(index))
+          .catch((err: unknown) => this.logger.warn({ err, dataset: index.datasetId }, 'catch-up failed'));
+      }
     }
     this.seenHead = head;
   }

@@ -30,6 +30,8 @@ export class ShardSet {
     readonly datasetId: string,
     readonly count: number,
     private readonly pool: ShardPool,
+    /** The shards live in the calling thread (see ShardPool), not on the pool's threads. */
+    readonly inline = false,
   ) {
     this.all = Array.from({ length: count }, (_, i) => i);
   }
@@ -39,7 +41,7 @@ export class ShardSet {
    * order of `shards`. `signal` stops tasks that have not started and makes running ones stop.
    */
   run<T>(body: (shard: number) => TaskBody, signal?: AbortSignal, shards: readonly number[] = this.all): Promise<T[]> {
-    return Promise.all(shards.map((shard) => this.pool.run<T>({ ...body(shard), datasetId: this.datasetId, shard }, signal)));
+    return Promise.all(shards.map((shard) => this.pool.run<T>({ ...body(shard), datasetId: this.datasetId, shard }, signal, this.inline)));
   }
 
   /**
@@ -54,7 +56,7 @@ export class ShardSet {
 
   /** Whether thread `thread` holds any shard of this dataset. */
   onThread(thread: number): boolean {
-    return this.all.some((shard) => this.pool.threadOf(shard) === thread);
+    return !this.inline && this.all.some((shard) => this.pool.threadOf(shard) === thread);
   }
 }
 
@@ -63,6 +65,11 @@ export class ShardSet {
  * better, for distances), ties by chunk id as each shard breaks them; totals summed.
  */
 export function mergeHits(replies: readonly SearchShardReply[], offset: number, k: number, lowerIsBetter = false): DatasetHits {
+  // One shard's list is already in this order.
+  if (replies.length === 1) {
+    const [r] = replies as [SearchShardReply];
+    return { chunkIds: r.chunkIds.slice(offset, k), scores: r.scores.slice(offset, k), total: r.total };
+  }
   const merged: { id: string; score: number }[] = [];
   for (const r of replies) for (let i = 0; i < r.chunkIds.length; i++) merged.push({ id: r.chunkIds[i]!, score: r.scores[i]! });
   merged.sort(lowerIsBetter ? (a, b) => a.score - b.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : byScoreThenId);

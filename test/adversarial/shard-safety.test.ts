@@ -99,7 +99,7 @@ function slowSearch(): Promise<unknown> {
 }
 
 beforeAll(async () => {
-  stack = await startStack({ env: { QUARRY_SHARD_THREADS: THREADS, QUARRY_SHARDS_PER_DATASET: THREADS } });
+  stack = await startStack({ env: { QUARRY_SHARD_THREADS: THREADS, QUARRY_SHARDS_PER_DATASET: THREADS, QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' } });
   [a, b] = [await createTenant(stack), await createTenant(stack)];
   await ingest(a.ds, A_CHUNKS, 'alpha', 'a');
   await ingest(b.ds, B_CHUNKS, 'bravo', 'b');
@@ -159,7 +159,7 @@ describe('a shard thread that dies anyway', () => {
   it('reloads its shards before serving, health says so meanwhile, and unknown shards fail loudly', async () => {
     // A second core over the same store, in this process, so a thread can be killed as a crash would.
     const snapshots = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-shard-safety-'));
-    const config = loadConfig({ QUARRY_DATA_DIR: snapshots, QUARRY_SHARD_THREADS: THREADS, QUARRY_SHARDS_PER_DATASET: THREADS });
+    const config = loadConfig({ QUARRY_DATA_DIR: snapshots, QUARRY_SHARD_THREADS: THREADS, QUARRY_SHARDS_PER_DATASET: THREADS, QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' });
     const store = openSqliteStore(stack.dataDir);
     const pool = new ShardPool(config.shardThreads);
     const engine = new Engine(config, store, pool, pino({ level: 'silent' }));

@@ -16,7 +16,9 @@ const search = (c: Client, body: Record<string, unknown>) => c.post('/api/chunk/
 
 beforeAll(async () => {
   // The per-organization share is opened wide so that the core's own admission is what refuses.
-  stack = await startStack({ env: { QUARRY_MAX_CONCURRENT_SEARCHES: '2', QUARRY_TENANT_READ_CONCURRENCY: '1000' } });
+  // Shards on threads: an inline search runs to completion in one turn of the core's event loop,
+  // so two are never in flight at once and admission control would never be reached.
+  stack = await startStack({ env: { QUARRY_MAX_CONCURRENT_SEARCHES: '2', QUARRY_TENANT_READ_CONCURRENCY: '1000', QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' } });
   tenant = await createTenant(stack);
   ds = tenant.ds;
   const res = await ds.post('/api/chunk', [

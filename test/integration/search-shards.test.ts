@@ -1,6 +1,7 @@
 /**
- * Shard invariance: the same corpus behind 1, 2 and 4 shards per dataset gives the same ranked
- * results and the same scores (corpus statistics are summed across shards before scoring).
+ * Shard invariance: the same corpus behind one inline shard (in the core's own thread) and 1, 2
+ * and 4 shards on the shard threads gives the same ranked results and the same scores (corpus
+ * statistics are summed across shards before scoring).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '../helpers/api.js';
@@ -8,14 +9,15 @@ import { createTenant } from '../helpers/fixtures.js';
 import { randomChunks, randomFilter, randomQuery, rng } from '../helpers/random-corpus.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
-const SHARD_COUNTS = [1, 2, 4];
+/** Environments of the stacks compared: the default (small datasets inline), then 1, 2 and 4 shards on threads. */
+const LAYOUTS: Record<string, string>[] = [{}, ...[1, 2, 4].map((shards) => ({ QUARRY_SHARDS_PER_DATASET: String(shards), QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' }))];
 const stacks: Stack[] = [];
 const clients: Client[] = [];
 
 beforeAll(async () => {
   const payloads = randomChunks(300, 31);
-  for (const shards of SHARD_COUNTS) {
-    const stack = await startStack({ env: { QUARRY_SHARDS_PER_DATASET: String(shards) } });
+  for (const env of LAYOUTS) {
+    const stack = await startStack({ env });
     stacks.push(stack);
     const { ds } = await createTenant(stack);
     clients.push(ds);
@@ -40,7 +42,7 @@ async function ranked(ds: Client, body: Record<string, unknown>): Promise<{ tid:
 }
 
 describe('shard invariance', () => {
-  it('returns the same scores and the same ranked documents for 1, 2 and 4 shards', async () => {
+  it('returns the same scores and the same ranked documents inline and for 1, 2 and 4 shards', async () => {
     const r = rng(77);
     for (let q = 0; q < 40; q++) {
       const query = randomQuery(r);

@@ -1,0 +1,107 @@
+/**
+ * Shard layout by size: a dataset starts with one inline shard (in the core's own thread) and,
+ * once it passes QUARRY_INLINE_SHARD_MAX_CHUNKS, moves to QUARRY_SHARDS_PER_DATASET shards on the
+ * shard threads in the background. Every acknowledged write stays searchable through the move,
+ * rankings equal the brute-force oracle before and after, the old snapshot files go, and a
+ * restart loads the new layout.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectCore, type CoreClient } from '../../core/client/core-client.js';
+import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { eventually } from '../helpers/eventually.js';
+import { randomChunks, randomQuery, rng } from '../helpers/random-corpus.js';
+import { bruteForceBm25, loadChunks } from '../helpers/search-oracle.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+const INLINE_MAX = 60;
+let stack: Stack;
+let tenant: Tenant;
+let core: CoreClient;
+
+beforeAll(async () => {
+  stack = await startStack({ env: { QUARRY_INLINE_SHARD_MAX_CHUNKS: String(INLINE_MAX), QUARRY_SHARDS_PER_DATASET: '2', QUARRY_CORE_DEADLINE_MS: '1000' } });
+  tenant = await createTenant(stack);
+  core = connectCore(stack.env.QUARRY_CORE_ADDRESS!, 10_000);
+}, 60_000);
+
+afterAll(async () => {
+  core?.close();
+  await stack?.stop();
+});
+
+/** Chunk payloads whose text holds a word no other chunk has (`only<i>`). */
+function payloads(from: number, n: number): Record<string, unknown>[] {
+  return randomChunks(from + n, 5)
+    .slice(from)
+    .map((p, j) => ({ ...p, tracking_id: `doc-${from + j}`, chunk_html: `${String(p.chunk_html)} only${from + j}` }));
+}
+
+/** The tracking ids a bm25 search ranks first, with scores. */
+async function ranked(query: string, pageSize = 20): Promise<{ id: string; score: number }[]> {
+  const res = await tenant.ds.post('/api/chunk/search', { query, search_type: 'bm25', page_size: pageSize });
+  expect(res.status, res.text).toBe(200);
+  return res.body.chunks.map((x: any) => ({ id: x.chunk.id as string, score: x.score as number }));
+}
+
+/** Compares the service's bm25 ranking of random queries with the brute-force oracle over the store. */
+async function matchesOracle(seed: number): Promise<void> {
+  const chunks = loadChunks(stack.dataDir, tenant.datasetId);
+  const r = rng(seed);
+  for (let q = 0; q < 15; q++) {
+    const query = randomQuery(r);
+    const got = await ranked(query);
+    const want = bruteForceBm25(chunks, query, null).slice(0, 20);
+    expect(got.map((h) => h.score)).toEqual(want.map((h) => expect.closeTo(h.score, 4)));
+    // Ties at the cut may keep either document; above it the sets agree.
+    const cut = want.at(-1)?.score ?? 0;
+    const above = (hits: { id: string; score: number }[]) => new Set(hits.filter((h) => Math.abs(h.score - cut) > 1e-4).map((h) => h.id));
+    expect(above(got)).toEqual(above(want));
+  }
+}
+
+describe('shard layout by size', () => {
+  it('serves a small dataset from one inline shard', async () => {
+    const res = await tenant.ds.post('/api/chunk', payloads(0, 40));
+    expect(res.status, res.text).toBe(200);
+    const stats = await core.stats(tenant.datasetId);
+    expect(stats.shards).toBe(1);
+    expect(stats.chunk_count).toBe(40);
+    await matchesOracle(1);
+  });
+
+  it('moves past the limit to the shard threads, losing no acknowledged write', async () => {
+    // Writes go on while the move runs: each must be found by its own word the moment it is acknowledged.
+    for (let from = 40; from < 160; from += 8) {
+      const res = await tenant.ds.post('/api/chunk', payloads(from, 8));
+      expect(res.status, res.text).toBe(200);
+      for (let i = from; i < from + 8; i++) {
+        const hits = await ranked(`only${i}`, 1);
+        expect(hits.length, `doc-${i} not found right after it was acknowledged`).toBe(1);
+      }
+    }
+    const stats = await eventually({ what: 'the dataset on 2 shards', context: () => stack.output() }, async () => {
+      const s = await core.stats(tenant.datasetId);
+      return s.shards === 2 && s;
+    });
+    expect(stats.chunk_count).toBe(160);
+    await matchesOracle(2);
+  });
+
+  it('deletes the inline snapshot and restarts in the new layout', async () => {
+    const dir = path.join(stack.dataDir, 'index', tenant.datasetId);
+    // The old shards go a deadline (1 s here) plus a second after the swap.
+    const layouts = await eventually({ what: 'only the 2-shard snapshot left', timeoutMs: 15_000 }, () => {
+      const names = fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+      return names.length > 0 && names.every((n) => n.startsWith('2-')) && names;
+    });
+    expect(layouts).toHaveLength(1);
+    await stack.kill('core', 'SIGTERM');
+    await stack.start('core');
+    const stats = await eventually({ what: 'the restarted core', timeoutMs: 30_000 }, async () => core.stats(tenant.datasetId));
+    expect(stats.shards).toBe(2);
+    expect(stats.chunk_count).toBe(160);
+    await matchesOracle(3);
+  });
+});
