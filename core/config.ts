@@ -78,6 +78,13 @@ export interface Config {
    * requests, so one tenant's heavy searches and writes slow another's less. @defaultValue `10`
    */
   readonly threadNice: number;
+  /**
+   * Read caches of the HTTP process (and a separate core): this many bytes of chunk records, so
+   * the rows of popular results are not read again, plus the dataset, organization and API-key
+   * records every request reads. Exact: checked against the change log and SQLite's write
+   * counters before every use. 0 turns them off. @defaultValue 64 MiB
+   */
+  readonly readCacheBytes: number;
   /** Whether the HTTP process runs its store writes in a thread of their own (off its event loop). @defaultValue `true` */
   readonly storeWriteThread: boolean;
   /** Reads (searches, gets) one organization runs at once in an HTTP process; more wait in order. */
@@ -179,6 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxConcurrentSearches: intVar(env, 'QUARRY_MAX_CONCURRENT_SEARCHES', 256, 1, 1_000_000),
     threadNice: intVar(env, 'QUARRY_THREAD_NICE', 10, 0, 19),
     storeWriteThread: boolVar(env, 'QUARRY_STORE_WRITE_THREAD', true),
+    readCacheBytes: intVar(env, 'QUARRY_READ_CACHE_MB', 64, 0, 1_000_000) * 1024 * 1024,
     tenantReadConcurrency: intVar(env, 'QUARRY_TENANT_READ_CONCURRENCY', Math.max(2, os.availableParallelism()), 1, 100_000),
     tenantWriteConcurrency: intVar(env, 'QUARRY_TENANT_WRITE_CONCURRENCY', 1, 1, 100_000),
     tenantQueue: intVar(env, 'QUARRY_TENANT_QUEUE', 256, 0, 1_000_000),

@@ -12,7 +12,7 @@ if (config.coreInProcess) {
   logger.info('QUARRY_CORE_IN_PROCESS is set: the facade hosts the search core; exiting');
   process.exit(0);
 }
-const store = openSqliteStore(config.dataDir);
+const store = openSqliteStore(config.dataDir, { readCacheBytes: config.readCacheBytes });
 const core = await startCore(config, logger, store);
 
 onShutdown(logger, async () => {

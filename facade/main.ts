@@ -18,8 +18,8 @@ const logger = createLogger(config, 'facade');
 // Writes in a thread of their own: a batch write's transaction would hold the event loop that
 // every tenant's requests share (see store/sqlite/threaded-store.ts).
 const store = config.storeWriteThread
-  ? await withWriteThread(openSqliteStore(config.dataDir), config.dataDir, { nice: config.threadNice })
-  : openSqliteStore(config.dataDir);
+  ? await withWriteThread(openSqliteStore(config.dataDir, { readCacheBytes: config.readCacheBytes }), config.dataDir, { nice: config.threadNice })
+  : openSqliteStore(config.dataDir, { readCacheBytes: config.readCacheBytes });
 const analytics = startAnalytics(config.redisUrl, store.analytics, logger);
 // With QUARRY_CORE_IN_PROCESS the core (and its gRPC server, for the job workers) runs here and
 // searches skip the gRPC hop; otherwise the core is another process reached over gRPC.

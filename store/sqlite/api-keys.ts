@@ -1,11 +1,15 @@
 /** SQLite API-key repository (hashes only). */
 import { newId } from '../../core/domain/ids.js';
+import type { ApiKeyRecord } from '../../core/domain/tenancy.js';
 import type { ApiKeyRepository } from '../repository.js';
 import type { Db } from './database.js';
+import { EpochCache, type WriteEpoch } from './epoch-cache.js';
 import { apiKeyFromRow, toJson } from './rows.js';
 
 /** Builds the SQLite API-key repository. */
-export function sqliteApiKeys(db: Db): ApiKeyRepository {
+/** The API-key repository; with `epoch`, `findByHash` answers from memory while nothing was written. */
+export function sqliteApiKeys(db: Db, epoch: WriteEpoch | null = null): ApiKeyRepository {
+  const cache = epoch ? new EpochCache<ApiKeyRecord>(epoch) : null;
   const insert = db.prepare(
     'INSERT INTO api_keys (id, organization_id, user_id, name, hash, role, dataset_ids, scopes, default_params, expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
@@ -34,8 +38,11 @@ export function sqliteApiKeys(db: Db): ApiKeyRepository {
       return apiKeyFromRow(byId.get(id) as Record<string, unknown>);
     },
     async findByHash(hash) {
-      const row = byHash.get(hash) as Record<string, unknown> | undefined;
-      return row ? apiKeyFromRow(row) : undefined;
+      const read = (): ApiKeyRecord | undefined => {
+        const row = byHash.get(hash) as Record<string, unknown> | undefined;
+        return row ? apiKeyFromRow(row) : undefined;
+      };
+      return cache ? cache.get(hash, read) : read();
     },
     async list(organizationId) {
       return (list.all(organizationId) as Record<string, unknown>[]).map(apiKeyFromRow);

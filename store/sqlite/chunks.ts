@@ -5,6 +5,8 @@ import { newId } from '../../core/domain/ids.js';
 import { semanticHash } from '../../core/domain/semantic-text.js';
 import type { ChunkRepository, ChunkSelector } from '../repository.js';
 import { ChangeLogWriter } from './change-log.js';
+import { ChunkCache } from './chunk-cache.js';
+import type { WriteEpoch } from './epoch-cache.js';
 import type { Db } from './database.js';
 import { chunkFromRow, toJson } from './rows.js';
 
@@ -92,8 +94,12 @@ export class Membership {
   }
 }
 
-/** Builds the SQLite chunk repository. */
-export function sqliteChunks(db: Db, log: ChangeLogWriter): ChunkRepository {
+/** Reads of at most this many ids go through the record cache (a search page); bigger ones (indexing batches) bypass it. */
+const CACHED_READ_MAX = 100;
+
+/** Builds the SQLite chunk repository; `cacheBytes` > 0 (with `epoch`) keeps recently read records (chunk-cache.ts). */
+export function sqliteChunks(db: Db, log: ChangeLogWriter, cacheBytes = 0, epoch: WriteEpoch | null = null): ChunkRepository {
+  const cache = cacheBytes > 0 && epoch ? new ChunkCache(db, cacheBytes, epoch) : null;
   const membership = new Membership(db);
   const insert = db.prepare(`INSERT INTO chunks (${COLUMNS}) VALUES (${COLUMNS.split(',').map(() => '?').join(', ')})`);
   const byId = db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE dataset_id = ? AND id = ?`);
@@ -257,6 +263,19 @@ export function sqliteChunks(db: Db, log: ChangeLogWriter): ChunkRepository {
       return find(datasetId, selector);
     },
     async getMany(datasetId, ids) {
+      if (cache && ids.length <= CACHED_READ_MAX && !db.inTransaction) {
+        cache.sync();
+        const out: ChunkRecord[] = [];
+        for (const id of ids) {
+          let record = cache.get(datasetId, id);
+          if (!record) {
+            record = find(datasetId, { id });
+            if (record) cache.set(record);
+          }
+          if (record) out.push(record);
+        }
+        return out;
+      }
       // Inside a caller's transaction (a write that reads back) the plain loop is already one snapshot.
       if (ids.length > 1 && !db.inTransaction) return findMany(datasetId, ids);
       return ids.flatMap((id) => find(datasetId, { id }) ?? []);

@@ -5,11 +5,14 @@ import type { DatasetRecord } from '../../core/domain/tenancy.js';
 import type { DatasetRepository } from '../repository.js';
 import type { ChangeLogWriter } from './change-log.js';
 import type { Db } from './database.js';
+import { EpochCache, type WriteEpoch } from './epoch-cache.js';
 import { pauseAfterSlice, PURGE_SLICE_ROWS, type Purger } from './purge.js';
 import { datasetFromRow } from './rows.js';
 
 /** Builds the SQLite dataset repository. */
-export function sqliteDatasets(db: Db, log: ChangeLogWriter, purger: Purger): DatasetRepository {
+/** The dataset repository; with `epoch`, `get` answers from memory while nothing was written. */
+export function sqliteDatasets(db: Db, log: ChangeLogWriter, purger: Purger, epoch: WriteEpoch | null = null): DatasetRepository {
+  const cache = epoch ? new EpochCache<DatasetRecord>(epoch) : null;
   const insert = db.prepare(
     'INSERT INTO datasets (id, organization_id, name, tracking_id, server_configuration, deleted, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)',
   );
@@ -116,7 +119,7 @@ export function sqliteDatasets(db: Db, log: ChangeLogWriter, purger: Purger): Da
       return create.immediate(organizationId, name, trackingId, serverConfiguration);
     },
     async get(id) {
-      return get(id);
+      return cache ? cache.get(id, () => get(id)) : get(id);
     },
     async idsOfOrganization(organizationId) {
       return (idsOfOrg.all(organizationId) as { id: string }[]).map((r) => r.id);

@@ -1,14 +1,16 @@
 /** SQLite organization repository. */
 import { forbidden, notFound } from '../../core/domain/errors.js';
 import { newId } from '../../core/domain/ids.js';
-import { Role } from '../../core/domain/tenancy.js';
+import { Role, type OrganizationRecord } from '../../core/domain/tenancy.js';
 import type { OrganizationRepository } from '../repository.js';
 import type { Db } from './database.js';
+import { EpochCache, type WriteEpoch } from './epoch-cache.js';
 import type { Purger } from './purge.js';
 import { organizationFromRow } from './rows.js';
 
 /** Builds the SQLite organization repository. */
-export function sqliteOrganizations(db: Db, purger: Purger): OrganizationRepository {
+/** The organization repository; with `epoch`, `get` answers from memory while nothing was written. */
+export function sqliteOrganizations(db: Db, purger: Purger, epoch: WriteEpoch | null = null): OrganizationRepository {
   const insert = db.prepare(
     "INSERT INTO organizations (id, name, registerable, deleted, partner_configuration, created_at, updated_at) VALUES (?, ?, 1, 0, '{}', ?, ?)",
   );
@@ -16,6 +18,11 @@ export function sqliteOrganizations(db: Db, purger: Purger): OrganizationReposit
     'INSERT INTO memberships (id, user_id, organization_id, role, scopes, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, ?, ?)',
   );
   const byId = db.prepare('SELECT * FROM organizations WHERE id = ?');
+  const cache = epoch ? new EpochCache<OrganizationRecord>(epoch) : null;
+  const read = (id: string): OrganizationRecord | undefined => {
+    const row = byId.get(id) as Record<string, unknown> | undefined;
+    return row ? organizationFromRow(row) : undefined;
+  };
   const updateRow = db.prepare(
     'UPDATE organizations SET name = ?, partner_configuration = ?, deleted = ?, updated_at = ? WHERE id = ?',
   );
@@ -55,9 +62,8 @@ export function sqliteOrganizations(db: Db, purger: Purger): OrganizationReposit
       return { datasetCount: r.datasets, userCount: r.users, chunkCount: r.chunks };
     },
     async get(id, includeDeleted = false) {
-      const row = byId.get(id) as Record<string, unknown> | undefined;
-      if (!row) return undefined;
-      const org = organizationFromRow(row);
+      const org = cache ? cache.get(id, () => read(id)) : read(id);
+      if (!org) return undefined;
       return org.deleted && !includeDeleted ? undefined : org;
     },
     async update(id, patch) {

@@ -5,6 +5,7 @@ import { sqliteApiKeys } from './api-keys.js';
 import { ChangeLogWriter, sqliteChangeLog } from './change-log.js';
 import { sqliteChunks } from './chunks.js';
 import { openDatabase, type Db } from './database.js';
+import { WriteEpoch } from './epoch-cache.js';
 import { sqliteDatasets } from './datasets.js';
 import { sqliteGroups } from './groups.js';
 import { sqliteOrganizations } from './organizations.js';
@@ -13,22 +14,34 @@ import { sqliteUsers } from './users.js';
 import { sqliteSparseVectors } from './sparse-vectors.js';
 import { sqliteDatasetEvents, sqliteVectors } from './vectors.js';
 
+/** Options of a store connection. */
+export interface SqliteStoreOptions {
+  /**
+   * Bytes of recently read chunk records kept (store/sqlite/chunk-cache.ts); above 0 the
+   * dataset, organization and API-key lookups are cached too (epoch-cache.ts). 0: no caches.
+   * @defaultValue `0`
+   */
+  readonly readCacheBytes?: number;
+}
+
 /** Opens the store in `dataDir` (creating and migrating it as needed). */
-export function openSqliteStore(dataDir: string): Store {
-  return sqliteStoreOn(openDatabase(dataDir));
+export function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): Store {
+  return sqliteStoreOn(openDatabase(dataDir), options);
 }
 
 /** Every repository over an open database (closing the store closes it). */
-export function sqliteStoreOn(db: Db): Store {
+export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): Store {
   const log = new ChangeLogWriter(db);
+  const cacheBytes = options.readCacheBytes ?? 0;
+  const epoch = cacheBytes > 0 ? new WriteEpoch(db) : null;
   const ping = db.prepare('SELECT 1');
   const purger = sqlitePurger(db);
   return {
-    organizations: sqliteOrganizations(db, purger),
+    organizations: sqliteOrganizations(db, purger, epoch),
     users: sqliteUsers(db),
-    apiKeys: sqliteApiKeys(db),
-    datasets: sqliteDatasets(db, log, purger),
-    chunks: sqliteChunks(db, log),
+    apiKeys: sqliteApiKeys(db, epoch),
+    datasets: sqliteDatasets(db, log, purger, epoch),
+    chunks: sqliteChunks(db, log, cacheBytes, epoch),
     groups: sqliteGroups(db, log),
     changeLog: sqliteChangeLog(db),
     vectors: sqliteVectors(db, log),
