@@ -77,6 +77,8 @@ export class Engine {
   private readonly creating = new Map<string, Promise<DatasetIndex>>();
   /** Datasets being moved from their inline shard to the shard threads. */
   private readonly growing = new Set<string>();
+  /** Replaced inline indexes waiting out searches that started on them: their retirement, run by the timer or at close. */
+  private readonly retiring = new Map<DatasetIndex, () => Promise<void>>();
   private readonly admission: Admission;
   private seenHead = 0;
   private readonly embedders = new EmbedderCache();
@@ -201,10 +203,15 @@ export class Engine {
     this.datasets.set(id, next);
     this.logger.info({ dataset: id, shards: next.shards, appliedSeq: next.appliedSeq, ms: Date.now() - started }, 'dataset outgrew its inline shard; moved to the shard threads');
     await next.snapshot();
-    const retire = setTimeout(() => {
-      current.retire(next).catch((err: unknown) => this.logger.warn({ err, dataset: id }, 'dropping the old inline shard failed'));
-    }, this.config.coreDeadlineMs + 1000);
-    retire.unref();
+    const retire = (): Promise<void> => {
+      clearTimeout(timer);
+      this.retiring.delete(current);
+      return current.retire(next).catch((err: unknown) => this.logger.warn({ err, dataset: id }, 'dropping the old inline shard failed'));
+    };
+    const timer = setTimeout(() => void retire(), this.config.coreDeadlineMs + 1000);
+    timer.unref();
+    // A shutdown before the timer fires still deletes the old snapshot (no later start would read it).
+    this.retiring.set(current, retire);
   }
 
   /** The (shared) SPLADE client of a configuration. */
@@ -382,8 +389,9 @@ export class Engine {
     await Promise.all([...this.datasets.values()].map((d) => d.snapshot()));
   }
 
-  /** Stops the embedders' threads and connections. */
+  /** Retires replaced inline indexes at once, and stops the embedders' threads and connections. */
   async close(): Promise<void> {
+    await Promise.all([...this.retiring.values()].map((retire) => retire()));
     await this.embedders.close();
   }
 }
