@@ -18,4 +18,18 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
     },
   },
+  {
+    files: ['facade/**/*.ts'],
+    rules: {
+      // A route's reads go through ctx.state.core, bound to its request: the core then stops
+      // work for a client that went away (facade/middleware/abort-on-close.ts).
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.type='MemberExpression'][object.property.name='core'][property.name=/^(search|count|scroll|stats)$/]:not([object.object.property.name='state'])",
+          message: 'Read through ctx.state.core (cancelled with the request), not services.core.',
+        },
+      ],
+    },
+  },
 );

@@ -10,11 +10,12 @@ import { HealthImplementation, protoPath as healthProto } from 'grpc-health-chec
 import { CORE_SERVICE_NAME, loadCoreDefinition, loadCoreService } from './rpc/proto.js';
 import { toServiceError } from './rpc/status.js';
 import type { Engine } from './router/engine.js';
+import type { Store } from '../store/repository.js';
 
-/** A running core server. */
 /** How often the standard health service's status follows the engine's shards, in ms. */
 const HEALTH_REFRESH_MS = 1000;
 
+/** A running core server. */
 export interface CoreServer {
   /** The port actually bound (useful when configured as 0). */
   readonly port: number;
@@ -22,10 +23,6 @@ export interface CoreServer {
   close(graceMs: number): Promise<void>;
 }
 
-/**
- * Wraps a unary handler so that a thrown error is answered once, with its mapped status, and
- * the call's deadline and cancellation reach the engine as an AbortSignal.
- */
 /** Shortest QUARRY_CORE_TOKEN accepted. */
 export const MIN_CORE_TOKEN_LENGTH = 16;
 
@@ -41,14 +38,27 @@ function authorized(call: { metadata: grpc.Metadata }, expected: Buffer): boolea
   return got.length === expected.length && timingSafeEqual(got, expected);
 }
 
-function unary<Req, Res>(logger: Logger, token: Buffer | null, fn: (req: Req, signal?: AbortSignal) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> {
+/**
+ * Wraps a unary handler so that a thrown error is answered once, with its mapped status, and
+ * the call's deadline and cancellation reach the engine as an AbortSignal.
+ */
+function unary<Req, Res>(
+  logger: Logger,
+  token: Buffer | null,
+  store: Store,
+  fn: (req: Req, signal?: AbortSignal) => Promise<Res> | Res,
+): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     if (token && !authorized(call, token)) {
       callback({ code: grpc.status.UNAUTHENTICATED, details: 'this core requires "authorization: Bearer <QUARRY_CORE_TOKEN>" on every call' });
       return;
     }
+    // The call arrives: the store's caches check for other processes' writes once, here.
+    store.pinReads();
+    const stop = callSignal(call);
     Promise.resolve()
-      .then(() => fn(call.request, callSignal(call as grpc.ServerUnaryCall<unknown, unknown>)))
+      .then(() => fn(call.request, stop.signal))
+      .finally(() => stop.dispose())
       .then(
         (reply) => callback(null, reply),
         (err: unknown) => {
@@ -91,7 +101,7 @@ export async function startCoreServer(config: Config, logger: Logger, version: s
   const definition = loadCoreDefinition();
   server.addService(
     loadCoreService(definition).service,
-    Object.fromEntries(Object.entries(methods).map(([name, fn]) => [name, unary(logger, token, fn)])),
+    Object.fromEntries(Object.entries(methods).map(([name, fn]) => [name, unary(logger, token, engine.store, fn)])),
   );
   // For internal services and their tooling: the standard health service (grpc.health.v1, what
   // grpc-health-probe and load balancers ask) and server reflection (grpcurl, Postman, Evans list

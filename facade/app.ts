@@ -38,9 +38,14 @@ export function createApp(services: Services): Koa<RequestState> {
   chunkRoutes(router, services);
   chunkGroupRoutes(router, services);
 
+  app.use((ctx, next) => {
+    // The request arrives: the store's caches check for other processes' writes once, here.
+    services.store.pinReads();
+    return next();
+  });
   app.use(requestId(services.logger, services.config.serverTiming));
   app.use(errors());
-  app.use(abortOnClose());
+  app.use(abortOnClose(services.core));
   app.use(async (ctx, next) => {
     // Fully permissive CORS, as the reference implementation: keys, not origins, guard the API.
     ctx.set('Access-Control-Allow-Origin', ctx.get('origin') || '*');

@@ -32,6 +32,11 @@ export interface Services {
 export interface RequestState {
   requestId: string;
   log: Logger;
+  /**
+   * The core for this request's reads: cancelled when its client goes away. Routes search,
+   * count and scroll through it, never through `Services.core`.
+   */
+  core: CoreClient;
   /** Undefined when the request carried no credentials. */
   caller?: Caller;
   /** The matched route as registered (`METHOD /api/pattern/:param`); undefined when none matches. */

@@ -310,5 +310,12 @@ export interface Store {
   readonly analytics: AnalyticsRepository;
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
+  /**
+   * Marks where a request from outside (an HTTP request, a gRPC call) arrives: the store checks
+   * once whether other connections wrote, and its caches rely on that check for the rest of this
+   * event-loop turn. Reads still see every commit made before the request arrived and every
+   * write of this process at once. A no-op for a store without read caches.
+   */
+  pinReads(): void;
   close(): Promise<void>;
 }

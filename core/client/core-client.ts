@@ -11,7 +11,6 @@ import type { SearchRequest } from '../rpc/generated/quarry/search/v1/SearchRequ
 
 export type { HealthReply } from '../rpc/health.js';
 import { loadCoreService } from '../rpc/proto.js';
-import { requestSignal } from './request-signal.js';
 
 /** A ranked hit. */
 export type ScoredChunk = ScoredChunk__Output;
@@ -43,6 +42,13 @@ export interface CoreClient {
   scroll(args: ScrollArgs): Promise<string[]>;
   stats(datasetId: string): Promise<{ chunk_count: number; shards: number; applied_seq: number }>;
   drop(datasetId: string): Promise<void>;
+  /**
+   * This client with its reads (search, count, scroll, stats) cancelled when `signal` aborts:
+   * the HTTP API hands each request one bound to that request, so the core stops work for a
+   * client that went away. Writes' Apply and Drop finish whatever happens (the write they follow
+   * is already durable).
+   */
+  withSignal(signal: AbortSignal): CoreClient;
   close(): void;
 }
 
@@ -74,35 +80,30 @@ export function coreError(address: string, ms: number, err: { code: number; deta
   return new QuarryError(codeFromGrpc(err.code), err.details || err.message, { cause: err, retryAfterSeconds });
 }
 
-/** One unary call of the core: method name, request object, deadline, wait-for-ready. */
-export type CoreCall = <Res>(method: string, request: unknown, ms?: number, waitForReady?: boolean) => Promise<Res>;
+/**
+ * One unary call of the core: method name, request object, deadline, wait-for-ready, and the
+ * signal that cancels it (the HTTP request it serves went away).
+ */
+export type CoreCall = <Res>(method: string, request: unknown, ms: number, waitForReady: boolean, signal: AbortSignal | undefined) => Promise<Res>;
 
-/** The typed operations over one generic unary call. */
-export function coreClientOver(call: CoreCall, deadlineMs: number, close: () => void): CoreClient {
+/** The typed operations over one generic unary call; reads are cancelled by `signal`. */
+export function coreClientOver(call: CoreCall, deadlineMs: number, close: () => void, signal?: AbortSignal): CoreClient {
+  // Queries wait (within their deadline) for a core that is reconnecting; health and writes'
+  // Apply fail fast, since a write is already durable and health must report at once.
   return {
-    health: (ms) => call<HealthReply>('Health', {}, ms, false),
+    health: (ms = deadlineMs) => call<HealthReply>('Health', {}, ms, false, undefined),
     apply: async (datasetId, minSeq = 0) =>
-      Number((await call<{ applied_seq: number }>('Apply', { dataset_id: datasetId, min_seq: minSeq }, deadlineMs, false)).applied_seq),
-    search: (args) => call<SearchResult>('Search', args),
-    count: async (args) => Number((await call<{ count: number }>('Count', args)).count),
-    scroll: async (args) => (await call<{ chunk_ids: string[] }>('Scroll', args)).chunk_ids,
-    stats: (datasetId) => call('Stats', { dataset_id: datasetId }),
+      Number((await call<{ applied_seq: number }>('Apply', { dataset_id: datasetId, min_seq: minSeq }, deadlineMs, false, undefined)).applied_seq),
+    search: (args) => call<SearchResult>('Search', args, deadlineMs, true, signal),
+    count: async (args) => Number((await call<{ count: number }>('Count', args, deadlineMs, true, signal)).count),
+    scroll: async (args) => (await call<{ chunk_ids: string[] }>('Scroll', args, deadlineMs, true, signal)).chunk_ids,
+    stats: (datasetId) => call('Stats', { dataset_id: datasetId }, deadlineMs, true, signal),
     drop: async (datasetId) => {
-      await call('Drop', { dataset_id: datasetId });
+      await call('Drop', { dataset_id: datasetId }, deadlineMs, true, undefined);
     },
+    withSignal: (s) => coreClientOver(call, deadlineMs, close, s),
     close,
   };
-}
-
-/** Calls that stop when the HTTP request they serve is abandoned. */
-const CANCELLABLE = new Set(['Search', 'Count', 'Scroll', 'Stats']);
-
-/**
- * The signal that cancels a call of `method`: the signal of the HTTP request it serves for
- * reads; none for Apply and Drop, which finish (the write they follow is already durable).
- */
-export function cancelSignalFor(method: string): AbortSignal | undefined {
-  return CANCELLABLE.has(method) ? requestSignal() : undefined;
 }
 
 /**
@@ -118,12 +119,9 @@ export function connectCore(address: string, deadlineMs: number, token: string |
     'grpc.max_reconnect_backoff_ms': 1000,
   }) as grpc.Client & Record<string, (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: Callback<unknown>) => void>;
 
-  // Queries wait (within their deadline) for a core that is reconnecting; health and writes'
-  // Apply fail fast, since a write is already durable and health must report at once. A call
-  // made for an HTTP request is cancelled when that request's client goes away.
-  const call: CoreCall = <Res>(method: string, request: unknown, ms = deadlineMs, waitForReady = true): Promise<Res> =>
+  // A call made for an HTTP request is cancelled when that request's client goes away.
+  const call: CoreCall = <Res>(method: string, request: unknown, ms: number, waitForReady: boolean, signal: AbortSignal | undefined): Promise<Res> =>
     new Promise<Res>((resolve, reject) => {
-      const signal = cancelSignalFor(method);
       if (signal?.aborted) return reject(new QuarryError('cancelled', 'the client went away before the core was called'));
       const connectedAtStart = client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
       const metadata = new grpc.Metadata({ waitForReady });

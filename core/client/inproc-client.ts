@@ -11,24 +11,27 @@ import type { Engine } from '../router/engine.js';
 import { loadCoreService } from '../rpc/proto.js';
 import { toServiceError } from '../rpc/status.js';
 import { coreMethods } from '../server.js';
-import { deadlineSignal } from '../pool/task-stop.js';
-import { cancelSignalFor, coreClientOver, coreError, type CoreCall, type CoreClient } from './core-client.js';
+import { callDeadline } from '../pool/task-stop.js';
+import { coreClientOver, coreError, type CoreCall, type CoreClient } from './core-client.js';
 
 /** A CoreClient calling `engine` in this process. */
 export function inProcessCore(config: Config, logger: Logger, version: string, engine: Engine, deadlineMs: number): CoreClient {
   const service = loadCoreService().service;
   const methods = coreMethods(config, version, engine);
-  const call: CoreCall = async <Res>(method: string, request: unknown, ms = deadlineMs): Promise<Res> => {
+  const call: CoreCall = async <Res>(method: string, request: unknown, ms: number, _waitForReady: boolean, signal: AbortSignal | undefined): Promise<Res> => {
     const def = service[method]!;
     const req = def.requestDeserialize(def.requestSerialize(request));
     let reply: unknown;
+    // As a gRPC deadline and a cancelled call do: the core stops the call's work.
+    const deadline = callDeadline(Date.now() + ms, 'the core call', signal);
     try {
-      // As a gRPC deadline and a cancelled call do: the core stops the call's work.
-      reply = await methods[method]!(req, deadlineSignal(Date.now() + ms, 'the core call', cancelSignalFor(method)));
+      reply = await methods[method]!(req, deadline.signal);
     } catch (err) {
       const mapped = toServiceError(err) as { code: number; details: string; message: string };
       if (mapped.code === grpc.status.INTERNAL) logger.error({ err }, 'internal error in core call');
       throw coreError('in-process', ms, mapped);
+    } finally {
+      deadline.dispose();
     }
     return def.responseDeserialize(def.responseSerialize(reply)) as Res;
   };

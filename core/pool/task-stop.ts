@@ -11,24 +11,44 @@ const deadlines = new WeakMap<AbortSignal, number>();
 /** One shared flag per signal, so every shard task of one call sees the same cancellation. */
 const stops = new WeakMap<AbortSignal, TaskStop>();
 
+/** A call's stop signal and the means to release it when the call is over. */
+export interface CallDeadline {
+  readonly signal: AbortSignal;
+  /**
+   * Clears the deadline timer and the listener on the parent. Without it every call left a timer
+   * and its controller alive for a whole deadline, then built an error nobody read: at 1,400
+   * searches a second, 14,000 of each pending and a timer firing every 0.7 ms.
+   */
+  dispose(): void;
+}
+
 /**
  * A signal that aborts at `at` (epoch ms) with a `timeout` error naming `what`, or as soon as
- * `parent` aborts (the caller went away) with its reason.
+ * `parent` aborts (the caller went away) with its reason. Dispose of it when the call is over.
  */
-export function deadlineSignal(at: number, what: string, parent?: AbortSignal): AbortSignal {
+export function callDeadline(at: number, what: string, parent?: AbortSignal): CallDeadline {
   const ctl = new AbortController();
   const timer = setTimeout(
     () => ctl.abort(new QuarryError('timeout', `deadline exceeded: ${what} did not finish within its deadline`)),
     Math.max(0, at - Date.now()),
   );
   timer.unref();
+  let onParent: (() => void) | undefined;
   if (parent) {
     if (parent.aborted) ctl.abort(parent.reason);
-    else parent.addEventListener('abort', () => ctl.abort(parent.reason), { once: true });
+    else {
+      onParent = () => ctl.abort(parent.reason);
+      parent.addEventListener('abort', onParent, { once: true });
+    }
   }
-  ctl.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   deadlines.set(ctl.signal, at);
-  return ctl.signal;
+  return {
+    signal: ctl.signal,
+    dispose: () => {
+      clearTimeout(timer);
+      if (onParent) parent!.removeEventListener('abort', onParent);
+    },
+  };
 }
 
 /** The error a call stopped by `signal` fails with: its reason when that is one of ours, else a timeout. */

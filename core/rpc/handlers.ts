@@ -3,7 +3,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { boundValue, type Filter } from '../domain/filter.js';
 import { badRequest, QuarryError } from '../domain/errors.js';
 import { runPipeline } from '../pipeline/search-pipeline.js';
-import { deadlineSignal } from '../pool/task-stop.js';
+import { callDeadline, type CallDeadline } from '../pool/task-stop.js';
 import type { Engine } from '../router/engine.js';
 import type { ApplyRequest__Output } from './generated/quarry/search/v1/ApplyRequest.js';
 import type { CountRequest__Output } from './generated/quarry/search/v1/CountRequest.js';
@@ -19,15 +19,22 @@ function requireDataset(id: string): string {
 /**
  * An AbortSignal that fires at the call's deadline or when the caller cancels it (a client that
  * went away), so that the core stops the call's work: shard tasks at their next check, model
- * server requests at once.
+ * server requests at once. Dispose of it when the call is answered.
  */
-export function callSignal(call: grpc.ServerUnaryCall<unknown, unknown>): AbortSignal {
+export function callSignal(call: grpc.ServerUnaryCall<unknown, unknown>): CallDeadline {
   const cancelled = new AbortController();
-  call.once('cancelled', () => cancelled.abort(new QuarryError('cancelled', 'the caller cancelled the call')));
+  const onCancel = (): void => cancelled.abort(new QuarryError('cancelled', 'the caller cancelled the call'));
+  call.once('cancelled', onCancel);
   const deadline = call.getDeadline();
   const at = deadline instanceof Date ? deadline.getTime() : Number(deadline);
-  if (!Number.isFinite(at) || at <= 0) return cancelled.signal;
-  return deadlineSignal(at, 'the core call', cancelled.signal);
+  const inner = Number.isFinite(at) && at > 0 ? callDeadline(at, 'the core call', cancelled.signal) : null;
+  return {
+    signal: inner ? inner.signal : cancelled.signal,
+    dispose: () => {
+      inner?.dispose();
+      call.off('cancelled', onCancel);
+    },
+  };
 }
 
 /** Builds the handlers over an engine. */

@@ -49,7 +49,7 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
     const requestedAt = Date.now();
     // The core checks the filter's meaning now (known fields, predicates that fit them), so a bad
     // filter is this request's 400 and not a job that fails later.
-    await services.core.scroll({ dataset_id: dataset.id, filter, limit: 1 });
+    await ctx.state.core.scroll({ dataset_id: dataset.id, filter, limit: 1 });
     await services.jobs.bulkDeleteChunks({ datasetId: dataset.id, filter, requestedAt });
     // Answered at once, as the reference: the job deletes the matching chunks created until now.
     ctx.status = 204;

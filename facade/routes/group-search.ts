@@ -47,7 +47,7 @@ export function groupSearchRoutes(router: QuarryRouter, services: Services): voi
     checkPageSize(req, maxLimit);
     const g = await findGroup(access.dataset.id, ref);
     const plan = planSearch(req, body as Record<string, unknown>, maxLimit);
-    const reply = await services.core.search(searchArgs(access.dataset.id, plan.search, { withinGroupId: g.id }));
+    const reply = await ctx.state.core.search(searchArgs(access.dataset.id, plan.search, { withinGroupId: g.id }));
     const results = await rankedChunks(store, access.dataset.id, reply);
     const correctedQuery = reply.corrected_query || null;
     const totalPages = req.getTotalPages && req.pageSize > 0 ? Math.ceil(Math.min(reply.total, maxLimit) / req.pageSize) : 0;
@@ -83,7 +83,7 @@ export function groupSearchRoutes(router: QuarryRouter, services: Services): voi
     const groupSize = parseGroupSize(body, maxLimit);
     checkPageSize(req, maxLimit);
     const plan = planSearch(req, body as Record<string, unknown>, maxLimit);
-    const reply = await services.core.search(
+    const reply = await ctx.state.core.search(
       searchArgs(access.dataset.id, { ...plan.search, offset: (req.page - 1) * req.pageSize, limit: req.pageSize, countTotal: false }, {
         groupBy: { groupSize, countGroups: req.getTotalPages },
         ...(kind === 'autocomplete' ? { autocomplete: { extendResults: req.extendResults } } : {}),

@@ -33,7 +33,7 @@ export function recommendRoutes(router: QuarryRouter, services: Services): void 
     const access = await datasetAccess(ctx, services, Role.Read);
     const maxLimit = maxLimitOf(access.dataset.serverConfiguration);
     const req = parseChunkRecommend(ctx.state.body, maxLimit);
-    const reply = await services.core.search(
+    const reply = await ctx.state.core.search(
       recommendArgs(access.dataset.id, req, {
         positive_chunk_ids: [...req.positive.ids],
         positive_tracking_ids: [...req.positive.trackingIds],
@@ -58,7 +58,7 @@ export function recommendRoutes(router: QuarryRouter, services: Services): void 
     const access = await datasetAccess(ctx, services, Role.Read);
     const maxLimit = maxLimitOf(access.dataset.serverConfiguration);
     const req = parseGroupRecommend(ctx.state.body, maxLimit);
-    const reply = await services.core.search(
+    const reply = await ctx.state.core.search(
       recommendArgs(
         access.dataset.id,
         req,

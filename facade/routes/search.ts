@@ -19,7 +19,7 @@ import type { QuarryContext, QuarryRouter } from './router.js';
 
 /** Registers search routes. */
 export function searchRoutes(router: QuarryRouter, services: Services): void {
-  const { store, core } = services;
+  const { store } = services;
 
   /** Search and autocomplete: one pipeline, autocomplete completes the last word and may extend. */
   const rankedSearch = (kind: 'search' | 'autocomplete') => async (ctx: QuarryContext) => {
@@ -34,7 +34,7 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     const plan = planSearch(req, body as Record<string, unknown>, limit);
     timing?.mark('parse');
     const args = searchArgs(access.dataset.id, plan.search, kind === 'autocomplete' ? { autocomplete: { extendResults: req.extendResults } } : {});
-    const reply = await (timing ? withShardWork(timing.shardWork, () => core.search(args)) : core.search(args));
+    const reply = await (timing ? withShardWork(timing.shardWork, () => ctx.state.core.search(args)) : ctx.state.core.search(args));
     timing?.mark('core');
     const results = await rankedChunks(store, access.dataset.id, reply);
     timing?.mark('store');
@@ -63,7 +63,7 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     const req = parseCount(ctx.state.body, maxLimitOf(access.dataset.serverConfiguration));
     requireSearchType(access.dataset.serverConfiguration, req.searchType);
     const processed = processQuery(req.query, { removeStopWords: false, quoteNegatedTerms: req.quoteNegatedTerms });
-    const count = await core.count({
+    const count = await ctx.state.core.count({
       dataset_id: access.dataset.id,
       search_type: req.searchType,
       query: processed.text,
@@ -86,7 +86,7 @@ export function searchRoutes(router: QuarryRouter, services: Services): void {
     const ids =
       req.pageSize === 0
         ? []
-        : await core.scroll({
+        : await ctx.state.core.scroll({
             dataset_id: access.dataset.id,
             filter: req.filter,
             offset_chunk_id: req.offsetChunkId ?? '',

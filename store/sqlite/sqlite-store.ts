@@ -24,13 +24,19 @@ export interface SqliteStoreOptions {
   readonly readCacheBytes?: number;
 }
 
+/** The SQLite store: a {@link Store} whose pinned reads a writer thread of this process can release. */
+export interface SqliteStore extends Store {
+  /** Forgets what {@link Store.pinReads} checked: a write of this process committed on another connection. */
+  unpinReads(): void;
+}
+
 /** Opens the store in `dataDir` (creating and migrating it as needed). */
-export function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): Store {
+export function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): SqliteStore {
   return sqliteStoreOn(openDatabase(dataDir), options);
 }
 
 /** Every repository over an open database (closing the store closes it). */
-export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): Store {
+export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): SqliteStore {
   const log = new ChangeLogWriter(db);
   const cacheBytes = options.readCacheBytes ?? 0;
   const epoch = cacheBytes > 0 ? new WriteEpoch(db) : null;
@@ -50,6 +56,12 @@ export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): Store {
     analytics: sqliteAnalytics(db),
     async ping() {
       ping.get();
+    },
+    pinReads() {
+      epoch?.pin();
+    },
+    unpinReads() {
+      epoch?.unpin();
     },
     async close() {
       if (db.open) db.close();

@@ -14,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { QuarryError } from '../../core/domain/errors.js';
 import { threadEntry } from '../../core/domain/thread-entry.js';
 import type { Store } from '../repository.js';
+import type { SqliteStore } from './sqlite-store.js';
 import { decodeError, type RepositoryName, type WriteCall, type WriteReply } from './write-protocol.js';
 
 /** Method names of a repository. */
@@ -58,7 +59,7 @@ export interface WriteThreadOptions {
  * `reads` (a store over `dataDir`) with every write method of {@link WRITE_METHODS} run by a
  * writer thread over the same file. Resolves once the thread has opened the database.
  */
-export async function withWriteThread(reads: Store, dataDir: string, options: WriteThreadOptions = {}): Promise<Store> {
+export async function withWriteThread(reads: SqliteStore, dataDir: string, options: WriteThreadOptions = {}): Promise<Store> {
   const pending = new Map<number, Pending>();
   let nextId = 0;
   let closing = false;
@@ -74,6 +75,8 @@ export async function withWriteThread(reads: Store, dataDir: string, options: Wr
         const p = pending.get(m.id);
         if (!p) return;
         pending.delete(m.id);
+        // Before anyone learns of the write: reads pinned earlier in this turn would miss it.
+        reads.unpinReads();
         if ('error' in m) p.reject(decodeError(m.error));
         else p.resolve(m.value);
       });
@@ -110,8 +113,9 @@ export async function withWriteThread(reads: Store, dataDir: string, options: Wr
     wrapped[name] = proxy;
   }
   return {
-    ...(wrapped as unknown as Omit<Store, 'ping' | 'close'>),
+    ...(wrapped as unknown as Omit<Store, 'ping' | 'pinReads' | 'close'>),
     ping: () => reads.ping(),
+    pinReads: () => reads.pinReads(),
     async close() {
       if (!closing) {
         closing = true;

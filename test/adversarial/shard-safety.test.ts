@@ -16,7 +16,7 @@ import { loadConfig } from '../../core/config.js';
 import { QuarryError } from '../../core/domain/errors.js';
 import { ShardNotLoadedError } from '../../core/pool/shard-not-loaded.js';
 import { ShardPool } from '../../core/pool/shard-pool.js';
-import { deadlineSignal } from '../../core/pool/task-stop.js';
+import { callDeadline } from '../../core/pool/task-stop.js';
 import { health } from '../../core/rpc/health.js';
 import { Engine } from '../../core/router/engine.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
@@ -174,7 +174,7 @@ describe('a shard thread that dies anyway', () => {
       const heavy = { must: [{ field: { field: 'metadata.k', match_any: ABSENT } }], must_not: [], should: [] };
       const task = { op: 'search', datasetId: a.datasetId, shard: 0, text: 'alpha', stats: null, k: 10, filter: heavy, minScore: null, countTotal: false } as const;
       let t0 = Date.now();
-      await expect(pool.run(task, deadlineSignal(Date.now() + 200, 'the test search'))).rejects.toMatchObject({ code: 'timeout' });
+      await expect(pool.run(task, callDeadline(Date.now() + 200, 'the test search').signal)).rejects.toMatchObject({ code: 'timeout' });
       expect(Date.now() - t0, 'the task ran on past its deadline').toBeLessThan(2_500);
       const ctl = new AbortController();
       setTimeout(() => ctl.abort(new QuarryError('cancelled', 'the test went away')), 200);

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../store/repository.js';
-import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
+import { openSqliteStore, type SqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { rng } from '../helpers/random-corpus.js';
 
 const open: Store[] = [];
@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 /** A cached connection, an uncached one (the oracle) and a second writer, over one new store with one dataset. */
-async function setup(cacheBytes = 1 << 20): Promise<{ cached: Store; plain: Store; other: Store; datasetId: string }> {
+async function setup(cacheBytes = 1 << 20): Promise<{ cached: SqliteStore; plain: Store; other: Store; datasetId: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-chunk-cache-'));
   dirs.push(dir);
   const plain = openSqliteStore(dir);
@@ -104,3 +104,49 @@ describe('dataset, organization and API-key caches', () => {
     expect(await cached.datasets.get(datasetId)).toBeUndefined();
   });
 });
+
+/** The end of this turn of the event loop (the pin of pinReads lasts until then). */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('pinned reads (one check of other connections per request)', () => {
+  it('see commits made before the pin, and another connection’s later commit from the next turn on', async () => {
+    const { cached, other, datasetId } = await setup();
+    const [a] = await other.chunks.createMany(datasetId, [{ chunkHtml: 'one', tagSet: [] }] as never);
+    const html = async () => (await cached.chunks.getMany(datasetId, [a!.id]))[0]?.chunkHtml;
+    const name = async () => (await cached.datasets.get(datasetId))?.name;
+    expect(await html()).toBe('one');
+    await other.chunks.update(datasetId, { id: a!.id }, { chunkHtml: 'two' });
+    await other.datasets.update(datasetId, { name: 'second' });
+    cached.pinReads();
+    // Committed before the pin: seen.
+    expect(await html()).toBe('two');
+    expect(await name()).toBe('second');
+    // Committed after it, in the same turn: the pin stands (this is what saves the checks)...
+    await other.chunks.update(datasetId, { id: a!.id }, { chunkHtml: 'three' });
+    await other.datasets.update(datasetId, { name: 'third' });
+    expect(await html()).toBe('two');
+    expect(await name()).toBe('second');
+    // ...until the turn ends.
+    await nextTurn();
+    expect(await html()).toBe('three');
+    expect(await name()).toBe('third');
+  });
+
+  it('see this connection’s own writes at once, and another’s once unpinned (a writer thread’s answer)', async () => {
+    const { cached, other, datasetId } = await setup();
+    const [a] = await other.chunks.createMany(datasetId, [{ chunkHtml: 'one', tagSet: [] }] as never);
+    const html = async () => (await cached.chunks.getMany(datasetId, [a!.id]))[0]?.chunkHtml;
+    cached.pinReads();
+    expect(await html()).toBe('one');
+    await other.chunks.update(datasetId, { id: a!.id }, { chunkHtml: 'theirs' });
+    expect(await html()).toBe('one');
+    cached.unpinReads();
+    expect(await html()).toBe('theirs');
+    cached.pinReads();
+    await cached.chunks.update(datasetId, { id: a!.id }, { chunkHtml: 'mine' });
+    expect(await html()).toBe('mine');
+    await cached.datasets.update(datasetId, { name: 'mine' });
+    expect((await cached.datasets.get(datasetId))?.name).toBe('mine');
+  });
+});
+
