@@ -15,6 +15,7 @@ import type { Store } from '../../store/repository.js';
 import type { ShardPool } from '../pool/shard-pool.js';
 import { Admission } from './admission.js';
 import { DatasetIndex, indexFingerprint, type ShardLayout, type DatasetHits } from './dataset-index.js';
+import type { Bm25Params } from '../../workers/shard/protocol.js';
 import { checkFilter, resolveGroupTrackingIds } from './filter-check.js';
 import type { TypoOptions } from '../typo/options.js';
 import type { DatasetRecord } from '../domain/tenancy.js';
@@ -69,6 +70,33 @@ function weightedSum(vectors: readonly Float32Array[], weights: readonly number[
 }
 
 const num = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
+
+/** What a dataset record says about its index: models, BM25 parameters and their fingerprint. */
+interface IndexSpec {
+  readonly spec: EmbeddingSpec & { reranker: { baseUrl: string; apiKey: string } | null; splade: SpladeSpec | null };
+  readonly sparseKey: string | null;
+  readonly params: Bm25Params;
+  readonly fingerprint: string;
+}
+
+/**
+ * Per dataset record: records come from the store's cache, shared until the dataset changes, so
+ * every search of a dataset reuses one (a hash and three config parses were ~10 us of each).
+ */
+const indexSpecs = new WeakMap<DatasetRecord, IndexSpec>();
+
+function indexSpecOf(record: DatasetRecord): IndexSpec {
+  let known = indexSpecs.get(record);
+  if (!known) {
+    const cfg = record.serverConfiguration;
+    const spec = { ...embeddingSpec(cfg), reranker: rerankerSpec(cfg), splade: spladeSpec(cfg) };
+    const sparseKey = spec.splade?.modelKey ?? null;
+    const params = { k1: num(cfg.BM25_K, DATASET_CONFIG_DEFAULTS.BM25_K), b: num(cfg.BM25_B, DATASET_CONFIG_DEFAULTS.BM25_B), distance: spec.distance };
+    known = { spec, sparseKey, params, fingerprint: indexFingerprint(params, spec.modelKey, sparseKey) };
+    indexSpecs.set(record, known);
+  }
+  return known;
+}
 
 /** The engine. */
 export class Engine {
@@ -137,11 +165,8 @@ export class Engine {
       }
       throw notFound(`dataset ${datasetId} does not exist`);
     }
-    const cfg = record.serverConfiguration;
-    const spec = { ...embeddingSpec(cfg), reranker: rerankerSpec(cfg), splade: spladeSpec(cfg) };
-    const sparseKey = spec.splade?.modelKey ?? null;
-    const params = { k1: num(cfg.BM25_K, DATASET_CONFIG_DEFAULTS.BM25_K), b: num(cfg.BM25_B, DATASET_CONFIG_DEFAULTS.BM25_B), distance: spec.distance };
-    if (existing && existing.fingerprint === indexFingerprint(params, spec.modelKey, sparseKey)) return { index: existing, spec };
+    const { spec, sparseKey, params, fingerprint } = indexSpecOf(record);
+    if (existing && existing.fingerprint === fingerprint) return { index: existing, spec };
     // One creation per dataset at a time: the layout is chosen after reading the dataset's size.
     let creating = this.creating.get(datasetId);
     if (!creating) {

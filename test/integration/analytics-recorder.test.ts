@@ -15,6 +15,7 @@ import type { AnalyticsBatch, RecommendationRecord, SearchRecord } from '../../c
 import { newId } from '../../core/domain/ids.js';
 import { connectAnalyticsQueue } from '../../facade/analytics/analytics-queue.js';
 import { startAnalytics, type RunningAnalytics } from '../../facade/analytics/start-analytics.js';
+import { RECORDER_DEFAULTS } from '../../facade/analytics/recorder.js';
 import type { Store } from '../../store/repository.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { analyticsWorker } from '../../workers/jobs/analytics.js';
@@ -135,7 +136,7 @@ describe('analytics recorder', () => {
     await until('recommendations stored', () => storedCount('recommendation_queries', recs.map((r) => r.id)) === 10);
     await until('jobs counted', () => jobSizes.slice(before).reduce((a, b) => a + b, 0) === 1244);
     const sizes = jobSizes.slice(before);
-    expect(Math.max(...sizes)).toBeLessThanOrEqual(500);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(RECORDER_DEFAULTS.batchSize);
     expect(sizes.length).toBeGreaterThanOrEqual(3);
     expect(a.recorder.stats()).toEqual({ buffered: 0, bufferedBytes: 0, delivered: 1244, dropped: 0 });
 

@@ -90,6 +90,19 @@ describe('formatTimestamp', () => {
     expect(formatTimestamp(0)).toBe('1970-01-01 00:00:00.000');
   });
 
+  it('is what toISOString writes, for any time value (fractions, years past 9999, before 0000, day edges)', () => {
+    const reference = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
+    const edges = [-1, 0, 86_399_999, 86_400_000, -86_400_000, -0.5, 0.5, 1.999, utc('0000-01-01T00:00:00Z'), utc('0000-01-01T00:00:00Z') - 1, utc('9999-12-31T23:59:59.999Z'), utc('9999-12-31T23:59:59.999Z') + 1, 8.64e15, -8.64e15];
+    for (const ms of edges) expect(formatTimestamp(ms)).toBe(reference(ms));
+    fc.assert(
+      fc.property(fc.oneof(fc.integer({ min: -8.64e15, max: 8.64e15 }), fc.double({ min: -8.64e15, max: 8.64e15, noNaN: true }), fc.integer({ min: 0, max: 4e12 })), (ms) => {
+        expect(formatTimestamp(ms)).toBe(reference(ms));
+      }),
+      { numRuns: 5000 },
+    );
+    expect(() => formatTimestamp(Number.NaN)).toThrow(RangeError);
+  });
+
   it('round-trips through parseTimestamp', () => {
     fc.assert(
       fc.property(fc.integer({ min: utc('0001-01-01T00:00:00Z'), max: utc('9999-12-31T23:59:59.999Z') }), (ms) => {
