@@ -124,26 +124,37 @@ function stageMeans(headers: readonly string[]): [string, number][] {
   return [...sums].map(([name, us]) => [name, us / headers.length]);
 }
 
-async function main(): Promise<void> {
-  const data = loadSciFact();
-  const qrels = loadQrels('test');
+/** A bench stack with SciFact ingested over HTTP: its address, the dataset's headers, and the ingest time. */
+async function loadedStack(data: ReturnType<typeof loadSciFact>, env: Record<string, string>) {
   // Embedding would compete for the CPU with the queries being timed: this benchmark is lexical.
-  // Server-Timing costs a few performance.now() calls per request; it gives the stage costs.
-  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false', QUARRY_SERVER_TIMING: 'true', ...(shards ? { QUARRY_SHARDS_PER_DATASET: shards, QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' } : {}) });
+  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false', ...env, ...(shards ? { QUARRY_SHARDS_PER_DATASET: shards, QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' } : {}) });
   try {
     const admin = { authorization: stack.adminKey };
     const org = await post(stack.baseUrl, '/api/organization', { name: 'bench' }, admin);
     const ds = await post(stack.baseUrl, '/api/dataset', { dataset_name: 'scifact' }, { ...admin, 'tr-organization': org.id });
     const headers = { ...admin, 'tr-dataset': ds.id };
     const t0 = Date.now();
-    const byTracking = new Map<string, string>();
     for (let i = 0; i < data.docs.length; i += 120) {
       const batch = data.docs.slice(i, i + 120).map((d) => ({ tracking_id: d.id, chunk_html: `${d.title} ${d.text}` }));
-      const res = await post(stack.baseUrl, '/api/chunk', batch, headers);
-      for (const c of res.chunk_metadata) byTracking.set(c.id, c.tracking_id);
+      await post(stack.baseUrl, '/api/chunk', batch, headers);
     }
-    const ingestMs = Date.now() - t0;
+    return { stack, headers, datasetId: ds.id as string, ingestMs: Date.now() - t0 };
+  } catch (err) {
+    await stack.stop();
+    throw err;
+  }
+}
 
+async function main(): Promise<void> {
+  const data = loadSciFact();
+  const qrels = loadQrels('test');
+  // Server-Timing costs a few performance.now() calls per request; it gives the stage costs. The
+  // wrk figures come from a second stack in the default configuration, without it.
+  const { stack, headers, datasetId, ingestMs } = await loadedStack(data, { QUARRY_SERVER_TIMING: 'true' });
+  let wrk: WrkRun[] = [];
+  let bareRuns: WrkRun[] = [];
+  const hasWrk = !spawnSync('wrk', ['--version']).error;
+  try {
     const queryIds = [...qrels.keys()];
     const texts = queryIds.map((id) => data.queries.get(id)!);
     const ranked = new Map<string, string[]>();
@@ -155,7 +166,7 @@ async function main(): Promise<void> {
     const recall = meanOverQrels(qrels, (q, judged) => recallAtK(ranked.get(q) ?? [], judged, 100));
 
     const core = connectCore(stack.grpcAddress, 10_000);
-    const viaGrpc = (q: string) => core.search({ dataset_id: ds.id, search_type: 'bm25', query: q, offset: 0, limit: 10 });
+    const viaGrpc = (q: string) => core.search({ dataset_id: datasetId, search_type: 'bm25', query: q, offset: 0, limit: 10 });
     const timings: string[] = [];
     let sample = '';
     const viaHttp = async (q: string) => {
@@ -180,11 +191,18 @@ async function main(): Promise<void> {
     };
     const stages = stageMeans(timings.slice(0, texts.length * rounds));
     core.close();
-    const hasWrk = !spawnSync('wrk', ['--version']).error;
-    const wrk = hasWrk ? wrkRuns(stack.baseUrl, headers, texts, [1, 16]) : [];
-    const bare = hasWrk ? await bareServer(sample) : null;
-    const bareRuns = bare ? wrkRuns(bare.url, headers, texts, [1, 16]) : [];
-    bare?.stop();
+    await stack.stop();
+    if (hasWrk) {
+      const plain = await loadedStack(data, {});
+      try {
+        wrk = wrkRuns(plain.stack.baseUrl, plain.headers, texts, [1, 16]);
+      } finally {
+        await plain.stack.stop();
+      }
+      const bare = await bareServer(sample);
+      bareRuns = wrkRuns(bare.url, headers, texts, [1, 16]);
+      bare.stop();
+    }
     console.log(`machine: ${machine()}`);
     console.log(`shards: ${shards ? `${shards} on the shard threads` : 'default (one inline shard for a dataset of this size)'}`);
     console.log(`data: SciFact BEIR test split, ${data.docs.length} docs (corpus sha256 ${data.corpusSha256.slice(0, 12)}…), ${texts.length} queries x ${rounds} rounds; bm25, page_size 10`);
@@ -198,9 +216,9 @@ async function main(): Promise<void> {
     const [shardParts, timeline] = [stages.filter(([n]) => n.startsWith('shard-')), stages.filter(([n]) => !n.startsWith('shard-'))];
     console.log(`HTTP stages (Server-Timing, mean over the ${texts.length * rounds} one-client requests, µs): ${timeline.map(([n, us]) => `${n} ${us.toFixed(0)}`).join(', ')}`);
     console.log(`  within core, summed over the request's shard tasks: ${shardParts.map(([n, us]) => `${n} ${us.toFixed(0)}`).join(', ')} (run: in the shard threads; wait: the rest of their round trips)`);
-    console.log('  (total ends when the body is ready; JSON serialization and the socket write follow)');
+    console.log('  (serialize: the answer as UTF-8 JSON bytes; total ends there, before the socket write)');
     if (!hasWrk) console.log('wrk: not installed (apt-get install wrk) - skipped');
-    wrk.forEach((r, i) => console.log(`HTTP via wrk, ${[1, 16][i]} connection(s): p50 ${r.p50}, p99 ${r.p99}, ${r.rps} req/s, non-2xx ${r.non2xx}`));
+    wrk.forEach((r, i) => console.log(`HTTP via wrk (a second stack, default configuration: no Server-Timing), ${[1, 16][i]} connection(s): p50 ${r.p50}, p99 ${r.p99}, ${r.rps} req/s, non-2xx ${r.non2xx}`));
     bareRuns.forEach((r, i) =>
       console.log(`bare Node http, same ${sample.length}-byte answer, wrk ${[1, 16][i]} connection(s): p50 ${r.p50}, p99 ${r.p99}, ${r.rps} req/s`),
     );

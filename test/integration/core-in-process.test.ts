@@ -56,7 +56,7 @@ describe('the search core hosted by the HTTP process', () => {
       expect(m, header).not.toBeNull();
       return [m![1]!, Number(m![2])] as const;
     }));
-    expect([...stages.keys()]).toEqual(['middleware', 'access', 'parse', 'core', 'store', 'analytics', 'present', 'shard-run', 'shard-wait', 'total']);
+    expect([...stages.keys()]).toEqual(['middleware', 'access', 'parse', 'core', 'store', 'analytics', 'present', 'serialize', 'shard-run', 'shard-wait', 'total']);
     const parts = [...stages].filter(([n]) => n !== 'total' && !n.startsWith('shard-')).reduce((sum, [, ms]) => sum + ms, 0);
     // The stages follow one another: together at most the total (rounding to 1 µs aside).
     expect(parts).toBeLessThanOrEqual(stages.get('total')! + 0.01);
@@ -64,9 +64,9 @@ describe('the search core hosted by the HTTP process', () => {
     // The shard threads' part of the core stage (summed over tasks that may run in parallel).
     expect(stages.get('shard-run')!).toBeGreaterThan(0);
     expect(stages.get('shard-wait')!).toBeGreaterThanOrEqual(0);
-    // A route that marks no stage still gets the total (the timer starts with every request).
+    // A route that marks no stage still gets its serialization and the total (the timer starts with every request).
     const usage = await ds.get(`/api/dataset/usage/${datasetId}`);
-    expect(usage.headers.get('server-timing')).toMatch(/^total;dur=[\d.]+$/);
+    expect(usage.headers.get('server-timing')).toMatch(/^serialize;dur=[\d.]+,\s*total;dur=[\d.]+$/);
   });
 
   it('answers bm25 and fulltext exactly as brute force, with filters', async () => {
