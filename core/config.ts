@@ -70,6 +70,12 @@ export interface Config {
    * @defaultValue `15000`
    */
   readonly inlineShardMaxChunks: number;
+  /**
+   * An inline dataset whose query runs longer than this many ms (it holds the core's event loop,
+   * and every tenant's request with it) moves to the shard threads, which are shared by time.
+   * 0: never for this reason. @defaultValue `20`
+   */
+  readonly inlineSlowQueryMs: number;
   /** Searches the core runs at once before answering 503 + Retry-After. @defaultValue `256` */
   readonly maxConcurrentSearches: number;
   /**
@@ -183,6 +189,7 @@ export function loadConfig(env: Env = process.env): Config {
     shardThreads,
     shardsPerDataset: intVar(env, 'QUARRY_SHARDS_PER_DATASET', shardThreads, 1, 1024),
     inlineShardMaxChunks: intVar(env, 'QUARRY_INLINE_SHARD_MAX_CHUNKS', 15_000, 0, 10_000_000),
+    inlineSlowQueryMs: intVar(env, 'QUARRY_INLINE_SLOW_QUERY_MS', 20, 0, 600_000),
     maxConcurrentSearches: intVar(env, 'QUARRY_MAX_CONCURRENT_SEARCHES', 256, 1, 1_000_000),
     threadNice: intVar(env, 'QUARRY_THREAD_NICE', 10, 0, 19),
     storeWriteThread: boolVar(env, 'QUARRY_STORE_WRITE_THREAD', true),

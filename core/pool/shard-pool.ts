@@ -32,6 +32,9 @@ interface Pending {
 /** Why a task failed when its thread died under it. */
 class ThreadDied extends Error {}
 
+/** The tasks a caller's query runs (not a dataset's load, writes, snapshots or typo bootstrap). */
+const QUERY_OPS: ReadonlySet<ShardTask['op']> = new Set(['search', 'searchDense', 'searchSparse', 'termStats', 'scroll', 'denseScores', 'sparseScores', 'analyze', 'typo']);
+
 /** The pinned shard threads. */
 export class ShardPool {
   private readonly workers: Worker[];
@@ -39,6 +42,8 @@ export class ShardPool {
   private readonly pending: Map<number, Pending>[];
   /** Per thread: how many times it died (its shards were lost each time). */
   private readonly deaths: number[];
+  private readonly slowListeners: ((datasetId: string, ms: number) => void)[] = [];
+  private slowInlineMs = Number.POSITIVE_INFINITY;
   private readonly lostListeners: ((thread: number) => void)[] = [];
   private nextId = 0;
   private closing = false;
@@ -99,6 +104,15 @@ export class ShardPool {
   }
 
   /**
+   * Calls `listener` after an inline query task (search, term statistics, scroll: not a load or
+   * an apply) ran longer than `ms`: it held this thread, and every other tenant's request with it.
+   */
+  onSlowInlineQuery(ms: number, listener: (datasetId: string, ms: number) => void): void {
+    this.slowInlineMs = ms;
+    this.slowListeners.push(listener);
+  }
+
+  /**
    * Runs a task on the thread that owns `task.shard`, or in this thread when `inline` (the
    * dataset's shards live here). `signal` (a deadline or a caller that went away) keeps a queued
    * task from starting and makes a running one stop at its next check. Throws
@@ -125,11 +139,12 @@ export class ShardPool {
   private runInline(message: ShardMessage): ShardReply {
     this.inlineHost ??= new ShardHost();
     const work = currentShardWork();
-    const started = work ? performance.now() : 0;
+    const started = performance.now();
     const reply = this.inlineHost.run(message);
-    if (work) {
-      const ms = performance.now() - started;
-      recordShardTask(work, ms, ms);
+    const ms = performance.now() - started;
+    if (work) recordShardTask(work, ms, ms);
+    if (ms > this.slowInlineMs && QUERY_OPS.has(message.op)) {
+      for (const listener of this.slowListeners) listener(message.datasetId, ms);
     }
     return reply;
   }

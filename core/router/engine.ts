@@ -105,6 +105,8 @@ export class Engine {
   private readonly creating = new Map<string, Promise<DatasetIndex>>();
   /** Datasets being moved from their inline shard to the shard threads. */
   private readonly growing = new Set<string>();
+  /** Datasets moved to the shard threads for a slow inline query: never inline again in this process. */
+  private readonly slowDatasets = new Set<string>();
   /** Replaced inline indexes waiting out searches that started on them: their retirement, run by the timer or at close. */
   private readonly retiring = new Map<DatasetIndex, () => Promise<void>>();
   private readonly admission: Admission;
@@ -121,6 +123,7 @@ export class Engine {
     private readonly logger: Logger,
   ) {
     this.admission = new Admission(config.maxConcurrentSearches);
+    if (config.inlineSlowQueryMs > 0) pool.onSlowInlineQuery(config.inlineSlowQueryMs, (datasetId, ms) => this.slowInlineQuery(datasetId, ms));
     pool.onThreadLost((thread) => {
       this.logger.error({ thread, restarts: pool.restarts }, 'a shard thread died and was replaced empty; reloading the datasets it held');
       for (const index of this.datasets.values()) index.threadLost(thread);
@@ -176,7 +179,7 @@ export class Engine {
           this.datasets.delete(datasetId);
           await existing.drop();
         }
-        const layout = this.layoutFor(await this.store.datasets.chunkCount(datasetId));
+        const layout = this.layoutFor(await this.store.datasets.chunkCount(datasetId), datasetId);
         const index = new DatasetIndex(datasetId, layout, params, spec.modelKey, this.pool, this.store, this.config.dataDir, this.logger, sparseKey);
         this.datasets.set(datasetId, index);
         return index;
@@ -187,8 +190,9 @@ export class Engine {
   }
 
   /** Shards of a dataset of `chunks` chunks: one inline while that is cheap, else spread over the threads. */
-  private layoutFor(chunks: number): ShardLayout {
-    return chunks <= this.config.inlineShardMaxChunks ? { shards: 1, inline: true } : { shards: this.config.shardsPerDataset, inline: false };
+  private layoutFor(chunks: number, datasetId?: string): ShardLayout {
+    const inline = chunks <= this.config.inlineShardMaxChunks && !(datasetId !== undefined && this.slowDatasets.has(datasetId));
+    return inline ? { shards: 1, inline: true } : { shards: this.config.shardsPerDataset, inline: false };
   }
 
   /**
@@ -198,9 +202,29 @@ export class Engine {
   private async checkGrowth(index: DatasetIndex): Promise<void> {
     if (!index.inline || this.growing.has(index.datasetId)) return;
     const { chunkCount } = await index.stats();
-    if (chunkCount <= this.config.inlineShardMaxChunks || this.growing.has(index.datasetId)) return;
+    if (chunkCount <= this.config.inlineShardMaxChunks) return;
+    this.moveToThreads(index, 'dataset outgrew its inline shard; moved to the shard threads');
+  }
+
+  /**
+   * An inline query of `datasetId` held the event loop for `ms` (past
+   * {@link Config.inlineSlowQueryMs}), and every other tenant's request with it: the dataset
+   * moves to the shard threads, whose scheduler shares them by time, and stays there for the life
+   * of this process.
+   */
+  private slowInlineQuery(datasetId: string, ms: number): void {
+    const index = this.datasets.get(datasetId);
+    if (!index?.inline) return;
+    this.slowDatasets.add(datasetId);
+    this.logger.warn({ dataset: datasetId, ms: Math.round(ms) }, 'an inline query held the event loop; moving the dataset to the shard threads');
+    this.moveToThreads(index, 'dataset with slow queries moved to the shard threads');
+  }
+
+  /** Starts {@link grow} for `index` unless a move of its dataset runs already. */
+  private moveToThreads(index: DatasetIndex, done: string): void {
+    if (this.growing.has(index.datasetId)) return;
     this.growing.add(index.datasetId);
-    this.grow(index)
+    this.grow(index, done)
       .catch((err: unknown) => this.logger.error({ err, dataset: index.datasetId }, 'moving the dataset to the shard threads failed; it stays inline'))
       .finally(() => this.growing.delete(index.datasetId));
   }
@@ -210,7 +234,7 @@ export class Engine {
    * store's change log, as a fresh start would), catches it up, and swaps it in; the old shards
    * go once searches that started on them are past their deadline.
    */
-  private async grow(current: DatasetIndex): Promise<void> {
+  private async grow(current: DatasetIndex, done: string): Promise<void> {
     const id = current.datasetId;
     const started = Date.now();
     const next = current.withLayout(this.layoutFor(Number.POSITIVE_INFINITY));
@@ -226,7 +250,7 @@ export class Engine {
       await next.apply(0);
     }
     this.datasets.set(id, next);
-    this.logger.info({ dataset: id, shards: next.shards, appliedSeq: next.appliedSeq, ms: Date.now() - started }, 'dataset outgrew its inline shard; moved to the shard threads');
+    this.logger.info({ dataset: id, shards: next.shards, appliedSeq: next.appliedSeq, ms: Date.now() - started }, done);
     await next.snapshot();
     const retire = (): Promise<void> => {
       clearTimeout(timer);

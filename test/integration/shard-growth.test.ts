@@ -1,6 +1,7 @@
 /**
  * Shard layout by size: a dataset starts with one inline shard (in the core's own thread) and,
- * once it passes QUARRY_INLINE_SHARD_MAX_CHUNKS, moves to QUARRY_SHARDS_PER_DATASET shards on the
+ * once it passes QUARRY_INLINE_SHARD_MAX_CHUNKS (or a query of it passes QUARRY_INLINE_SLOW_QUERY_MS),
+ * moves to QUARRY_SHARDS_PER_DATASET shards on the
  * shard threads in the background. Every acknowledged write stays searchable through the move,
  * rankings equal the brute-force oracle before and after, the old snapshot files go (here at
  * shutdown: the deadline the old shard waits out is 60 s), and a restart loads the new layout.
@@ -105,5 +106,45 @@ describe('shard layout by size', () => {
     expect(stats.shards).toBe(2);
     expect(stats.chunk_count).toBe(160);
     await matchesOracle(3);
+  });
+});
+
+describe('a slow inline query', () => {
+  let slowStack: Stack;
+  let slow: Tenant;
+  let slowCore: CoreClient;
+
+  beforeAll(async () => {
+    // 1 ms: any heavy query of this test passes it on any machine.
+    slowStack = await startStack({ env: { QUARRY_INLINE_SLOW_QUERY_MS: '1', QUARRY_SHARDS_PER_DATASET: '2' } });
+    slow = await createTenant(slowStack);
+    slowCore = connectCore(slowStack.env.QUARRY_CORE_ADDRESS!, 10_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    slowCore?.close();
+    await slowStack?.stop();
+  });
+
+  it('moves its dataset to the shard threads, where other tenants no longer wait for it', async () => {
+    for (const from of [0, 100]) {
+      const res = await slow.ds.post('/api/chunk', payloads(from, 100));
+      expect(res.status, res.text).toBe(200);
+    }
+    expect((await slowCore.stats(slow.datasetId)).shards).toBe(1);
+    const words = Array.from({ length: 200 }, (_, i) => `w${i} only${i}`).join(' ');
+    const filter = { should: Array.from({ length: 40 }, (_, i) => ({ field: 'tag_set', match_any: Array.from({ length: 50 }, (_, j) => `t${i}-${j}`) })) };
+    const heavy = await slow.ds.post('/api/chunk/search', { query: words, search_type: 'fulltext', filters: filter, page_size: 10 });
+    expect(heavy.status, heavy.text).toBe(200);
+    const stats = await eventually({ what: 'the dataset on 2 shards', context: () => slowStack.output() }, async () => {
+      const s = await slowCore.stats(slow.datasetId);
+      return s.shards === 2 && s;
+    });
+    expect(stats.chunk_count).toBe(200);
+    // Every chunk is still found by its own word after the move.
+    for (const i of [0, 57, 199]) {
+      const found = await slow.ds.post('/api/chunk/search', { query: `only${i}`, search_type: 'bm25', page_size: 1 });
+      expect(found.body.chunks.map((c: any) => c.chunk.tracking_id)).toEqual([`doc-${i}`]);
+    }
   });
 });
