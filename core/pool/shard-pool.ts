@@ -12,7 +12,8 @@
  * Inline shards live in the calling thread instead (one {@link ShardHost} of the pool's own): a
  * small dataset's search costs ~0.2 ms of index work, and the hop to a thread and back cost
  * ~0.3 ms more (two thread wake-ups; see README "Search latency"). Their tasks run at once, to
- * completion, so only datasets whose every task is short belong there (the engine decides, by size).
+ * completion, so only datasets whose every task is short belong there (the engine decides by size, and moves
+ * a dataset whose query ran long: {@link ShardPool.onSlowInlineQuery}).
  */
 import { Worker } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';

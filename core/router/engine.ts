@@ -123,7 +123,10 @@ export class Engine {
     private readonly logger: Logger,
   ) {
     this.admission = new Admission(config.maxConcurrentSearches);
-    if (config.inlineSlowQueryMs > 0) pool.onSlowInlineQuery(config.inlineSlowQueryMs, (datasetId, ms) => this.slowInlineQuery(datasetId, ms));
+    if (config.inlineSlowQueryMs > 0) {
+      // Reported from inside the running search: the move starts after it, not within its call.
+      pool.onSlowInlineQuery(config.inlineSlowQueryMs, (datasetId, ms) => queueMicrotask(() => this.slowInlineQuery(datasetId, ms)));
+    }
     pool.onThreadLost((thread) => {
       this.logger.error({ thread, restarts: pool.restarts }, 'a shard thread died and was replaced empty; reloading the datasets it held');
       for (const index of this.datasets.values()) index.threadLost(thread);

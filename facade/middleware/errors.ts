@@ -4,24 +4,24 @@
  * leaves here as UTF-8 bytes (see {@link asJsonBytes}).
  */
 import { Stream } from 'node:stream';
-import type { Context, Middleware } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
 import { ErrorCodes, QuarryError } from '../../core/domain/errors.js';
 import { jsonBytes } from '../present/json-bytes.js';
 import type { RequestState } from '../context.js';
 
 /**
  * Serializes an object body here rather than in Koa's `respond`: Koa stringifies, then measures
- * the string's UTF-8 length for Content-Length, then the socket encodes it again, and a search
- * page of abstracts (20 KB, usually two-byte text) paid ~35 us for the extra pass. The bytes are
- * written directly (../present/json-bytes.ts); a Buffer is measured by its length and written as it is. A failure to serialize is thrown here, inside
- * the error handling, rather than after the response began.
+ * the string's UTF-8 length for Content-Length, then the socket encodes it again (~35 us of a
+ * 20 KB search page). The bytes are written directly (../present/json-bytes.ts), and a Buffer is
+ * measured by its length and written as it is. A failure to serialize is thrown here, inside the
+ * error handling, rather than after the response began.
  */
-function asJsonBytes(ctx: Context): void {
+function asJsonBytes(ctx: ParameterizedContext<RequestState>): void {
   const body: unknown = ctx.body;
   if (typeof body !== 'object' || body === null || Buffer.isBuffer(body) || body instanceof Stream) return;
   // The Content-Type stays the json one the object body set.
   ctx.body = jsonBytes(body);
-  (ctx.state as RequestState).timing?.mark('serialize');
+  ctx.state.timing?.mark('serialize');
 }
 
 /** Middleware that turns thrown errors into Trieve-style error bodies. */

@@ -45,8 +45,7 @@ function ascii(text: string): void {
 }
 
 function writeString(s: string): void {
-  // At most 3 bytes per UTF-16 unit, plus the quotes (escaped text is longer, but ASCII but for
-  // the characters it keeps: at most 6 bytes per unit).
+  // At most 3 bytes per UTF-16 unit of what is written (the escaped text, quotes included).
   if (NEEDS_ESCAPE.test(s)) {
     const quoted = JSON.stringify(s);
     reserve(3 * quoted.length);

@@ -75,7 +75,7 @@ describe('jsonBytes', () => {
     same({ after: 'the failure' });
   });
 
-  it('grows past its scratch buffer and shrinks back', () => {
+  it('writes answers larger than its scratch buffer, and small ones after them', () => {
     same({ big: 'é'.repeat(3_000_000), arr: Array.from({ length: 1000 }, (_, i) => 'x'.repeat(i)) });
     same({ small: true });
   });
