@@ -43,7 +43,7 @@ export interface Config {
   readonly bodyLimitBytes: number;
   /**
    * Body limit of routes without a size of their own (searches, reads by ids, scroll...), in bytes.
-   * @defaultValue 1048576 (1 MiB: 10,000 UUIDs or a must_not of 1000 ids fit many times over)
+   * @defaultValue 262144 (256 KiB: a must_not of 1000 ids is ~40 KB)
    */
   readonly defaultBodyLimitBytes: number;
   /**
@@ -71,9 +71,15 @@ export interface Config {
    */
   readonly inlineShardMaxChunks: number;
   /**
-   * An inline dataset whose query runs longer than this many ms (it holds the core's event loop,
+   * An inline dataset that indexes more words than this moves to the shard threads too: a few
+   * very long chunks cost its snapshots, loads and applies (run on the core's event loop) what
+   * many short ones do. @defaultValue `4000000`
+   */
+  readonly inlineShardMaxTokens: number;
+  /**
+   * An inline dataset three of whose queries within 2 s run longer than this many ms (each holds the core's event loop,
    * and every tenant's request with it) moves to the shard threads, which are shared by time.
-   * 0: never for this reason. @defaultValue `20`
+   * 0: never for this reason. @defaultValue `5`
    */
   readonly inlineSlowQueryMs: number;
   /** Searches the core runs at once before answering 503 + Retry-After. @defaultValue `256` */
@@ -180,7 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     batchChunkLimit: intVar(env, 'QUARRY_BATCH_CHUNK_LIMIT', 120, 1, 100_000),
     batchGroupLimit: intVar(env, 'QUARRY_BATCH_GROUP_LIMIT', 1000, 1, 100_000),
     bodyLimitBytes: intVar(env, 'QUARRY_BODY_LIMIT_BYTES', 128 * 1024 * 1024, 1024, 2 ** 31 - 1),
-    defaultBodyLimitBytes: intVar(env, 'QUARRY_DEFAULT_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 2 ** 31 - 1),
+    defaultBodyLimitBytes: intVar(env, 'QUARRY_DEFAULT_BODY_LIMIT_BYTES', 256 * 1024, 1024, 2 ** 31 - 1),
     chunkBodyBytes: intVar(env, 'QUARRY_CHUNK_BODY_BYTES', 128 * 1024, 1024, 2 ** 31 - 1),
     maxOrganizationsPerUser: intVar(env, 'QUARRY_MAX_ORGANIZATIONS_PER_USER', 10, 1, 1_000_000),
     v2VersioningDateMs: dateVar(env, 'QUARRY_V2_VERSIONING_DATE', '2024-07-14'),
@@ -189,7 +195,8 @@ export function loadConfig(env: Env = process.env): Config {
     shardThreads,
     shardsPerDataset: intVar(env, 'QUARRY_SHARDS_PER_DATASET', shardThreads, 1, 1024),
     inlineShardMaxChunks: intVar(env, 'QUARRY_INLINE_SHARD_MAX_CHUNKS', 15_000, 0, 10_000_000),
-    inlineSlowQueryMs: intVar(env, 'QUARRY_INLINE_SLOW_QUERY_MS', 20, 0, 600_000),
+    inlineShardMaxTokens: intVar(env, 'QUARRY_INLINE_SHARD_MAX_TOKENS', 4_000_000, 0, 2 ** 31 - 1),
+    inlineSlowQueryMs: intVar(env, 'QUARRY_INLINE_SLOW_QUERY_MS', 5, 0, 600_000),
     maxConcurrentSearches: intVar(env, 'QUARRY_MAX_CONCURRENT_SEARCHES', 256, 1, 1_000_000),
     threadNice: intVar(env, 'QUARRY_THREAD_NICE', 10, 0, 19),
     storeWriteThread: boolVar(env, 'QUARRY_STORE_WRITE_THREAD', true),

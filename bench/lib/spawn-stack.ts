@@ -58,7 +58,7 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
     QUARRY_HTTP_PORT: String(httpPort),
     QUARRY_GRPC_PORT: String(grpcPort),
     ADMIN_API_KEY: adminKey,
-    QUARRY_LOG_LEVEL: 'warn',
+    QUARRY_LOG_LEVEL: process.env.QUARRY_BENCH_LOG_DIR ? 'info' : 'warn',
     ...env,
   };
   // Extra node flags for every quarry process (a profile: '--cpu-prof --cpu-prof-dir=/tmp/prof').
@@ -67,8 +67,11 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
   // set to false): then there is no core process, and the core's figures are the facade's.
   const inProcess = !/^(0|false|no|off)$/i.test(fullEnv.QUARRY_CORE_IN_PROCESS ?? '');
   const entries = inProcess ? ['dist/facade/main.js', 'dist/workers/jobs/main.js'] : ['dist/core/main.js', 'dist/facade/main.js', 'dist/workers/jobs/main.js'];
+  // QUARRY_BENCH_LOG_DIR keeps each process's log (its stdout) as <dir>/<entry name>.log.
+  const logDir = process.env.QUARRY_BENCH_LOG_DIR;
   for (const entry of entries) {
-    children.push(spawn(process.execPath, [...nodeArgs, path.join(repoRoot, entry)], { env: fullEnv, stdio: ['ignore', 'ignore', 'inherit'] }));
+    const out = logDir ? fs.openSync(path.join(logDir, `${entry.split('/').slice(-2).join('-')}.log`), 'a') : 'ignore';
+    children.push(spawn(process.execPath, [...nodeArgs, path.join(repoRoot, entry)], { env: fullEnv, stdio: ['ignore', out, 'inherit'] }));
   }
   const pidsOf = children.map((c) => c.pid ?? 0);
   const [redisPid, corePid, facadePid, jobsPid] = inProcess ? [pidsOf[0], pidsOf[1], pidsOf[1], pidsOf[2]] : pidsOf;

@@ -11,9 +11,10 @@
  *
  * Inline shards live in the calling thread instead (one {@link ShardHost} of the pool's own): a
  * small dataset's search costs ~0.2 ms of index work, and the hop to a thread and back cost
- * ~0.3 ms more (two thread wake-ups; see README "Search latency"). Their tasks run at once, to
- * completion, so only datasets whose every task is short belong there (the engine decides by size, and moves
- * a dataset whose query ran long: {@link ShardPool.onSlowInlineQuery}).
+ * ~0.3 ms more (two thread wake-ups; see README "Search latency"). Their tasks run to completion,
+ * in turns fair between datasets (inline-scheduler.ts), so only datasets whose every task is short
+ * belong there (the engine decides by size, and moves a dataset whose query ran long:
+ * {@link ShardPool.onSlowInlineQuery}).
  */
 import { Worker } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
@@ -22,6 +23,7 @@ import { currentShardWork, recordShardTask } from '../domain/shard-work.js';
 import { threadEntry } from '../domain/thread-entry.js';
 import { ShardHost } from '../../workers/shard/shard-host.js';
 import type { ShardMessage, ShardReply, ShardTask, ThreadReply } from '../../workers/shard/protocol.js';
+import { InlineScheduler } from './inline-scheduler.js';
 import { ShardNotLoadedError } from './shard-not-loaded.js';
 import { abortError, inlineTaskStop, taskStopFor } from './task-stop.js';
 
@@ -50,6 +52,8 @@ export class ShardPool {
   private closing = false;
   /** The shards served in this thread (created with the first inline task). */
   private inlineHost: ShardHost | undefined;
+  /** Turns of this thread's event loop for inline tasks, fair between datasets. */
+  private readonly inlineTurns: InlineScheduler;
 
   /**
    * `threads` shard threads, each at scheduling priority `nice` (0: the process's own; higher
@@ -58,7 +62,10 @@ export class ShardPool {
   constructor(
     readonly threads: number,
     private readonly nice = 0,
+    /** Inline work one turn of this thread's event loop does before inline tasks wait their turn, in ms. */
+    inlineTurnBudgetMs = 2,
   ) {
+    this.inlineTurns = new InlineScheduler(inlineTurnBudgetMs);
     this.deaths = Array.from({ length: threads }, () => 0);
     this.pending = Array.from({ length: threads }, () => new Map<number, Pending>());
     this.workers = Array.from({ length: threads }, (_, thread) => this.start(thread));
@@ -124,7 +131,7 @@ export class ShardPool {
     if (signal?.aborted) throw abortError(signal);
     if (this.closing) throw new QuarryError('unavailable', 'the shard threads are shutting down', { retryAfterSeconds: 1 });
     const message: ShardMessage = signal ? { ...task, stop: inline ? inlineTaskStop(signal) : taskStopFor(signal) } : task;
-    const reply = inline ? this.runInline(message) : await this.post(message);
+    const reply = inline ? await this.runInline(message) : await this.post(message);
     if ('fault' in reply) {
       if (reply.fault === 'not_loaded') throw new ShardNotLoadedError(task.datasetId, task.shard, reply.message);
       if (signal?.aborted) throw abortError(signal);
@@ -136,18 +143,25 @@ export class ShardPool {
     return reply.value as T;
   }
 
-  /** Runs a task on this thread's own shards, now; a bug's throw fails the task as it would in a thread. */
-  private runInline(message: ShardMessage): ShardReply {
-    this.inlineHost ??= new ShardHost();
+  /**
+   * Runs a task on this thread's own shards, in its turn (see {@link InlineScheduler}); a bug's
+   * throw fails the task as it would in a thread.
+   */
+  private runInline(message: ShardMessage): ShardReply | Promise<ShardReply> {
+    const host = (this.inlineHost ??= new ShardHost());
     const work = currentShardWork();
-    const started = performance.now();
-    const reply = this.inlineHost.run(message);
-    const ms = performance.now() - started;
-    if (work) recordShardTask(work, ms, ms);
-    if (ms > this.slowInlineMs && QUERY_OPS.has(message.op)) {
-      for (const listener of this.slowListeners) listener(message.datasetId, ms);
-    }
-    return reply;
+    const queued = performance.now();
+    return this.inlineTurns.run(message.datasetId, () => {
+      const started = performance.now();
+      const reply = host.run(message);
+      const ended = performance.now();
+      const ms = ended - started;
+      if (work) recordShardTask(work, ended - queued, ms);
+      if (ms > this.slowInlineMs && QUERY_OPS.has(message.op)) {
+        for (const listener of this.slowListeners) listener(message.datasetId, ms);
+      }
+      return reply;
+    });
   }
 
   /** Posts a task to the thread that owns its shard and waits for the reply. */

@@ -98,6 +98,10 @@ function indexSpecOf(record: DatasetRecord): IndexSpec {
   return known;
 }
 
+/** This many slow inline queries of a dataset within {@link SLOW_WINDOW_MS} move it to the shard threads. */
+const SLOW_STRIKES = 3;
+const SLOW_WINDOW_MS = 2000;
+
 /** The engine. */
 export class Engine {
   private readonly datasets = new Map<string, DatasetIndex>();
@@ -105,8 +109,10 @@ export class Engine {
   private readonly creating = new Map<string, Promise<DatasetIndex>>();
   /** Datasets being moved from their inline shard to the shard threads. */
   private readonly growing = new Set<string>();
-  /** Datasets moved to the shard threads for a slow inline query: never inline again in this process. */
+  /** Datasets moved to the shard threads for slow inline queries: never inline again in this process. */
   private readonly slowDatasets = new Set<string>();
+  /** When each inline dataset's recent slow queries ended (the {@link SLOW_STRIKES}th within {@link SLOW_WINDOW_MS} moves it). */
+  private readonly slowSeenAt = new Map<string, number[]>();
   /** Replaced inline indexes waiting out searches that started on them: their retirement, run by the timer or at close. */
   private readonly retiring = new Map<DatasetIndex, () => Promise<void>>();
   private readonly admission: Admission;
@@ -185,6 +191,13 @@ export class Engine {
         const layout = this.layoutFor(await this.store.datasets.chunkCount(datasetId), datasetId);
         const index = new DatasetIndex(datasetId, layout, params, spec.modelKey, this.pool, this.store, this.config.dataDir, this.logger, sparseKey);
         this.datasets.set(datasetId, index);
+        // The chunk count chose the layout; the words indexed are known once it is loaded.
+        if (layout.inline) {
+          index
+            .ensureReady()
+            .then(() => this.checkGrowth(index))
+            .catch(() => undefined);
+        }
         return index;
       })().finally(() => this.creating.delete(datasetId));
       this.creating.set(datasetId, creating);
@@ -199,25 +212,36 @@ export class Engine {
   }
 
   /**
-   * Starts moving an inline dataset that outgrew {@link Config.inlineShardMaxChunks} to the
-   * shard threads (once at a time per dataset).
+   * Starts moving an inline dataset that outgrew {@link Config.inlineShardMaxChunks} or
+   * {@link Config.inlineShardMaxTokens} to the shard threads (once at a time per dataset).
    */
   private async checkGrowth(index: DatasetIndex): Promise<void> {
     if (!index.inline || this.growing.has(index.datasetId)) return;
-    const { chunkCount } = await index.stats();
-    if (chunkCount <= this.config.inlineShardMaxChunks) return;
+    const { chunkCount, tokenCount } = await index.stats();
+    if (chunkCount <= this.config.inlineShardMaxChunks && tokenCount <= this.config.inlineShardMaxTokens) return;
     this.moveToThreads(index, 'dataset outgrew its inline shard; moved to the shard threads');
   }
 
   /**
    * An inline query of `datasetId` held the event loop for `ms` (past
-   * {@link Config.inlineSlowQueryMs}), and every other tenant's request with it: the dataset
-   * moves to the shard threads, whose scheduler shares them by time, and stays there for the life
-   * of this process.
+   * {@link Config.inlineSlowQueryMs}), and every other tenant's request with it. At the
+   * {@link SLOW_STRIKES}th within {@link SLOW_WINDOW_MS}, the dataset moves to the shard threads, whose scheduler shares
+   * them by time, and stays there for the life of this process.
    */
   private slowInlineQuery(datasetId: string, ms: number): void {
     const index = this.datasets.get(datasetId);
-    if (!index?.inline) return;
+    // Slow queries that finish while the move runs have nothing more to start.
+    if (!index?.inline || this.growing.has(datasetId)) return;
+    // Wall time also counts a garbage collection or code not yet compiled (a cold process) that
+    // fell inside the query: one slow query says little, a run of them says the dataset is heavy.
+    const now = Date.now();
+    const recent = (this.slowSeenAt.get(datasetId) ?? []).filter((at) => now - at <= SLOW_WINDOW_MS);
+    recent.push(now);
+    if (recent.length < SLOW_STRIKES) {
+      this.slowSeenAt.set(datasetId, recent);
+      return;
+    }
+    this.slowSeenAt.delete(datasetId);
     this.slowDatasets.add(datasetId);
     this.logger.warn({ dataset: datasetId, ms: Math.round(ms) }, 'an inline query held the event loop; moving the dataset to the shard threads');
     this.moveToThreads(index, 'dataset with slow queries moved to the shard threads');

@@ -1,6 +1,7 @@
 /**
  * Shard layout by size: a dataset starts with one inline shard (in the core's own thread) and,
- * once it passes QUARRY_INLINE_SHARD_MAX_CHUNKS (or a query of it passes QUARRY_INLINE_SLOW_QUERY_MS),
+ * once it passes QUARRY_INLINE_SHARD_MAX_CHUNKS or QUARRY_INLINE_SHARD_MAX_TOKENS (or three queries of it
+ * within 2 s pass QUARRY_INLINE_SLOW_QUERY_MS),
  * moves to QUARRY_SHARDS_PER_DATASET shards on the
  * shard threads in the background. Every acknowledged write stays searchable through the move,
  * rankings equal the brute-force oracle before and after, the old snapshot files go (here at
@@ -109,14 +110,17 @@ describe('shard layout by size', () => {
   });
 });
 
-describe('a slow inline query', () => {
+/** Words an inline dataset of the second stack may index (its chunk limit stays 15,000). */
+const TOKENS_MAX = 50_000;
+
+describe('slow inline queries', () => {
   let slowStack: Stack;
   let slow: Tenant;
   let slowCore: CoreClient;
 
   beforeAll(async () => {
     // 1 ms: any heavy query of this test passes it on any machine.
-    slowStack = await startStack({ env: { QUARRY_INLINE_SLOW_QUERY_MS: '1', QUARRY_SHARDS_PER_DATASET: '2' } });
+    slowStack = await startStack({ env: { QUARRY_INLINE_SLOW_QUERY_MS: '1', QUARRY_SHARDS_PER_DATASET: '2', QUARRY_INLINE_SHARD_MAX_TOKENS: String(TOKENS_MAX) } });
     slow = await createTenant(slowStack);
     slowCore = connectCore(slowStack.env.QUARRY_CORE_ADDRESS!, 10_000);
   }, 60_000);
@@ -126,7 +130,7 @@ describe('a slow inline query', () => {
     await slowStack?.stop();
   });
 
-  it('moves its dataset to the shard threads, where other tenants no longer wait for it', async () => {
+  it('moves its dataset to the shard threads at the third within 2 s, where other tenants no longer wait for it', async () => {
     for (const from of [0, 100]) {
       const res = await slow.ds.post('/api/chunk', payloads(from, 100));
       expect(res.status, res.text).toBe(200);
@@ -134,8 +138,18 @@ describe('a slow inline query', () => {
     expect((await slowCore.stats(slow.datasetId)).shards).toBe(1);
     const words = Array.from({ length: 200 }, (_, i) => `w${i} only${i}`).join(' ');
     const filter = { should: Array.from({ length: 40 }, (_, i) => ({ field: 'tag_set', match_any: Array.from({ length: 50 }, (_, j) => `t${i}-${j}`) })) };
-    const heavy = await slow.ds.post('/api/chunk/search', { query: words, search_type: 'fulltext', filters: filter, page_size: 10 });
-    expect(heavy.status, heavy.text).toBe(200);
+    const heavySearch = async (): Promise<void> => {
+      const heavy = await slow.ds.post('/api/chunk/search', { query: words, search_type: 'fulltext', filters: filter, page_size: 10 });
+      expect(heavy.status, heavy.text).toBe(200);
+    };
+    // One slow query may be a garbage collection inside it: the dataset stays (a move of 200
+    // chunks takes ~50 ms here, so 500 ms would have seen it).
+    await heavySearch();
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await slowCore.stats(slow.datasetId)).shards).toBe(1);
+    // The third within 2 s moves it.
+    await heavySearch();
+    await heavySearch();
     const stats = await eventually({ what: 'the dataset on 2 shards', context: () => slowStack.output() }, async () => {
       const s = await slowCore.stats(slow.datasetId);
       return s.shards === 2 && s;
@@ -145,6 +159,29 @@ describe('a slow inline query', () => {
     for (const i of [0, 57, 199]) {
       const found = await slow.ds.post('/api/chunk/search', { query: `only${i}`, search_type: 'bm25', page_size: 1 });
       expect(found.body.chunks.map((c: any) => c.chunk.tracking_id)).toEqual([`doc-${i}`]);
+    }
+  });
+
+  it('moves a dataset of few but long chunks once it indexes more words than QUARRY_INLINE_SHARD_MAX_TOKENS', async () => {
+    const long = await createTenant(slowStack);
+    const words = (i: number): string => Array.from({ length: 2000 }, (_, j) => `w${(i * 31 + j) % 500}`).join(' ') + ` only${i}`;
+    const write = async (from: number, n: number): Promise<void> => {
+      const res = await long.ds.post('/api/chunk', Array.from({ length: n }, (_, j) => ({ chunk_html: words(from + j), tracking_id: `long-${from + j}` })));
+      expect(res.status, res.text).toBe(200);
+    };
+    // 10 chunks, ~20,000 words: inline.
+    await write(0, 10);
+    expect((await slowCore.stats(long.datasetId)).shards).toBe(1);
+    // 30 chunks, ~60,000 words: past the limit with 30 chunks of 15,000 allowed.
+    await write(10, 20);
+    const stats = await eventually({ what: 'the long-chunk dataset on 2 shards', context: () => slowStack.output() }, async () => {
+      const s = await slowCore.stats(long.datasetId);
+      return s.shards === 2 && s;
+    });
+    expect(stats.chunk_count).toBe(30);
+    for (const i of [0, 17, 29]) {
+      const found = await long.ds.post('/api/chunk/search', { query: `only${i}`, search_type: 'bm25', page_size: 1 });
+      expect(found.body.chunks.map((c: any) => c.chunk.tracking_id)).toEqual([`long-${i}`]);
     }
   });
 });

@@ -158,6 +158,8 @@ export interface ScrollShardReply {
 export interface ShardStatsReply {
   readonly chunkCount: number;
   readonly appliedSeq: number;
+  /** Words indexed (the sum of the chunks' BM25 lengths): what its snapshot, load and applies cost. */
+  readonly tokenCount: number;
 }
 
 /** Reply of `load`: the sequence the snapshot covers (0 when there was none). */

@@ -298,6 +298,6 @@ export class Shard {
   /** Size figures. */
   stats(): ShardStatsReply {
     const s = this.index.stats();
-    return { chunkCount: s.docCount, appliedSeq: this.appliedSeq };
+    return { chunkCount: s.docCount, appliedSeq: this.appliedSeq, tokenCount: s.totalLength };
   }
 }
