@@ -4,11 +4,17 @@
  * use, never one process-wide 128 MiB.
  */
 import type { Config } from '../core/config.js';
+import { MAX_SPLIT_HTML_BYTES } from './schemas/chunk-split.js';
 
 /** Room for a bulk body's brackets, keys and whatever else surrounds the items. */
 const SLACK_BYTES = 64 * 1024;
 /** A group carries a name, a description, tags and metadata; far less than a chunk. */
 const GROUP_BODY_BYTES = 16 * 1024;
+/**
+ * A page sent to be split (POST /api/chunk/split): its `chunk_html` may be just under 256 KiB of
+ * UTF-8, and JSON escapes can make that several times longer on the wire.
+ */
+const SPLIT_BODY_BYTES = 4 * MAX_SPLIT_HTML_BYTES;
 /** Organizations, keys, users and dataset settings: names, roles, scopes, configuration. */
 const TENANCY_BODY_BYTES = 64 * 1024;
 
@@ -34,6 +40,7 @@ export function bodyLimits(config: Config): BodyLimitOf {
     ['PUT /api/chunk', cap(config.chunkBodyBytes + SLACK_BYTES)],
     ['PUT /api/chunk/tracking_id/update', cap(config.chunkBodyBytes + SLACK_BYTES)],
     ['POST /api/chunk_group', cap(config.batchGroupLimit * GROUP_BODY_BYTES + SLACK_BYTES)],
+    ['POST /api/chunk/split', cap(SPLIT_BODY_BYTES + SLACK_BYTES)],
     ...TENANCY_ROUTES.map((route): [string, number] => [route, cap(TENANCY_BODY_BYTES)]),
   ]);
   const fallback = cap(config.defaultBodyLimitBytes);

@@ -31,6 +31,7 @@ export function jsonBody(limitOf: BodyLimitOf): Middleware<RequestState> {
       if (e.type === 'request.aborted') throw new QuarryError('bad_request', 'Request body was aborted by the client');
       throw new QuarryError('bad_request', `Could not read the request body: ${(err as Error).message}`);
     }
+    ctx.state.bodyLength = text.length;
     if (text.trim() === '') return next();
     // Checked on the text, before JSON.parse builds anything: cost is one pass, nothing per element.
     const where: ShapeWhere = { key: null };

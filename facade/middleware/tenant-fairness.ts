@@ -56,6 +56,22 @@ export const USAGE_HALF_LIFE_MS = 1000;
 export const USAGE_SLACK_MS = 5;
 /** Shortest a request may be held back for a tenant that used less, in ms (see {@link Tenant.patienceMs}). */
 export const MIN_PATIENCE_MS = 2;
+/**
+ * Body text one ms of usage stands for (UTF-16 units; reading, checking and parsing a 1 MB body
+ * here takes 4-5 ms of the event loop). Time in flight alone does not tell a tenant whose
+ * requests wait their turn from one whose requests are the work: a light tenant that always had a
+ * search in flight showed as much usage as one sending 1 MB bodies back to back, and was held
+ * back behind it (its p50 rose from 1 to 9 ms).
+ */
+export const BODY_UNITS_PER_MS = 200_000;
+/**
+ * A tenant whose last request ended this recently (ms) still counts as active for the others'
+ * share. A client that searches one request at a time has one in flight here for a fraction of
+ * its latency (the rest is spent in the socket and the event loop's queue, behind the other
+ * tenant's work): counted only while in flight, it looked absent, and a tenant sending three 1 MB
+ * bodies at once ran all three (the light tenant's p50 rose from 1 to 10 ms).
+ */
+export const ACTIVE_GRACE_MS = 100;
 /** Weight of the newest request in a tenant's average request duration. */
 const DURATION_WEIGHT = 0.2;
 
@@ -74,6 +90,8 @@ class Tenant {
   queued = { read: 0, write: 0 };
   private usage = 0;
   private stamp = performance.now();
+  /** When its last request ended (performance.now()). */
+  lastEnd = Number.NEGATIVE_INFINITY;
   /** Average duration of this tenant's requests, in ms (decaying). */
   private averageMs = 0;
 
@@ -106,7 +124,8 @@ class Tenant {
 
 /**
  * Middleware that runs at most `limits.reads` reads and `limits.writes` writes per organization at
- * once while it is the only one with requests. While several are, an event loop serves their
+ * once while it is the only one with requests. While several are (or another had one end within
+ * {@link ACTIVE_GRACE_MS}), an event loop serves their
  * ready requests in turn and a tenant with many in flight would take most turns (measured on 2
  * cores: 1 MB autocomplete queries sent three at a time raised another tenant's search p50 from 2
  * to 26 ms), so each runs one read and one write at a time, and the one that has used the least
@@ -120,13 +139,21 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
   const tenants = new Map<string, Tenant>();
   let pumpTimer: NodeJS.Timeout | null = null;
 
-  /** The two least usages among tenants with requests, and whose the least is. */
-  const lowest = (now: number): { first: number; firstOf: Tenant | null; second: number } => {
+  /**
+   * The two least usages among tenants with requests, and whose the least is; `recent`: whether
+   * any tenant without requests had one end within {@link ACTIVE_GRACE_MS} (for a tenant other
+   * than `firstOf`/the asking one, the caller checks).
+   */
+  const lowest = (now: number): { first: number; firstOf: Tenant | null; second: number; recent: Tenant[] } => {
     let first = Number.POSITIVE_INFINITY;
     let second = Number.POSITIVE_INFINITY;
     let firstOf: Tenant | null = null;
+    const recent: Tenant[] = [];
     for (const o of tenants.values()) {
-      if (o.active === 0) continue;
+      if (o.active === 0) {
+        if (now - o.lastEnd < ACTIVE_GRACE_MS) recent.push(o);
+        continue;
+      }
       const u = o.usageAt(now);
       if (u < first) {
         second = first;
@@ -134,7 +161,7 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
         firstOf = o;
       } else if (u < second) second = u;
     }
-    return { first, firstOf, second };
+    return { first, firstOf, second, recent };
   };
 
   /**
@@ -145,7 +172,11 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
     // The least usage among the other tenants with requests (none: not contended).
     const others = low.firstOf === t ? low.second : low.first;
     const running = read ? t.running.read : t.running.write;
-    if (others === Number.POSITIVE_INFINITY) return running < (read ? limits.reads : limits.writes);
+    if (others === Number.POSITIVE_INFINITY) {
+      // Nobody else has a request now; one that just had one keeps its share (one at a time here).
+      const contended = low.recent.some((o) => o !== t);
+      return running < (contended ? 1 : read ? limits.reads : limits.writes);
+    }
     return running < 1 && (t.usageAt(now) <= others + USAGE_SLACK_MS || now - since >= t.patienceMs());
   };
 
@@ -178,8 +209,9 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
         w.admit();
       }
     }
-    // Usage decays and patience runs out with time alone: look again then even if no request ends.
+    // Usage decays, patience and grace periods run out with time alone: look again then even if no request ends.
     if (waiting) {
+      for (const o of lowest(now).recent) wakeAt = Math.min(wakeAt, o.lastEnd + ACTIVE_GRACE_MS);
       if (pumpTimer !== null) clearTimeout(pumpTimer);
       pumpTimer = setTimeout(() => {
         pumpTimer = null;
@@ -224,7 +256,8 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
       await next();
     } finally {
       const now = performance.now();
-      tenant.charge(now - started, now);
+      tenant.lastEnd = now;
+      tenant.charge(now - started + (ctx.state.bodyLength ?? 0) / BODY_UNITS_PER_MS, now);
       if (read) tenant.running.read--;
       else tenant.running.write--;
       pump();

@@ -65,11 +65,11 @@ const MAX_RECORD_BYTES =
   RECORD_CAPS.requestParamsBytes + RECORD_CAPS.metadataBytes + RECORD_CAPS.queryLength * 3 + RECORD_CAPS.userIdLength + RECORD_CAPS.results * 80;
 
 describe('analytics records are capped', () => {
-  it('ten searches of nearly the whole 1 MiB body limit from a read key add at most the capped bytes each, flagged as truncated', async () => {
+  it('ten searches of nearly the whole 256 KiB body limit from a read key add at most the capped bytes each, flagged as truncated', async () => {
     const readKey = await createKey(stack, t.orgId, { role: 0, dataset_ids: [t.datasetId] });
     const reader = client(stack.baseUrl, { authorization: readKey, 'tr-dataset': t.datasetId });
-    // Two fields of 450 KB: the largest a search body may be (1 MiB) is 65 times the record cap.
-    const big = 'x'.repeat(450 * 1024);
+    // Two fields of 120 KB: nearly the largest a search body may be (256 KiB), many times the record cap.
+    const big = 'x'.repeat(120 * 1024);
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) {
       const res = await reader.post('/api/chunk/search', {

@@ -145,10 +145,10 @@ describe('no key: refused from the headers, before the body is read', () => {
 
 describe('per-route body limits', () => {
   it('a body over its route limit is 413 naming the limit and the route, even with a valid key', async () => {
-    // Search needs little: the default limit (1 MiB) refuses 2 MiB.
+    // Search needs little: the default limit (256 KiB) refuses 2 MiB.
     const padding = 'x'.repeat(2 * 1024 * 1024);
     const res = await expectRejected(stack.dataDir, () => t.ds.post('/api/chunk/search', { query: 'a', search_type: 'bm25', padding }), 413, /limit of \d+ bytes for POST \/api\/chunk\/search/);
-    expect(res.body.message).toMatch(/1048576/);
+    expect(res.body.message).toMatch(/262144/);
     // Tenancy routes need less still (64 KiB).
     await expectRejected(stack.dataDir, () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, padding: 'x'.repeat(100 * 1024) }), 413, /POST \/api\/organization\/api_key/);
   });
@@ -201,9 +201,9 @@ describe('nesting depth', () => {
   });
 
   it('a wide flat body of empty arrays is answered promptly with a 4xx, and health stays up', async () => {
-    const wide = '[' + '[],'.repeat(300_000) + '[]]'; // ~900 KB, within the search limit
+    const wide = '[' + '[],'.repeat(300_000) + '[]]'; // ~900 KB, within the chunk-write limit
     const started = performance.now();
-    await expectRejected(stack.dataDir, () => t.ds.req('POST', '/api/chunk/search', { raw: wide }), 400);
+    await expectRejected(stack.dataDir, () => t.ds.req('POST', '/api/chunk', { raw: wide }), 400);
     expect(performance.now() - started).toBeLessThan(5000);
     await healthWithin(2000);
   });

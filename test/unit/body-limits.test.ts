@@ -7,7 +7,7 @@ import { jsonShape, MAX_ARRAY_ELEMENTS, MAX_CONTAINERS, MAX_DEPTH } from '../../
 describe('per-route body limits', () => {
   it('has documented defaults: 1 MiB, 128 KiB per chunk, 10 organizations per user', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ defaultBodyLimitBytes: 1024 * 1024, chunkBodyBytes: 128 * 1024, maxOrganizationsPerUser: 10 });
+    expect(c).toMatchObject({ defaultBodyLimitBytes: 256 * 1024, chunkBodyBytes: 128 * 1024, maxOrganizationsPerUser: 10 });
     const c2 = loadConfig({ QUARRY_DEFAULT_BODY_LIMIT_BYTES: '4096', QUARRY_CHUNK_BODY_BYTES: '2048', QUARRY_MAX_ORGANIZATIONS_PER_USER: '2' });
     expect(c2).toMatchObject({ defaultBodyLimitBytes: 4096, chunkBodyBytes: 2048, maxOrganizationsPerUser: 2 });
     expect(() => loadConfig({ QUARRY_MAX_ORGANIZATIONS_PER_USER: '0' })).toThrow(/QUARRY_MAX_ORGANIZATIONS_PER_USER/);
@@ -19,8 +19,9 @@ describe('per-route body limits', () => {
     expect(limitOf('PUT /api/chunk')).toBe(128 * 1024 + 64 * 1024);
     expect(limitOf('POST /api/chunk_group')).toBe(1000 * 16 * 1024 + 64 * 1024);
     expect(limitOf('POST /api/organization/api_key')).toBe(64 * 1024);
-    expect(limitOf('POST /api/chunk/search')).toBe(1024 * 1024);
-    expect(limitOf('POST /api/anything/else')).toBe(1024 * 1024);
+    expect(limitOf('POST /api/chunk/split')).toBe(1024 * 1024 + 64 * 1024);
+    expect(limitOf('POST /api/chunk/search')).toBe(256 * 1024);
+    expect(limitOf('POST /api/anything/else')).toBe(256 * 1024);
   });
 
   it('never exceeds QUARRY_BODY_LIMIT_BYTES', () => {

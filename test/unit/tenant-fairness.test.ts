@@ -1,7 +1,7 @@
 /** Per-organization shares of the HTTP API: waits in order, 429 past the queue, other organizations unaffected. */
 import { describe, expect, it } from 'vitest';
 import { QuarryError } from '../../core/domain/errors.js';
-import { isReadRoute, tenantFairness } from '../../facade/middleware/tenant-fairness.js';
+import { ACTIVE_GRACE_MS, BODY_UNITS_PER_MS, isReadRoute, tenantFairness } from '../../facade/middleware/tenant-fairness.js';
 
 /** A request's context as the middleware sees it, and a `next` that finishes when told to. */
 function request(org: string, route: string) {
@@ -90,6 +90,9 @@ describe('tenantFairness', () => {
     b.finish();
     await pb;
     await tick();
+    // b may send its next search any moment: a keeps one at a time for ACTIVE_GRACE_MS.
+    expect(more.map((r) => r.started)).toEqual([false, false]);
+    await new Promise((r) => setTimeout(r, ACTIVE_GRACE_MS + 30));
     expect(more.map((r) => r.started)).toEqual([true, true]);
     a[3]!.finish();
     for (const r of more) r.finish();
@@ -118,6 +121,67 @@ describe('tenantFairness', () => {
     expect(a2.started).toBe(true);
     a2.finish();
     await pa2;
+  });
+
+  it('counts the body a request sent as usage: a tenant of quick but large requests waits for one of slower small ones', async () => {
+    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8 });
+    const run = async (org: string, ms: number, bodyLength: number): Promise<void> => {
+      const r = request(org, 'POST /api/chunk/search');
+      const p = mw(r.ctx, async () => {
+        // As the body middleware (inside this one) records it.
+        (r.ctx as { state: { bodyLength?: number } }).state.bodyLength = bodyLength;
+        await r.next();
+      });
+      await tick();
+      await new Promise((res) => setTimeout(res, ms));
+      r.finish();
+      await p;
+    };
+    // a: ~1 ms in flight with 6 MB of body (30 ms of usage); b: 10 ms in flight, no body.
+    await run('a', 1, 30 * BODY_UNITS_PER_MS);
+    await run('b', 10, 0);
+    const b2 = request('b', 'POST /api/chunk/search');
+    const a2 = request('a', 'POST /api/chunk/search');
+    const pb2 = mw(b2.ctx, b2.next);
+    const pa2 = mw(a2.ctx, a2.next);
+    await tick();
+    // By time in flight alone a would have used less, and started beside b.
+    expect([a2.started, b2.started]).toEqual([false, true]);
+    b2.finish();
+    await pb2;
+    await tick();
+    expect(a2.started).toBe(true);
+    a2.finish();
+    await pa2;
+  });
+
+  it('keeps a tenant whose request just ended in the share: another runs one read at a time until ACTIVE_GRACE_MS passes', async () => {
+    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8 });
+    const b1 = request('b', 'POST /api/chunk/search');
+    const pb1 = mw(b1.ctx, b1.next);
+    await tick();
+    b1.finish();
+    await pb1;
+    // b has nothing in flight (its next search is on its way): a runs one read at a time.
+    const a1 = request('a', 'POST /api/chunk/search');
+    const a2 = request('a', 'POST /api/chunk/search');
+    const pa1 = mw(a1.ctx, a1.next);
+    const pa2 = mw(a2.ctx, a2.next);
+    await tick();
+    expect([a1.started, a2.started]).toEqual([true, false]);
+    a1.finish();
+    await pa1;
+    await tick();
+    expect(a2.started).toBe(true);
+    // Once b has been quiet for the grace period, a has its full share again.
+    await new Promise((r) => setTimeout(r, ACTIVE_GRACE_MS + 20));
+    const a3 = request('a', 'POST /api/chunk/search');
+    const pa3 = mw(a3.ctx, a3.next);
+    await tick();
+    expect(a3.started).toBe(true);
+    a2.finish();
+    a3.finish();
+    await Promise.all([pa2, pa3]);
   });
 
   it('holds a light tenant back for a tenant that used less only about as long as its own requests take', async () => {
