@@ -45,6 +45,6 @@ export interface RequestState {
   timing?: StageTimer;
   /** Parsed JSON body (undefined when the body was empty). */
   body?: unknown;
-  /** Length of the body text read (UTF-16 units), for the tenant's share of the event loop. */
+  /** Bytes of the body read, for the tenant's share of the event loop. */
   bodyLength?: number;
 }

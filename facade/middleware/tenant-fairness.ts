@@ -57,13 +57,13 @@ export const USAGE_SLACK_MS = 5;
 /** Shortest a request may be held back for a tenant that used less, in ms (see {@link Tenant.patienceMs}). */
 export const MIN_PATIENCE_MS = 2;
 /**
- * Body text one ms of usage stands for (UTF-16 units; reading, checking and parsing a 1 MB body
- * here takes 4-5 ms of the event loop). Time in flight alone does not tell a tenant whose
+ * Body bytes one ms of usage stands for (reading, checking and parsing a 1 MB body here takes
+ * 4-5 ms of the event loop). Time in flight alone does not tell a tenant whose
  * requests wait their turn from one whose requests are the work: a light tenant that always had a
  * search in flight showed as much usage as one sending 1 MB bodies back to back, and was held
  * back behind it (its p50 rose from 1 to 9 ms).
  */
-export const BODY_UNITS_PER_MS = 200_000;
+export const BODY_BYTES_PER_MS = 200_000;
 /**
  * A tenant whose last request ended this recently (ms) still counts as active for the others'
  * share. A client that searches one request at a time has one in flight here for a fraction of
@@ -257,7 +257,7 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
     } finally {
       const now = performance.now();
       tenant.lastEnd = now;
-      tenant.charge(now - started + (ctx.state.bodyLength ?? 0) / BODY_UNITS_PER_MS, now);
+      tenant.charge(now - started + (ctx.state.bodyLength ?? 0) / BODY_BYTES_PER_MS, now);
       if (read) tenant.running.read--;
       else tenant.running.write--;
       pump();

@@ -53,6 +53,10 @@ describe('jsonShape', () => {
     const where = { key: null as string | null };
     expect(jsonShape(ids(MAX_ARRAY_ELEMENTS + 1), MAX_DEPTH, MAX_CONTAINERS, MAX_ARRAY_ELEMENTS, where)).toBe('too_long');
     expect(where.key).toBe('group_tracking_ids');
+    // The key is decoded from the body's bytes.
+    const named = { key: null as string | null };
+    expect(jsonShape(Buffer.from(JSON.stringify({ 'grüße_€': Array.from({ length: MAX_ARRAY_ELEMENTS + 1 }, () => 1) })), MAX_DEPTH, MAX_CONTAINERS, MAX_ARRAY_ELEMENTS, named)).toBe('too_long');
+    expect(named.key).toBe('grüße_€');
     expect(jsonShape(`[[${'1,'.repeat(MAX_ARRAY_ELEMENTS)}1]]`, MAX_DEPTH, MAX_CONTAINERS, MAX_ARRAY_ELEMENTS)).toBe('too_long');
     const wide = JSON.stringify(Object.fromEntries(Array.from({ length: MAX_ARRAY_ELEMENTS * 2 }, (_, i) => [`k${i}`, i])));
     expect(jsonShape(wide, MAX_DEPTH, MAX_CONTAINERS, MAX_ARRAY_ELEMENTS)).toBe('ok');
@@ -85,7 +89,8 @@ describe('jsonShape', () => {
       }
       return 'ok';
     };
-    const text = fc.array(fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', ','), { maxLength: 60 }).map((cs) => cs.join(''));
+    // Multi-byte characters too: the scan runs over UTF-8 bytes, the reference over characters.
+    const text = fc.array(fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', ',', 'é', '€', '😀'), { maxLength: 60 }).map((cs) => cs.join(''));
     fc.assert(
       fc.property(text, fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 5 }), (t, d, n, e) => {
         expect(jsonShape(t, d, n, e)).toBe(reference(t, d, n, e));

@@ -1,7 +1,7 @@
 /** Per-organization shares of the HTTP API: waits in order, 429 past the queue, other organizations unaffected. */
 import { describe, expect, it } from 'vitest';
 import { QuarryError } from '../../core/domain/errors.js';
-import { ACTIVE_GRACE_MS, BODY_UNITS_PER_MS, isReadRoute, tenantFairness } from '../../facade/middleware/tenant-fairness.js';
+import { ACTIVE_GRACE_MS, BODY_BYTES_PER_MS, isReadRoute, tenantFairness } from '../../facade/middleware/tenant-fairness.js';
 
 /** A request's context as the middleware sees it, and a `next` that finishes when told to. */
 function request(org: string, route: string) {
@@ -138,7 +138,7 @@ describe('tenantFairness', () => {
       await p;
     };
     // a: ~1 ms in flight with 6 MB of body (30 ms of usage); b: 10 ms in flight, no body.
-    await run('a', 1, 30 * BODY_UNITS_PER_MS);
+    await run('a', 1, 30 * BODY_BYTES_PER_MS);
     await run('b', 10, 0);
     const b2 = request('b', 'POST /api/chunk/search');
     const a2 = request('a', 'POST /api/chunk/search');
