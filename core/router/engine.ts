@@ -100,6 +100,7 @@ function indexSpecOf(record: DatasetRecord): IndexSpec {
 
 /** This many slow inline queries of a dataset within {@link SLOW_WINDOW_MS} move it to the shard threads. */
 const SLOW_STRIKES = 3;
+/** The window of {@link SLOW_STRIKES}, in ms. */
 const SLOW_WINDOW_MS = 2000;
 
 /** The engine. */
@@ -435,6 +436,7 @@ export class Engine {
   async drop(datasetId: string): Promise<void> {
     const existing = this.datasets.get(datasetId);
     this.datasets.delete(datasetId);
+    this.slowSeenAt.delete(datasetId);
     if (existing) await existing.drop();
   }
 
