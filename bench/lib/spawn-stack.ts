@@ -72,6 +72,8 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
   for (const entry of entries) {
     const out = logDir ? fs.openSync(path.join(logDir, `${entry.split('/').slice(-2).join('-')}.log`), 'a') : 'ignore';
     children.push(spawn(process.execPath, [...nodeArgs, path.join(repoRoot, entry)], { env: fullEnv, stdio: ['ignore', out, 'inherit'] }));
+    // The child has its own copy of the descriptor.
+    if (typeof out === 'number') fs.closeSync(out);
   }
   const pidsOf = children.map((c) => c.pid ?? 0);
   const [redisPid, corePid, facadePid, jobsPid] = inProcess ? [pidsOf[0], pidsOf[1], pidsOf[1], pidsOf[2]] : pidsOf;

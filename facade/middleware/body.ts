@@ -121,7 +121,7 @@ function scratchFor(maxDepth: number): typeof scratch {
  * so none is taken for a quote, bracket or comma.
  */
 export function jsonShape(json: Uint8Array | string, maxDepth: number, maxContainers: number, maxElements = Number.POSITIVE_INFINITY, where?: ShapeWhere): JsonShape {
-  const text = typeof json === 'string' ? Buffer.from(json, 'utf8') : Buffer.from(json.buffer, json.byteOffset, json.byteLength);
+  const text = typeof json === 'string' ? Buffer.from(json, 'utf8') : Buffer.isBuffer(json) ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength);
   let depth = 0;
   let containers = 0;
   // Per open container: whether it is an array, its commas so far, and the span of its key (each

@@ -140,18 +140,26 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
   let pumpTimer: NodeJS.Timeout | null = null;
 
   /**
-   * The two least usages among tenants with requests, and whose the least is; `recent`: whether
-   * any tenant without requests had one end within {@link ACTIVE_GRACE_MS} (for a tenant other
-   * than `firstOf`/the asking one, the caller checks).
+   * The two least usages among tenants with requests, and whose the least is; of the tenants
+   * without requests whose last one ended within {@link ACTIVE_GRACE_MS}: how many, one of them,
+   * and when the first of their grace periods ends (the caller leaves itself out).
    */
-  const lowest = (now: number): { first: number; firstOf: Tenant | null; second: number; recent: Tenant[] } => {
+  const lowest = (
+    now: number,
+  ): { first: number; firstOf: Tenant | null; second: number; recent: number; recentOne: Tenant | null; graceEndsAt: number } => {
     let first = Number.POSITIVE_INFINITY;
     let second = Number.POSITIVE_INFINITY;
     let firstOf: Tenant | null = null;
-    const recent: Tenant[] = [];
+    let recent = 0;
+    let recentOne: Tenant | null = null;
+    let graceEndsAt = Number.POSITIVE_INFINITY;
     for (const o of tenants.values()) {
       if (o.active === 0) {
-        if (now - o.lastEnd < ACTIVE_GRACE_MS) recent.push(o);
+        if (now - o.lastEnd < ACTIVE_GRACE_MS) {
+          recent++;
+          recentOne = o;
+          graceEndsAt = Math.min(graceEndsAt, o.lastEnd + ACTIVE_GRACE_MS);
+        }
         continue;
       }
       const u = o.usageAt(now);
@@ -161,7 +169,7 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
         firstOf = o;
       } else if (u < second) second = u;
     }
-    return { first, firstOf, second, recent };
+    return { first, firstOf, second, recent, recentOne, graceEndsAt };
   };
 
   /**
@@ -174,7 +182,7 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
     const running = read ? t.running.read : t.running.write;
     if (others === Number.POSITIVE_INFINITY) {
       // Nobody else has a request now; one that just had one keeps its share (one at a time here).
-      const contended = low.recent.some((o) => o !== t);
+      const contended = low.recent > 1 || (low.recent === 1 && low.recentOne !== t);
       return running < (contended ? 1 : read ? limits.reads : limits.writes);
     }
     return running < 1 && (t.usageAt(now) <= others + USAGE_SLACK_MS || now - since >= t.patienceMs());
@@ -211,7 +219,7 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
     }
     // Usage decays, patience and grace periods run out with time alone: look again then even if no request ends.
     if (waiting) {
-      for (const o of lowest(now).recent) wakeAt = Math.min(wakeAt, o.lastEnd + ACTIVE_GRACE_MS);
+      wakeAt = Math.min(wakeAt, lowest(now).graceEndsAt);
       if (pumpTimer !== null) clearTimeout(pumpTimer);
       pumpTimer = setTimeout(() => {
         pumpTimer = null;

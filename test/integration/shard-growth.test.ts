@@ -1,16 +1,22 @@
 /**
  * Shard layout by size: a dataset starts with one inline shard (in the core's own thread) and,
- * once it passes QUARRY_INLINE_SHARD_MAX_CHUNKS or QUARRY_INLINE_SHARD_MAX_TOKENS (or three queries of it
- * within 2 s pass QUARRY_INLINE_SLOW_QUERY_MS),
- * moves to QUARRY_SHARDS_PER_DATASET shards on the
- * shard threads in the background. Every acknowledged write stays searchable through the move,
- * rankings equal the brute-force oracle before and after, the old snapshot files go (here at
- * shutdown: the deadline the old shard waits out is 60 s), and a restart loads the new layout.
+ * once it passes QUARRY_INLINE_SHARD_MAX_CHUNKS or QUARRY_INLINE_SHARD_MAX_TOKENS (or three
+ * queries of it within 2 s pass QUARRY_INLINE_SLOW_QUERY_MS), moves to QUARRY_SHARDS_PER_DATASET
+ * shards on the shard threads in the background. Every acknowledged write stays searchable through
+ * the move, rankings equal the brute-force oracle before and after, the old snapshot files go
+ * (here at shutdown: the deadline the old shard waits out is 60 s), and a restart loads the new
+ * layout. An inline shard applies its change log in slices, the event loop free between them.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectCore, type CoreClient } from '../../core/client/core-client.js';
+import { loadConfig } from '../../core/config.js';
+import { ShardPool } from '../../core/pool/shard-pool.js';
+import { Engine } from '../../core/router/engine.js';
+import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { eventually } from '../helpers/eventually.js';
 import { randomChunks, randomQuery, rng } from '../helpers/random-corpus.js';
@@ -32,6 +38,14 @@ afterAll(async () => {
   core?.close();
   await stack?.stop();
 });
+
+/** The core's stats of a dataset once it is on 2 shards (moved to the shard threads). */
+function onTwoShards(on: Stack, client: CoreClient, datasetId: string, what: string) {
+  return eventually({ what, context: () => on.output() }, async () => {
+    const s = await client.stats(datasetId);
+    return s.shards === 2 && s;
+  });
+}
 
 /** Chunk payloads whose text holds a word no other chunk has (`only<i>`). */
 function payloads(from: number, n: number): Record<string, unknown>[] {
@@ -88,10 +102,7 @@ describe('shard layout by size', () => {
         expect(hits.length, `doc-${i} not found right after it was acknowledged`).toBe(1);
       }
     }
-    const stats = await eventually({ what: 'the dataset on 2 shards', context: () => stack.output() }, async () => {
-      const s = await core.stats(tenant.datasetId);
-      return s.shards === 2 && s;
-    });
+    const stats = await onTwoShards(stack, core, tenant.datasetId, 'the dataset on 2 shards');
     expect(stats.chunk_count).toBe(160);
     await matchesOracle(2);
   });
@@ -150,10 +161,7 @@ describe('slow inline queries', () => {
     // The third within 2 s moves it.
     await heavySearch();
     await heavySearch();
-    const stats = await eventually({ what: 'the dataset on 2 shards', context: () => slowStack.output() }, async () => {
-      const s = await slowCore.stats(slow.datasetId);
-      return s.shards === 2 && s;
-    });
+    const stats = await onTwoShards(slowStack, slowCore, slow.datasetId, 'the dataset on 2 shards');
     expect(stats.chunk_count).toBe(200);
     // Every chunk is still found by its own word after the move.
     for (const i of [0, 57, 199]) {
@@ -174,14 +182,50 @@ describe('slow inline queries', () => {
     expect((await slowCore.stats(long.datasetId)).shards).toBe(1);
     // 30 chunks, ~60,000 words: past the limit with 30 chunks of 15,000 allowed.
     await write(10, 20);
-    const stats = await eventually({ what: 'the long-chunk dataset on 2 shards', context: () => slowStack.output() }, async () => {
-      const s = await slowCore.stats(long.datasetId);
-      return s.shards === 2 && s;
-    });
+    const stats = await onTwoShards(slowStack, slowCore, long.datasetId, 'the long-chunk dataset on 2 shards');
     expect(stats.chunk_count).toBe(30);
     for (const i of [0, 17, 29]) {
       const found = await long.ds.post('/api/chunk/search', { query: `only${i}`, search_type: 'bm25', page_size: 1 });
       expect(found.body.chunks.map((c: any) => c.chunk.tracking_id)).toEqual([`long-${i}`]);
+    }
+  });
+
+  it('replays an inline dataset\'s change log in slices, with the event loop free between them', async () => {
+    const many = await createTenant(slowStack);
+    // 200 chunks of ~1 KB (~30,000 words, under both inline limits): ~13 slices of 16 KB.
+    const text = (i: number): string => Array.from({ length: 150 }, (_, j) => `v${(i * 7 + j) % 300}`).join(' ') + ` only${i}`;
+    for (const from of [0, 100]) {
+      const res = await many.ds.post('/api/chunk', Array.from({ length: 100 }, (_, j) => ({ chunk_html: text(from + j), tracking_id: `many-${from + j}` })));
+      expect(res.status, res.text).toBe(200);
+    }
+    // A second engine over the same store, in this process, loads the dataset from its change log
+    // (no snapshot in its own directory) while a callback counts the event loop's turns.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-slices-'));
+    const store = openSqliteStore(slowStack.dataDir);
+    const pool = new ShardPool(1);
+    const engine = new Engine(loadConfig({ QUARRY_DATA_DIR: dir }), store, pool, pino({ level: 'silent' }));
+    try {
+      let turns = 0;
+      let loading = true;
+      const count = (): void => {
+        turns++;
+        if (loading) setImmediate(count);
+      };
+      setImmediate(count);
+      const index = await engine.dataset(many.datasetId);
+      await index.ensureReady();
+      loading = false;
+      expect(index.inline).toBe(true);
+      // In one task, the 200 chunks left the loop no turn in between (1-2 turns in all).
+      expect(turns).toBeGreaterThanOrEqual(8);
+      expect((await engine.stats(many.datasetId)).chunkCount).toBe(200);
+      const hits = await engine.search({ datasetId: many.datasetId, searchType: 'bm25', query: 'only137', filter: null, offset: 0, limit: 1, scoreThreshold: null, countTotal: false });
+      expect(hits.chunkIds).toHaveLength(1);
+    } finally {
+      await engine.close();
+      await pool.close();
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });
