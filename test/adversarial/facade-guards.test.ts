@@ -200,6 +200,16 @@ describe('nesting depth', () => {
     await expectRejected(stack.dataDir, () => t.ds.post('/api/chunk', { chunk_html: 'x', group_tracking_ids: ids }), 400, /group_tracking_ids: array of more than 10000 elements/);
   });
 
+  it('an over-long array is 400 at the part of the upload where it breaks the bound, before the rest arrives', async () => {
+    // A chunked upload that never ends, 20,000 empty arrays per part: a server that reads the
+    // whole body before checking it never answers.
+    const early = await sendHugeBody('/api/chunk', { authorization: t.ownerKey, 'tr-dataset': t.datasetId });
+    expect(early.status, early.text).toBe(400);
+    expect(JSON.parse(early.text).message).toMatch(/body has an array of more than 10000 elements/);
+    expect(early.sentBytes).toBeLessThan(1_000_000);
+    await healthWithin(2000);
+  });
+
   it('a wide flat body of empty arrays is answered promptly with a 4xx, and health stays up', async () => {
     const wide = '[' + '[],'.repeat(300_000) + '[]]'; // ~900 KB, within the chunk-write limit
     const started = performance.now();

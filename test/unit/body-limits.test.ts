@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
 import { bodyLimits } from '../../facade/body-limits.js';
-import { jsonShape, MAX_ARRAY_ELEMENTS, MAX_CONTAINERS, MAX_DEPTH } from '../../facade/middleware/body.js';
+import { JsonShapeScanner, jsonShape } from '../../facade/json-shape.js';
+import { MAX_ARRAY_ELEMENTS, MAX_CONTAINERS, MAX_DEPTH } from '../../facade/middleware/body.js';
 
 describe('per-route body limits', () => {
   it('has documented defaults: 1 MiB, 128 KiB per chunk, 10 organizations per user', () => {
@@ -96,6 +97,43 @@ describe('jsonShape', () => {
         expect(jsonShape(t, d, n, e)).toBe(reference(t, d, n, e));
       }),
       { numRuns: 5000 },
+    );
+  });
+
+  it('gives the same verdict and key when the body arrives in chunks cut anywhere', () => {
+    // Cuts fall inside strings, inside runs of backslashes, inside keys and inside UTF-8 characters.
+    const piece = fc.constantFrom('"', '\\', '\\\\', '[', ']', '{', '}', 'a', ',', ':', '"k":', '"ké€":[', 'é', '😀', '1');
+    const text = fc.array(piece, { maxLength: 40 }).map((cs) => cs.join(''));
+    const inChunks = (bytes: Buffer, cuts: number[], d: number, n: number, e: number): { verdict: string; key: string | null } => {
+      const scanner = new JsonShapeScanner(d).reset(d, n, e);
+      let verdict = 'ok';
+      let from = 0;
+      for (const cut of [...cuts, bytes.length]) {
+        verdict = scanner.push(bytes.subarray(from, cut));
+        from = cut;
+      }
+      return { verdict, key: scanner.tooLongKey };
+    };
+    // A run of backslashes spread over several chunks: four of them escape each other, the quote closes.
+    const run = Buffer.from('["' + '\\'.repeat(4) + '",[[[]]]]');
+    expect(jsonShape(run, 3, 100)).toBe('too_deep');
+    expect(inChunks(run, Array.from({ length: run.length }, (_, i) => i), 3, 100, 100).verdict).toBe('too_deep');
+    fc.assert(
+      fc.property(text, fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 4 }), (t, d, n, e) => {
+        const bytes = Buffer.from(t, 'utf8');
+        const where = { key: null as string | null };
+        const whole = jsonShape(bytes, d, n, e, where);
+        // Every single cut, and one byte at a time.
+        const cutsList = Array.from({ length: bytes.length + 1 }, (_, i) => [i]);
+        cutsList.push(Array.from({ length: bytes.length }, (_, i) => i));
+        for (const cuts of cutsList) {
+          const got = inChunks(bytes, cuts, d, n, e);
+          expect(got.verdict, `cuts ${cuts.join(',')}`).toBe(whole);
+          // A key cut by a chunk boundary is not kept (null); otherwise it is the same.
+          if (got.verdict === 'too_long' && got.key !== null) expect(got.key).toBe(where.key);
+        }
+      }),
+      { numRuns: 3000 },
     );
   });
 });
