@@ -7,13 +7,16 @@
  * (Redis, core, HTTP API, job workers) at the start and the end. Starts its own stack from dist/
  * (`npm run build` first).
  *
- *   npx tsx bench/soak.ts [--minutes 10] [--attackers 2] [--victims 2] [--embed]
+ *   npx tsx bench/soak.ts [--minutes 10] [--attackers 2] [--victims 2] [--embed] [--attacker-nice 10]
  *
+ * The attack loops run in a process of their own at nice 10 (lib/attacker-process.ts: the
+ * attacking client's CPU is not the service's; 0 makes it an equal competitor for the cores).
  * `--embed` keeps background embedding on (the embedded model then embeds every chunk the
  * attacks write, which is CPU the victim shares); by default it is off, as in the test suite.
  */
 import fs from 'node:fs';
-import { ATTACKS, judgeAnswer, prepareAttackBodies, type AttackTarget } from './lib/attacks.js';
+import { AttackerProcess } from './lib/attacker-process.js';
+import { ATTACKS, judgeAnswer, type AttackTarget } from './lib/attacks.js';
 import { quantile } from './lib/metrics.js';
 import { machine, startBenchStack, type BenchStack } from './lib/spawn-stack.js';
 import { attackerAndVictim } from './lib/tenant.js';
@@ -27,6 +30,7 @@ const minutes = arg('minutes', 10);
 const attackers = arg('attackers', 2);
 const victims = arg('victims', 2);
 const embed = process.argv.includes('--embed');
+const attackerNice = arg('attacker-nice', 10);
 
 /** Resident set size of a process in MiB, from /proc (0 when it is gone). */
 function rssMiB(pid: number): number {
@@ -54,7 +58,8 @@ async function main(): Promise<void> {
 
     console.log(`soak: ${machine()}`);
     console.log(`soak: ${minutes} min, ${attackers} attack loops over ${ATTACKS.length} attacks, ${victims} victim search loops, victim 2,000 synthetic chunks, embedding ${embed ? 'on' : 'off'}`);
-    prepareAttackBodies();
+    const attackerProcess = await AttackerProcess.start(attackerNice);
+    console.log(`soak: the attacking client in its own process at nice ${attackerNice}`);
     const startRss = rssLine(stack);
     console.log(`start RSS: ${startRss}`);
 
@@ -97,24 +102,25 @@ async function main(): Promise<void> {
         all.push(ms);
       }
     };
-    const attackLoop = async (offset: number) => {
-      for (let i = offset; Date.now() < until; i++) {
-        const attack = ATTACKS[i % ATTACKS.length]!;
-        const outcome = await attack.run(target);
-        attacksDone++;
-        const key = String(outcome.status);
-        statuses.set(key, (statuses.get(key) ?? 0) + 1);
-        const verdict = judgeAnswer(attack, outcome, target);
-        if (verdict && failures.length < 50) failures.push(`${attack.name}: ${verdict}`);
-        // Over its time bound: reported apart. Here an attack's time includes waiting behind the
-        // other attack loop's requests of the same tenant (one read and one write at a time while
-        // the victim is active), e.g. a cheap probe behind six serialized slow searches.
-        if (outcome.ms > attack.maxMs) {
-          overBound++;
-          if (outcome.ms > slowestOver.ms) slowestOver = { name: attack.name, ms: outcome.ms };
-        }
-      }
-    };
+    const attackLoops = (): Promise<void> =>
+      attackerProcess.run(
+        { target, attacks: ATTACKS.map((a) => a.name), loops: attackers, offsets: Array.from({ length: attackers }, (_, i) => i * 5), ms: until - Date.now() },
+        ({ name, outcome }) => {
+          const attack = ATTACKS.find((a) => a.name === name)!;
+          attacksDone++;
+          const key = String(outcome.status);
+          statuses.set(key, (statuses.get(key) ?? 0) + 1);
+          const verdict = judgeAnswer(attack, outcome, target);
+          if (verdict && failures.length < 50) failures.push(`${attack.name}: ${verdict}`);
+          // Over its time bound: reported apart. Here an attack's time includes waiting behind the
+          // other attack loop's requests of the same tenant (one read and one write at a time while
+          // the victim is active), e.g. a cheap probe behind six serialized slow searches.
+          if (outcome.ms > attack.maxMs) {
+            overBound++;
+            if (outcome.ms > slowestOver.ms) slowestOver = { name: attack.name, ms: outcome.ms };
+          }
+        },
+      );
     const reporter = setInterval(() => {
       const sorted = Float64Array.from(window).sort();
       window = [];
@@ -122,8 +128,9 @@ async function main(): Promise<void> {
         `${new Date().toISOString()} victim p50 ${quantile(sorted, 0.5).toFixed(2)} ms p99 ${quantile(sorted, 0.99).toFixed(2)} ms (${sorted.length} searches); attacks ${attacksDone}; wrong ${failures.length}; RSS ${rssLine(stack)}`,
       );
     }, 60_000);
-    await Promise.all([...Array.from({ length: victims }, (_, i) => victimLoop(i * 17)), ...Array.from({ length: attackers }, (_, i) => attackLoop(i * 5))]);
+    await Promise.all([...Array.from({ length: victims }, (_, i) => victimLoop(i * 17)), attackLoops()]);
     clearInterval(reporter);
+    await attackerProcess.close();
 
     const sorted = Float64Array.from(all).sort();
     console.log('');
