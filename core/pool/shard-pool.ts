@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { QuarryError } from '../domain/errors.js';
 import { currentShardWork, recordShardTask } from '../domain/shard-work.js';
 import { threadEntry } from '../domain/thread-entry.js';
-import { ShardHost } from '../../workers/shard/shard-host.js';
+import { PendingSnapshot, ShardHost } from '../../workers/shard/shard-host.js';
 import type { ShardMessage, ShardReply, ShardTask, ThreadReply } from '../../workers/shard/protocol.js';
 import { InlineScheduler } from './inline-scheduler.js';
 import { ShardNotLoadedError } from './shard-not-loaded.js';
@@ -131,7 +131,7 @@ export class ShardPool {
     if (signal?.aborted) throw abortError(signal);
     if (this.closing) throw new QuarryError('unavailable', 'the shard threads are shutting down', { retryAfterSeconds: 1 });
     const message: ShardMessage = signal ? { ...task, stop: inline ? inlineTaskStop(signal) : taskStopFor(signal) } : task;
-    const reply = inline ? await this.runInline(message) : await this.post(message);
+    const reply = inline ? await (message.op === 'snapshot' ? this.snapshotInline(message) : this.runInline(message)) : await this.post(message);
     if ('fault' in reply) {
       if (reply.fault === 'not_loaded') throw new ShardNotLoadedError(task.datasetId, task.shard, reply.message);
       if (signal?.aborted) throw abortError(signal);
@@ -148,7 +148,7 @@ export class ShardPool {
    * throw fails the task as it would in a thread.
    */
   private runInline(message: ShardMessage): ShardReply | Promise<ShardReply> {
-    const host = (this.inlineHost ??= new ShardHost());
+    const host = (this.inlineHost ??= new ShardHost(true));
     const work = currentShardWork();
     const queued = performance.now();
     return this.inlineTurns.run(message.datasetId, () => {
@@ -162,6 +162,13 @@ export class ShardPool {
       }
       return reply;
     });
+  }
+
+  /** An inline snapshot: encoded in its turn, then written off the event loop (see {@link ShardHost}). */
+  private async snapshotInline(message: ShardMessage): Promise<ShardReply> {
+    const reply = await this.runInline(message);
+    if (!('value' in reply) || !(reply.value instanceof PendingSnapshot)) return reply;
+    return { value: await reply.value.commit() };
   }
 
   /** Posts a task to the thread that owns its shard and waits for the reply. */

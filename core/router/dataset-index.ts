@@ -543,8 +543,9 @@ export class DatasetIndex {
     });
   }
 
-  /** Forgets every shard of this dataset in memory. */
+  /** Forgets every shard of this dataset in memory (after a snapshot being written, which needs them). */
   async drop(): Promise<void> {
+    await this.snapshotting?.catch(() => undefined);
     await this.set.run(() => ({ op: 'drop' }));
   }
 

@@ -232,6 +232,18 @@ describe('slow inline queries', () => {
       expect((await engine.stats(many.datasetId)).chunkCount).toBe(200);
       const hits = await engine.search({ datasetId: many.datasetId, searchType: 'bm25', query: 'only137', filter: null, offset: 0, limit: 1, scoreThreshold: null, countTotal: false });
       expect(hits.chunkIds).toHaveLength(1);
+      // Its snapshot is encoded in one turn and written off the event loop: the loop turns while
+      // the file is written and synced.
+      turns = 0;
+      loading = true;
+      setImmediate(count);
+      await index.snapshot();
+      loading = false;
+      // Eight file operations, each completed in a later turn (hundreds here); a write in the task: 2.
+      expect(turns).toBeGreaterThanOrEqual(8);
+      const written = fs.readdirSync(dir, { recursive: true }).map(String);
+      expect(written.filter((f) => f.endsWith('shard-0.bin'))).toHaveLength(1);
+      expect(written.filter((f) => f.includes('.tmp-'))).toEqual([]);
     } finally {
       await engine.close();
       await pool.close();

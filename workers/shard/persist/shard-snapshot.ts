@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { threadId } from 'node:worker_threads';
 import type { Bm25Params, ShardDoc } from '../protocol.js';
 import { Shard } from '../shard.js';
 import { DenseSnapshotError, loadDenseSnapshot, saveDenseSnapshot } from '../dense/dense-snapshot.js';
@@ -103,40 +104,93 @@ export function decodeShard(buf: Buffer, params: Bm25Params, dir?: string): Shar
 /** File of shard `shard` under `dir`. */
 export const shardFile = (dir: string, shard: number): string => path.join(dir, `shard-${shard}.bin`);
 
+/** A shard's snapshot encoded (and its dense file written), ready to be written by {@link commitShardSnapshot}. */
+export interface PreparedSnapshot {
+  readonly dir: string;
+  readonly shardNo: number;
+  readonly bytes: Buffer;
+  readonly denseFile: string | null;
+  /** The sequence the snapshot records. */
+  readonly seq: number;
+}
+
+/** Temporary files of this process get distinct names: two writes of one file may overlap (an inline shard and its threaded successor). */
+let tmpCounter = 0;
+const tmpName = (file: string): string => `${file}.tmp-${process.pid}-${threadId}-${tmpCounter++}`;
+
 /**
- * Writes a snapshot atomically (temp file, fsync, rename, fsync of the directory). The dense
- * index goes first into a file named after the sequence; the main file, renamed last, names it,
- * so a crash in between leaves the previous main file pointing at the previous dense file.
+ * Encodes a shard's snapshot, after writing its dense index (if any) into a file named after the
+ * sequence: the main file, renamed last, names it, so a crash in between leaves the previous main
+ * file pointing at the previous dense file.
  */
-export function writeShardSnapshot(dir: string, shardNo: number, shard: Shard): void {
+export function prepareShardSnapshot(dir: string, shardNo: number, shard: Shard): PreparedSnapshot {
   fs.mkdirSync(dir, { recursive: true });
-  const file = shardFile(dir, shardNo);
   let denseFile: string | null = null;
   if (shard.dense && shard.dense.size > 0) {
     denseFile = `shard-${shardNo}-${shard.appliedSeq}-${Date.now()}.dense`;
     saveDenseSnapshot(shard.dense, path.join(dir, denseFile));
   }
-  const tmp = `${file}.tmp-${process.pid}`;
+  return { dir, shardNo, bytes: encodeShard(shard, denseFile), denseFile, seq: shard.appliedSeq };
+}
+
+/** Deletes the dense files of this shard older than the one `p` names (unreachable once `p` is committed). */
+function removeStaleDense(p: PreparedSnapshot): void {
+  for (const name of fs.readdirSync(p.dir)) {
+    if (name.startsWith(`shard-${p.shardNo}-`) && name.includes('.dense') && (p.denseFile === null || !name.startsWith(p.denseFile))) {
+      fs.rmSync(path.join(p.dir, name), { force: true });
+    }
+  }
+}
+
+/** Writes a prepared snapshot atomically: temp file, fsync, rename, fsync of the directory. */
+export function commitShardSnapshot(p: PreparedSnapshot): void {
+  const file = shardFile(p.dir, p.shardNo);
+  const tmp = tmpName(file);
   const fd = fs.openSync(tmp, 'w');
   try {
-    fs.writeSync(fd, encodeShard(shard, denseFile));
+    fs.writeSync(fd, p.bytes);
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
   fs.renameSync(tmp, file);
-  const dfd = fs.openSync(dir, 'r');
+  const dfd = fs.openSync(p.dir, 'r');
   try {
     fs.fsyncSync(dfd);
   } finally {
     fs.closeSync(dfd);
   }
-  // Older dense files of this shard are unreachable now.
-  for (const name of fs.readdirSync(dir)) {
-    if (name.startsWith(`shard-${shardNo}-`) && name.includes('.dense') && (denseFile === null || !name.startsWith(denseFile))) {
-      fs.rmSync(path.join(dir, name), { force: true });
-    }
+  removeStaleDense(p);
+}
+
+/**
+ * {@link commitShardSnapshot} with the write and the syncs on libuv's threads: for a shard that
+ * lives in the core's event loop, whose every other request waited out the write and its fsync
+ * (60-120 ms for SciFact's 10.9 MB here).
+ */
+export async function commitShardSnapshotAsync(p: PreparedSnapshot): Promise<void> {
+  const file = shardFile(p.dir, p.shardNo);
+  const tmp = tmpName(file);
+  const handle = await fs.promises.open(tmp, 'w');
+  try {
+    await handle.writeFile(p.bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
+  await fs.promises.rename(tmp, file);
+  const dir = await fs.promises.open(p.dir, 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+  removeStaleDense(p);
+}
+
+/** Writes a shard's snapshot atomically, in this thread (see {@link prepareShardSnapshot}, {@link commitShardSnapshot}). */
+export function writeShardSnapshot(dir: string, shardNo: number, shard: Shard): void {
+  commitShardSnapshot(prepareShardSnapshot(dir, shardNo, shard));
 }
 
 /** Reads a snapshot, or returns undefined when there is none or it cannot be used. */
