@@ -10,6 +10,7 @@ import { HealthImplementation, protoPath as healthProto } from 'grpc-health-chec
 import { CORE_SERVICE_NAME, loadCoreDefinition, loadCoreService } from './rpc/proto.js';
 import { toServiceError } from './rpc/status.js';
 import type { Engine } from './router/engine.js';
+import type { CoreHandlers } from './rpc/generated/quarry/search/v1/Core.js';
 import type { Store } from '../store/repository.js';
 
 /** How often the standard health service's status follows the engine's shards, in ms. */
@@ -70,12 +71,17 @@ function unary<Req, Res>(
   };
 }
 
+/** The named keys of a type, without its index signature. */
+type NamedKeys<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };
+
+/** One RPC as the core implements it: the request as the proto decodes it, the reply as the proto encodes it. */
+type CoreMethod<H> = H extends grpc.handleUnaryCall<infer Req, infer Res> ? (req: Req, signal?: AbortSignal) => Promise<Res> | Res : never;
+
+/** The core's operations by RPC name, typed by the proto's generated service (a new RPC without a method fails to compile). */
+export type CoreMethods = { readonly [K in NamedKeys<CoreHandlers>]: CoreMethod<CoreHandlers[K]> };
+
 /** The core's operations by RPC name: what the gRPC server and the in-process client both call. */
-export function coreMethods(
-  config: Config,
-  version: string,
-  engine: Engine,
-): Record<string, (req: any, signal?: AbortSignal) => Promise<unknown> | unknown> {
+export function coreMethods(config: Config, version: string, engine: Engine): CoreMethods {
   const handlers = coreHandlers(engine);
   return {
     Health: () => health(version, config.shardThreads, engine.shardHealth()),
@@ -101,7 +107,15 @@ export async function startCoreServer(config: Config, logger: Logger, version: s
   const definition = loadCoreDefinition();
   server.addService(
     loadCoreService(definition).service,
-    Object.fromEntries(Object.entries(methods).map(([name, fn]) => [name, unary(logger, token, engine.store, fn)])),
+    {
+      Health: unary(logger, token, engine.store, methods.Health),
+      Apply: unary(logger, token, engine.store, methods.Apply),
+      Search: unary(logger, token, engine.store, methods.Search),
+      Count: unary(logger, token, engine.store, methods.Count),
+      Scroll: unary(logger, token, engine.store, methods.Scroll),
+      Stats: unary(logger, token, engine.store, methods.Stats),
+      Drop: unary(logger, token, engine.store, methods.Drop),
+    } satisfies CoreHandlers,
   );
   // For internal services and their tooling: the standard health service (grpc.health.v1, what
   // grpc-health-probe and load balancers ask) and server reflection (grpcurl, Postman, Evans list

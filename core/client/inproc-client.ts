@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Engine } from '../router/engine.js';
 import { loadCoreService } from '../rpc/proto.js';
+import { QuarryError } from '../domain/errors.js';
 import { toServiceError } from '../rpc/status.js';
 import { coreMethods } from '../server.js';
 import { callDeadline } from '../pool/task-stop.js';
@@ -17,7 +18,8 @@ import { coreClientOver, coreError, type CoreCall, type CoreClient } from './cor
 /** A CoreClient calling `engine` in this process. */
 export function inProcessCore(config: Config, logger: Logger, version: string, engine: Engine, deadlineMs: number): CoreClient {
   const service = loadCoreService().service;
-  const methods = coreMethods(config, version, engine);
+  // Called by name, as the wire calls them (the client's typed methods name them).
+  const methods = coreMethods(config, version, engine) as unknown as Readonly<Record<string, ((req: unknown, signal?: AbortSignal) => unknown) | undefined>>;
   const call: CoreCall = async <Res>(method: string, request: unknown, ms: number, _waitForReady: boolean, signal: AbortSignal | undefined): Promise<Res> => {
     const def = service[method]!;
     const req = def.requestDeserialize(def.requestSerialize(request));
@@ -25,7 +27,9 @@ export function inProcessCore(config: Config, logger: Logger, version: string, e
     // As a gRPC deadline and a cancelled call do: the core stops the call's work.
     const deadline = callDeadline(Date.now() + ms, 'the core call', signal);
     try {
-      reply = await methods[method]!(req, deadline.signal);
+      const fn = methods[method];
+      if (!fn) throw new QuarryError('internal', `the core has no method ${method}`);
+      reply = await fn(req, deadline.signal);
     } catch (err) {
       const mapped = toServiceError(err) as { code: number; details: string; message: string };
       if (mapped.code === grpc.status.INTERNAL) logger.error({ err }, 'internal error in core call');
