@@ -7,7 +7,7 @@
  * `not_loaded` fault: a thread that replaced a crashed one starts empty, and answering from (or
  * snapshotting) an empty shard would silently lose the dataset.
  */
-import { commitShardSnapshotAsync, prepareShardSnapshot, readShardSnapshot, writeShardSnapshot, type PreparedSnapshot } from './persist/shard-snapshot.js';
+import { commitShardSnapshotAsync, prepareShardSnapshot, readShardSnapshot, removeStaleTemps, writeShardSnapshot, type PreparedSnapshot } from './persist/shard-snapshot.js';
 import type { ShardMessage, ShardReply } from './protocol.js';
 import { Shard } from './shard.js';
 import { beginTask, endTask, TaskStopped } from './task-stop.js';
@@ -91,6 +91,7 @@ export class ShardHost {
         return shard.appliedSeq;
       }
       case 'load': {
+        removeStaleTemps(task.dir, task.shard);
         const fromSnapshot = readShardSnapshot(task.dir, task.shard, task.bm25);
         this.shards.set(keyOf(task), fromSnapshot ?? new Shard(task.bm25));
         return { appliedSeq: fromSnapshot?.appliedSeq ?? 0, loaded: fromSnapshot !== undefined };

@@ -193,6 +193,34 @@ export function writeShardSnapshot(dir: string, shardNo: number, shard: Shard): 
   commitShardSnapshot(prepareShardSnapshot(dir, shardNo, shard));
 }
 
+/** A temporary snapshot file this old was left by a write that never finished (a crash): nothing renames it any more. */
+export const STALE_TMP_MS = 10 * 60_000;
+
+/**
+ * Deletes temporary files of shard `shardNo`'s snapshots under `dir` older than
+ * {@link STALE_TMP_MS}: a process killed between write and rename leaves one, and each has a name
+ * of its own. Younger ones may belong to a write in flight (an inline shard and its threaded
+ * successor share the directory) and are left alone.
+ */
+export function removeStaleTemps(dir: string, shardNo: number, now = Date.now()): void {
+  const prefix = `shard-${shardNo}.bin.tmp-`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const file = path.join(dir, name);
+    try {
+      if (now - fs.statSync(file).mtimeMs > STALE_TMP_MS) fs.rmSync(file, { force: true });
+    } catch {
+      // Renamed or removed meanwhile.
+    }
+  }
+}
+
 /** Reads a snapshot, or returns undefined when there is none or it cannot be used. */
 export function readShardSnapshot(dir: string, shardNo: number, params: Bm25Params): Shard | undefined {
   const file = shardFile(dir, shardNo);
