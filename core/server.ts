@@ -87,8 +87,6 @@ export function coreMethods(config: Config, version: string, engine: Engine): Co
     Health: () => health(version, config.shardThreads, engine.shardHealth()),
     Apply: handlers.Apply,
     Search: handlers.Search,
-    Count: handlers.Count,
-    Scroll: handlers.Scroll,
     Stats: handlers.Stats,
     Drop: handlers.Drop,
   };
@@ -111,8 +109,6 @@ export async function startCoreServer(config: Config, logger: Logger, version: s
       Health: unary(logger, token, engine.store, methods.Health),
       Apply: unary(logger, token, engine.store, methods.Apply),
       Search: unary(logger, token, engine.store, methods.Search),
-      Count: unary(logger, token, engine.store, methods.Count),
-      Scroll: unary(logger, token, engine.store, methods.Scroll),
       Stats: unary(logger, token, engine.store, methods.Stats),
       Drop: unary(logger, token, engine.store, methods.Drop),
     } satisfies CoreHandlers,

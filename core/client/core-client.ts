@@ -3,9 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { QuarryError, codeFromGrpc } from '../domain/errors.js';
 import type { Filter } from '../domain/filter.js';
 import type { HealthReply } from '../rpc/health.js';
-import type { CountRequest } from '../rpc/generated/quarry/search/v1/CountRequest.js';
 import type { ScoredChunk__Output } from '../rpc/generated/quarry/search/v1/ScoredChunk.js';
-import type { ScrollRequest } from '../rpc/generated/quarry/search/v1/ScrollRequest.js';
 import type { SearchReply__Output } from '../rpc/generated/quarry/search/v1/SearchReply.js';
 import type { SearchRequest } from '../rpc/generated/quarry/search/v1/SearchRequest.js';
 
@@ -24,11 +22,11 @@ export type SearchArgs = WithDomainFilter<SearchRequest>;
 /** What a search answers: ranked chunks, or ranked groups with group_by. */
 export type SearchResult = SearchReply__Output;
 
-/** Count arguments. */
-export type CountArgs = WithDomainFilter<CountRequest>;
+/** Count arguments: a Search with `count_only` (its `limit` here is where counting stops, 0: never). */
+export type CountArgs = Pick<SearchArgs, 'dataset_id' | 'search_type' | 'query' | 'filter' | 'score_threshold'> & { limit?: number };
 
-/** Scroll arguments. */
-export type ScrollArgs = WithDomainFilter<ScrollRequest>;
+/** Scroll arguments: a Search with `scroll` (`limit` ids, from `offset_chunk_id` or by `sort_field`). */
+export type ScrollArgs = Pick<SearchArgs, 'dataset_id' | 'filter' | 'limit'> & { offset_chunk_id?: string; sort_field?: string; sort_direction?: string };
 
 /** The core's operations as promises. */
 export interface CoreClient {
@@ -38,7 +36,9 @@ export interface CoreClient {
   apply(datasetId: string, minSeq?: number): Promise<number>;
   /** Every search feature (ranking, sort options, autocomplete, recommendations, groups) in one call. */
   search(args: SearchArgs): Promise<SearchResult>;
+  /** How many chunks match a query and filter (a Search with `count_only`). */
   count(args: CountArgs): Promise<number>;
+  /** The ids of chunks matching a filter, by id or by a field (a Search with `scroll`). */
   scroll(args: ScrollArgs): Promise<string[]>;
   stats(datasetId: string): Promise<{ chunk_count: number; shards: number; applied_seq: number }>;
   drop(datasetId: string): Promise<void>;
@@ -95,8 +95,14 @@ export function coreClientOver(call: CoreCall, deadlineMs: number, close: () => 
     apply: async (datasetId, minSeq = 0) =>
       Number((await call<{ applied_seq: number }>('Apply', { dataset_id: datasetId, min_seq: minSeq }, deadlineMs, false, undefined)).applied_seq),
     search: (args) => call<SearchResult>('Search', args, deadlineMs, true, signal),
-    count: async (args) => Number((await call<{ count: number }>('Count', args, deadlineMs, true, signal)).count),
-    scroll: async (args) => (await call<{ chunk_ids: string[] }>('Scroll', args, deadlineMs, true, signal)).chunk_ids,
+    count: async ({ limit, ...rest }) => {
+      const request: SearchArgs = { ...rest, count_only: { limit: limit ?? 0 } };
+      return Number((await call<SearchResult>('Search', request, deadlineMs, true, signal)).total);
+    },
+    scroll: async ({ offset_chunk_id, sort_field, sort_direction, ...rest }) => {
+      const request: SearchArgs = { ...rest, scroll: { offset_chunk_id, sort_field, sort_direction } };
+      return (await call<SearchResult>('Search', request, deadlineMs, true, signal)).chunks.map((c) => c.chunk_id);
+    },
     stats: (datasetId) => call('Stats', { dataset_id: datasetId }, deadlineMs, true, signal),
     drop: async (datasetId) => {
       await call('Drop', { dataset_id: datasetId }, deadlineMs, true, undefined);

@@ -6,8 +6,7 @@ import { runPipeline } from '../pipeline/search-pipeline.js';
 import { callDeadline, type CallDeadline } from '../pool/task-stop.js';
 import type { Engine } from '../router/engine.js';
 import type { ApplyRequest__Output } from './generated/quarry/search/v1/ApplyRequest.js';
-import type { CountRequest__Output } from './generated/quarry/search/v1/CountRequest.js';
-import type { ScrollRequest__Output } from './generated/quarry/search/v1/ScrollRequest.js';
+import type { ScrollOptions__Output } from './generated/quarry/search/v1/ScrollOptions.js';
 import type { SearchRequest__Output } from './generated/quarry/search/v1/SearchRequest.js';
 import { pipelineRequestOf, searchReplyOf } from './search-request.js';
 
@@ -39,42 +38,51 @@ export function callSignal(call: grpc.ServerUnaryCall<unknown, unknown>): CallDe
 
 /** Builds the handlers over an engine. */
 export function coreHandlers(engine: Engine) {
+  /** The matches of a search's query, filter and threshold, counted up to `limit` (0: all). */
+  const count = async (req: SearchRequest__Output, limit: number, signal?: AbortSignal): Promise<number> => {
+    const threshold = boundValue(req.score_threshold);
+    const hits = await engine.search(
+      {
+        datasetId: requireDataset(req.dataset_id),
+        searchType: req.search_type,
+        query: req.query,
+        filter: req.filter as Filter | null,
+        offset: 0,
+        limit: 0,
+        scoreThreshold: threshold === undefined || threshold === 0 ? null : threshold,
+        countTotal: true,
+        queries: [],
+      },
+      signal,
+    );
+    return limit > 0 ? Math.min(limit, hits.total) : hits.total;
+  };
+
+  /** The ids of chunks matching a search's filter, in id order from an id or by a field. */
+  const scroll = (req: SearchRequest__Output, options: ScrollOptions__Output, signal?: AbortSignal): Promise<string[]> => {
+    if (req.query) throw badRequest('scroll lists chunks by filter: query must be empty');
+    return engine.scroll(
+      {
+        datasetId: requireDataset(req.dataset_id),
+        filter: req.filter as Filter | null,
+        offsetChunkId: options.offset_chunk_id || null,
+        limit: req.limit,
+        sortField: options.sort_field || null,
+        descending: options.sort_direction !== 'asc',
+      },
+      signal,
+    );
+  };
+
   return {
     async Apply(req: ApplyRequest__Output) {
       return { applied_seq: await engine.apply(requireDataset(req.dataset_id), Number(req.min_seq) || 0) };
     },
     async Search(req: SearchRequest__Output, signal?: AbortSignal) {
+      if (req.instead === 'count_only') return { total: await count(req, req.count_only?.limit ?? 0, signal) };
+      if (req.instead === 'scroll') return { chunks: (await scroll(req, req.scroll!, signal)).map((id) => ({ chunk_id: id, score: 0 })) };
       const pipeline = { retrieve: engine.search.bind(engine), store: engine.store };
       return searchReplyOf(await runPipeline(pipeline, pipelineRequestOf(req), signal));
-    },
-    async Count(req: CountRequest__Output, signal?: AbortSignal) {
-      const threshold = boundValue(req.score_threshold);
-      const hits = await engine.search(
-        {
-          datasetId: requireDataset(req.dataset_id),
-          searchType: req.search_type,
-          query: req.query,
-          filter: req.filter as Filter | null,
-          offset: 0,
-          limit: 0,
-          scoreThreshold: threshold === undefined || threshold === 0 ? null : threshold,
-          countTotal: true,
-          queries: [],
-        },
-        signal,
-      );
-      return { count: req.limit > 0 ? Math.min(req.limit, hits.total) : hits.total };
-    },
-    async Scroll(req: ScrollRequest__Output, signal?: AbortSignal) {
-      const ids = await engine.scroll({
-        datasetId: requireDataset(req.dataset_id),
-        filter: req.filter as Filter | null,
-        offsetChunkId: req.offset_chunk_id || null,
-        limit: req.limit,
-        sortField: req.sort_field || null,
-        descending: req.sort_direction !== 'asc',
-      }, signal);
-      return { chunk_ids: ids };
     },
     async Stats(req: { dataset_id: string }) {
       const s = await engine.stats(requireDataset(req.dataset_id));

@@ -91,6 +91,15 @@ describe('the core as a gRPC product surface', () => {
       const tagged = { must: [{ field: { field: 'tag_set', match_any: [{ text: 'a' }] } }], must_not: [], should: [] };
       expect(await core.count({ dataset_id: tenant.datasetId, search_type: 'bm25', query: 'alpha okapi', filter: tagged })).toBe(2);
       expect(new Set(await core.scroll({ dataset_id: tenant.datasetId, filter: tagged, limit: 10 }))).toEqual(new Set([ids[0], ids[1]]));
+      // Count and scroll are modes of Search: the requests as an internal service sends them.
+      const counted = await core.search({ dataset_id: tenant.datasetId, search_type: 'bm25', query: 'alpha okapi', filter: tagged, count_only: { limit: 1 } });
+      expect(counted.total).toBe(1);
+      expect(counted.chunks).toEqual([]);
+      const listed = await core.search({ dataset_id: tenant.datasetId, filter: tagged, limit: 10, scroll: {} });
+      expect(listed.chunks.map((c) => c.chunk_id)).toEqual([ids[0]!, ids[1]!].sort());
+      const page = await core.search({ dataset_id: tenant.datasetId, limit: 2, scroll: { offset_chunk_id: [...ids].sort()[1] } });
+      expect(page.chunks.map((c) => c.chunk_id)).toEqual([...ids].sort().slice(1, 3));
+      await expect(core.search({ dataset_id: tenant.datasetId, query: 'okapi', limit: 10, scroll: {} })).rejects.toThrow(/query must be empty/);
       const stats = await core.stats(tenant.datasetId);
       expect(Number(stats.chunk_count)).toBe(3);
       expect(Number(stats.applied_seq)).toBe(applied);
@@ -146,7 +155,7 @@ describe('the core as a gRPC product surface', () => {
       expect(files.length).toBeGreaterThan(0);
       // The descriptor carries the service's RPCs by name: enough for grpcurl to call them.
       const text = Buffer.concat(files).toString('latin1');
-      for (const rpc of ['Health', 'Apply', 'Search', 'Count', 'Scroll', 'Stats', 'Drop']) expect(text).toContain(rpc);
+      for (const rpc of ['Health', 'Apply', 'Search', 'Stats', 'Drop', 'count_only', 'ScrollOptions']) expect(text).toContain(rpc);
     } finally {
       reflection.close();
     }

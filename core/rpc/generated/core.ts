@@ -8,8 +8,7 @@ import type { BoostPhrase as _quarry_search_v1_BoostPhrase, BoostPhrase__Output 
 import type { Bound as _quarry_search_v1_Bound, Bound__Output as _quarry_search_v1_Bound__Output } from './quarry/search/v1/Bound.js';
 import type { Condition as _quarry_search_v1_Condition, Condition__Output as _quarry_search_v1_Condition__Output } from './quarry/search/v1/Condition.js';
 import type { CoreClient as _quarry_search_v1_CoreClient, CoreDefinition as _quarry_search_v1_CoreDefinition } from './quarry/search/v1/Core.js';
-import type { CountReply as _quarry_search_v1_CountReply, CountReply__Output as _quarry_search_v1_CountReply__Output } from './quarry/search/v1/CountReply.js';
-import type { CountRequest as _quarry_search_v1_CountRequest, CountRequest__Output as _quarry_search_v1_CountRequest__Output } from './quarry/search/v1/CountRequest.js';
+import type { CountOnly as _quarry_search_v1_CountOnly, CountOnly__Output as _quarry_search_v1_CountOnly__Output } from './quarry/search/v1/CountOnly.js';
 import type { DropReply as _quarry_search_v1_DropReply, DropReply__Output as _quarry_search_v1_DropReply__Output } from './quarry/search/v1/DropReply.js';
 import type { DropRequest as _quarry_search_v1_DropRequest, DropRequest__Output as _quarry_search_v1_DropRequest__Output } from './quarry/search/v1/DropRequest.js';
 import type { FieldCondition as _quarry_search_v1_FieldCondition, FieldCondition__Output as _quarry_search_v1_FieldCondition__Output } from './quarry/search/v1/FieldCondition.js';
@@ -32,8 +31,7 @@ import type { Recommend as _quarry_search_v1_Recommend, Recommend__Output as _qu
 import type { Rerank as _quarry_search_v1_Rerank, Rerank__Output as _quarry_search_v1_Rerank__Output } from './quarry/search/v1/Rerank.js';
 import type { ScoredChunk as _quarry_search_v1_ScoredChunk, ScoredChunk__Output as _quarry_search_v1_ScoredChunk__Output } from './quarry/search/v1/ScoredChunk.js';
 import type { ScoringOptions as _quarry_search_v1_ScoringOptions, ScoringOptions__Output as _quarry_search_v1_ScoringOptions__Output } from './quarry/search/v1/ScoringOptions.js';
-import type { ScrollReply as _quarry_search_v1_ScrollReply, ScrollReply__Output as _quarry_search_v1_ScrollReply__Output } from './quarry/search/v1/ScrollReply.js';
-import type { ScrollRequest as _quarry_search_v1_ScrollRequest, ScrollRequest__Output as _quarry_search_v1_ScrollRequest__Output } from './quarry/search/v1/ScrollRequest.js';
+import type { ScrollOptions as _quarry_search_v1_ScrollOptions, ScrollOptions__Output as _quarry_search_v1_ScrollOptions__Output } from './quarry/search/v1/ScrollOptions.js';
 import type { SearchReply as _quarry_search_v1_SearchReply, SearchReply__Output as _quarry_search_v1_SearchReply__Output } from './quarry/search/v1/SearchReply.js';
 import type { SearchRequest as _quarry_search_v1_SearchRequest, SearchRequest__Output as _quarry_search_v1_SearchRequest__Output } from './quarry/search/v1/SearchRequest.js';
 import type { SortOptions as _quarry_search_v1_SortOptions, SortOptions__Output as _quarry_search_v1_SortOptions__Output } from './quarry/search/v1/SortOptions.js';
@@ -61,8 +59,7 @@ export interface ProtoGrpcType {
          * The search core: shard placement, scatter/gather, indexing and search.
          */
         Core: SubtypeConstructor<typeof grpc.Client, _quarry_search_v1_CoreClient> & { service: _quarry_search_v1_CoreDefinition }
-        CountReply: MessageTypeDefinition<_quarry_search_v1_CountReply, _quarry_search_v1_CountReply__Output>
-        CountRequest: MessageTypeDefinition<_quarry_search_v1_CountRequest, _quarry_search_v1_CountRequest__Output>
+        CountOnly: MessageTypeDefinition<_quarry_search_v1_CountOnly, _quarry_search_v1_CountOnly__Output>
         DropReply: MessageTypeDefinition<_quarry_search_v1_DropReply, _quarry_search_v1_DropReply__Output>
         DropRequest: MessageTypeDefinition<_quarry_search_v1_DropRequest, _quarry_search_v1_DropRequest__Output>
         FieldCondition: MessageTypeDefinition<_quarry_search_v1_FieldCondition, _quarry_search_v1_FieldCondition__Output>
@@ -85,8 +82,7 @@ export interface ProtoGrpcType {
         Rerank: MessageTypeDefinition<_quarry_search_v1_Rerank, _quarry_search_v1_Rerank__Output>
         ScoredChunk: MessageTypeDefinition<_quarry_search_v1_ScoredChunk, _quarry_search_v1_ScoredChunk__Output>
         ScoringOptions: MessageTypeDefinition<_quarry_search_v1_ScoringOptions, _quarry_search_v1_ScoringOptions__Output>
-        ScrollReply: MessageTypeDefinition<_quarry_search_v1_ScrollReply, _quarry_search_v1_ScrollReply__Output>
-        ScrollRequest: MessageTypeDefinition<_quarry_search_v1_ScrollRequest, _quarry_search_v1_ScrollRequest__Output>
+        ScrollOptions: MessageTypeDefinition<_quarry_search_v1_ScrollOptions, _quarry_search_v1_ScrollOptions__Output>
         SearchReply: MessageTypeDefinition<_quarry_search_v1_SearchReply, _quarry_search_v1_SearchReply__Output>
         SearchRequest: MessageTypeDefinition<_quarry_search_v1_SearchRequest, _quarry_search_v1_SearchRequest__Output>
         SortOptions: MessageTypeDefinition<_quarry_search_v1_SortOptions, _quarry_search_v1_SortOptions__Output>

@@ -4,14 +4,10 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { ApplyReply as _quarry_search_v1_ApplyReply, ApplyReply__Output as _quarry_search_v1_ApplyReply__Output } from '../../../quarry/search/v1/ApplyReply.js';
 import type { ApplyRequest as _quarry_search_v1_ApplyRequest, ApplyRequest__Output as _quarry_search_v1_ApplyRequest__Output } from '../../../quarry/search/v1/ApplyRequest.js';
-import type { CountReply as _quarry_search_v1_CountReply, CountReply__Output as _quarry_search_v1_CountReply__Output } from '../../../quarry/search/v1/CountReply.js';
-import type { CountRequest as _quarry_search_v1_CountRequest, CountRequest__Output as _quarry_search_v1_CountRequest__Output } from '../../../quarry/search/v1/CountRequest.js';
 import type { DropReply as _quarry_search_v1_DropReply, DropReply__Output as _quarry_search_v1_DropReply__Output } from '../../../quarry/search/v1/DropReply.js';
 import type { DropRequest as _quarry_search_v1_DropRequest, DropRequest__Output as _quarry_search_v1_DropRequest__Output } from '../../../quarry/search/v1/DropRequest.js';
 import type { HealthReply as _quarry_search_v1_HealthReply, HealthReply__Output as _quarry_search_v1_HealthReply__Output } from '../../../quarry/search/v1/HealthReply.js';
 import type { HealthRequest as _quarry_search_v1_HealthRequest, HealthRequest__Output as _quarry_search_v1_HealthRequest__Output } from '../../../quarry/search/v1/HealthRequest.js';
-import type { ScrollReply as _quarry_search_v1_ScrollReply, ScrollReply__Output as _quarry_search_v1_ScrollReply__Output } from '../../../quarry/search/v1/ScrollReply.js';
-import type { ScrollRequest as _quarry_search_v1_ScrollRequest, ScrollRequest__Output as _quarry_search_v1_ScrollRequest__Output } from '../../../quarry/search/v1/ScrollRequest.js';
 import type { SearchReply as _quarry_search_v1_SearchReply, SearchReply__Output as _quarry_search_v1_SearchReply__Output } from '../../../quarry/search/v1/SearchReply.js';
 import type { SearchRequest as _quarry_search_v1_SearchRequest, SearchRequest__Output as _quarry_search_v1_SearchRequest__Output } from '../../../quarry/search/v1/SearchRequest.js';
 import type { StatsReply as _quarry_search_v1_StatsReply, StatsReply__Output as _quarry_search_v1_StatsReply__Output } from '../../../quarry/search/v1/StatsReply.js';
@@ -37,21 +33,6 @@ export interface CoreClient extends grpc.Client {
   apply(argument: _quarry_search_v1_ApplyRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_quarry_search_v1_ApplyReply__Output>): grpc.ClientUnaryCall;
   apply(argument: _quarry_search_v1_ApplyRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_quarry_search_v1_ApplyReply__Output>): grpc.ClientUnaryCall;
   apply(argument: _quarry_search_v1_ApplyRequest, callback: grpc.requestCallback<_quarry_search_v1_ApplyReply__Output>): grpc.ClientUnaryCall;
-  
-  /**
-   * Number of chunks that match a query and filter.
-   */
-  Count(argument: _quarry_search_v1_CountRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_quarry_search_v1_CountReply__Output>): grpc.ClientUnaryCall;
-  Count(argument: _quarry_search_v1_CountRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_quarry_search_v1_CountReply__Output>): grpc.ClientUnaryCall;
-  Count(argument: _quarry_search_v1_CountRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_quarry_search_v1_CountReply__Output>): grpc.ClientUnaryCall;
-  Count(argument: _quarry_search_v1_CountRequest, callback: grpc.requestCallback<_quarry_search_v1_CountReply__Output>): grpc.ClientUnaryCall;
-  /**
-   * Number of chunks that match a query and filter.
-   */
-  count(argument: _quarry_search_v1_CountRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_quarry_search_v1_CountReply__Output>): grpc.ClientUnaryCall;
-  count(argument: _quarry_search_v1_CountRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_quarry_search_v1_CountReply__Output>): grpc.ClientUnaryCall;
-  count(argument: _quarry_search_v1_CountRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_quarry_search_v1_CountReply__Output>): grpc.ClientUnaryCall;
-  count(argument: _quarry_search_v1_CountRequest, callback: grpc.requestCallback<_quarry_search_v1_CountReply__Output>): grpc.ClientUnaryCall;
   
   /**
    * Drops every shard of a dataset (after the dataset was deleted or cleared).
@@ -84,23 +65,9 @@ export interface CoreClient extends grpc.Client {
   health(argument: _quarry_search_v1_HealthRequest, callback: grpc.requestCallback<_quarry_search_v1_HealthReply__Output>): grpc.ClientUnaryCall;
   
   /**
-   * Filtered listing of chunk ids, by id ascending or by a field.
-   */
-  Scroll(argument: _quarry_search_v1_ScrollRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_quarry_search_v1_ScrollReply__Output>): grpc.ClientUnaryCall;
-  Scroll(argument: _quarry_search_v1_ScrollRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_quarry_search_v1_ScrollReply__Output>): grpc.ClientUnaryCall;
-  Scroll(argument: _quarry_search_v1_ScrollRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_quarry_search_v1_ScrollReply__Output>): grpc.ClientUnaryCall;
-  Scroll(argument: _quarry_search_v1_ScrollRequest, callback: grpc.requestCallback<_quarry_search_v1_ScrollReply__Output>): grpc.ClientUnaryCall;
-  /**
-   * Filtered listing of chunk ids, by id ascending or by a field.
-   */
-  scroll(argument: _quarry_search_v1_ScrollRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_quarry_search_v1_ScrollReply__Output>): grpc.ClientUnaryCall;
-  scroll(argument: _quarry_search_v1_ScrollRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_quarry_search_v1_ScrollReply__Output>): grpc.ClientUnaryCall;
-  scroll(argument: _quarry_search_v1_ScrollRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_quarry_search_v1_ScrollReply__Output>): grpc.ClientUnaryCall;
-  scroll(argument: _quarry_search_v1_ScrollRequest, callback: grpc.requestCallback<_quarry_search_v1_ScrollReply__Output>): grpc.ClientUnaryCall;
-  
-  /**
    * Every search feature over one dataset: ranked search, autocomplete, sort and post-ranking,
-   * re-scoring, MMR, recommendations, group-oriented and within-group search.
+   * re-scoring, MMR, recommendations, group-oriented and within-group search; and, instead of
+   * ranking, a count of the matches (count_only) or a filtered listing of chunk ids (scroll).
    */
   Search(argument: _quarry_search_v1_SearchRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_quarry_search_v1_SearchReply__Output>): grpc.ClientUnaryCall;
   Search(argument: _quarry_search_v1_SearchRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_quarry_search_v1_SearchReply__Output>): grpc.ClientUnaryCall;
@@ -108,7 +75,8 @@ export interface CoreClient extends grpc.Client {
   Search(argument: _quarry_search_v1_SearchRequest, callback: grpc.requestCallback<_quarry_search_v1_SearchReply__Output>): grpc.ClientUnaryCall;
   /**
    * Every search feature over one dataset: ranked search, autocomplete, sort and post-ranking,
-   * re-scoring, MMR, recommendations, group-oriented and within-group search.
+   * re-scoring, MMR, recommendations, group-oriented and within-group search; and, instead of
+   * ranking, a count of the matches (count_only) or a filtered listing of chunk ids (scroll).
    */
   search(argument: _quarry_search_v1_SearchRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_quarry_search_v1_SearchReply__Output>): grpc.ClientUnaryCall;
   search(argument: _quarry_search_v1_SearchRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_quarry_search_v1_SearchReply__Output>): grpc.ClientUnaryCall;
@@ -143,11 +111,6 @@ export interface CoreHandlers extends grpc.UntypedServiceImplementation {
   Apply: grpc.handleUnaryCall<_quarry_search_v1_ApplyRequest__Output, _quarry_search_v1_ApplyReply>;
   
   /**
-   * Number of chunks that match a query and filter.
-   */
-  Count: grpc.handleUnaryCall<_quarry_search_v1_CountRequest__Output, _quarry_search_v1_CountReply>;
-  
-  /**
    * Drops every shard of a dataset (after the dataset was deleted or cleared).
    */
   Drop: grpc.handleUnaryCall<_quarry_search_v1_DropRequest__Output, _quarry_search_v1_DropReply>;
@@ -158,13 +121,9 @@ export interface CoreHandlers extends grpc.UntypedServiceImplementation {
   Health: grpc.handleUnaryCall<_quarry_search_v1_HealthRequest__Output, _quarry_search_v1_HealthReply>;
   
   /**
-   * Filtered listing of chunk ids, by id ascending or by a field.
-   */
-  Scroll: grpc.handleUnaryCall<_quarry_search_v1_ScrollRequest__Output, _quarry_search_v1_ScrollReply>;
-  
-  /**
    * Every search feature over one dataset: ranked search, autocomplete, sort and post-ranking,
-   * re-scoring, MMR, recommendations, group-oriented and within-group search.
+   * re-scoring, MMR, recommendations, group-oriented and within-group search; and, instead of
+   * ranking, a count of the matches (count_only) or a filtered listing of chunk ids (scroll).
    */
   Search: grpc.handleUnaryCall<_quarry_search_v1_SearchRequest__Output, _quarry_search_v1_SearchReply>;
   
@@ -177,10 +136,8 @@ export interface CoreHandlers extends grpc.UntypedServiceImplementation {
 
 export interface CoreDefinition extends grpc.ServiceDefinition {
   Apply: MethodDefinition<_quarry_search_v1_ApplyRequest, _quarry_search_v1_ApplyReply, _quarry_search_v1_ApplyRequest__Output, _quarry_search_v1_ApplyReply__Output>
-  Count: MethodDefinition<_quarry_search_v1_CountRequest, _quarry_search_v1_CountReply, _quarry_search_v1_CountRequest__Output, _quarry_search_v1_CountReply__Output>
   Drop: MethodDefinition<_quarry_search_v1_DropRequest, _quarry_search_v1_DropReply, _quarry_search_v1_DropRequest__Output, _quarry_search_v1_DropReply__Output>
   Health: MethodDefinition<_quarry_search_v1_HealthRequest, _quarry_search_v1_HealthReply, _quarry_search_v1_HealthRequest__Output, _quarry_search_v1_HealthReply__Output>
-  Scroll: MethodDefinition<_quarry_search_v1_ScrollRequest, _quarry_search_v1_ScrollReply, _quarry_search_v1_ScrollRequest__Output, _quarry_search_v1_ScrollReply__Output>
   Search: MethodDefinition<_quarry_search_v1_SearchRequest, _quarry_search_v1_SearchReply, _quarry_search_v1_SearchRequest__Output, _quarry_search_v1_SearchReply__Output>
   Stats: MethodDefinition<_quarry_search_v1_StatsRequest, _quarry_search_v1_StatsReply, _quarry_search_v1_StatsRequest__Output, _quarry_search_v1_StatsReply__Output>
 }

@@ -6,11 +6,12 @@ import type { Long } from '@grpc/proto-loader';
 
 export interface SearchReply {
   /**
-   * The results, best first (empty with group_by: see groups).
+   * The results, best first (empty with group_by: see groups); with scroll, the listed ids in
+   * order, score 0.
    */
   'chunks'?: (_quarry_search_v1_ScoredChunk)[];
   /**
-   * Number of matches when count_total was asked, else 0.
+   * Number of matches when count_total or count_only was asked, else 0.
    */
   'total'?: (number | string | Long);
   /**
@@ -29,11 +30,12 @@ export interface SearchReply {
 
 export interface SearchReply__Output {
   /**
-   * The results, best first (empty with group_by: see groups).
+   * The results, best first (empty with group_by: see groups); with scroll, the listed ids in
+   * order, score 0.
    */
   'chunks': (_quarry_search_v1_ScoredChunk__Output)[];
   /**
-   * Number of matches when count_total was asked, else 0.
+   * Number of matches when count_total or count_only was asked, else 0.
    */
   'total': (number);
   /**

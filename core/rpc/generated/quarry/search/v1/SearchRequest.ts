@@ -10,6 +10,8 @@ import type { Autocomplete as _quarry_search_v1_Autocomplete, Autocomplete__Outp
 import type { GroupBy as _quarry_search_v1_GroupBy, GroupBy__Output as _quarry_search_v1_GroupBy__Output } from '../../../quarry/search/v1/GroupBy.js';
 import type { Recommend as _quarry_search_v1_Recommend, Recommend__Output as _quarry_search_v1_Recommend__Output } from '../../../quarry/search/v1/Recommend.js';
 import type { GroupRef as _quarry_search_v1_GroupRef, GroupRef__Output as _quarry_search_v1_GroupRef__Output } from '../../../quarry/search/v1/GroupRef.js';
+import type { CountOnly as _quarry_search_v1_CountOnly, CountOnly__Output as _quarry_search_v1_CountOnly__Output } from '../../../quarry/search/v1/CountOnly.js';
+import type { ScrollOptions as _quarry_search_v1_ScrollOptions, ScrollOptions__Output as _quarry_search_v1_ScrollOptions__Output } from '../../../quarry/search/v1/ScrollOptions.js';
 
 export interface SearchRequest {
   'dataset_id'?: (string);
@@ -78,6 +80,20 @@ export interface SearchRequest {
    * Search within one group: only its members match (NOT_FOUND when it does not exist).
    */
   'within_group'?: (_quarry_search_v1_GroupRef | null);
+  /**
+   * Count the chunks that match the query, filter and score_threshold (reply: total);
+   * offset, limit, count_total and the ranking options are ignored.
+   */
+  'count_only'?: (_quarry_search_v1_CountOnly | null);
+  /**
+   * List the ids of the chunks that match the filter (reply: chunks, score 0), by id ascending
+   * or by a field, limit of them; query must be empty, search_type and offset are ignored.
+   */
+  'scroll'?: (_quarry_search_v1_ScrollOptions | null);
+  /**
+   * What the call does instead of ranking (absent: it ranks).
+   */
+  'instead'?: "count_only"|"scroll";
 }
 
 export interface SearchRequest__Output {
@@ -147,4 +163,18 @@ export interface SearchRequest__Output {
    * Search within one group: only its members match (NOT_FOUND when it does not exist).
    */
   'within_group': (_quarry_search_v1_GroupRef__Output | null);
+  /**
+   * Count the chunks that match the query, filter and score_threshold (reply: total);
+   * offset, limit, count_total and the ranking options are ignored.
+   */
+  'count_only'?: (_quarry_search_v1_CountOnly__Output | null);
+  /**
+   * List the ids of the chunks that match the filter (reply: chunks, score 0), by id ascending
+   * or by a field, limit of them; query must be empty, search_type and offset are ignored.
+   */
+  'scroll'?: (_quarry_search_v1_ScrollOptions__Output | null);
+  /**
+   * What the call does instead of ranking (absent: it ranks).
+   */
+  'instead'?: "count_only"|"scroll";
 }
