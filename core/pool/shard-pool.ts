@@ -148,7 +148,7 @@ export class ShardPool {
    * throw fails the task as it would in a thread.
    */
   private runInline(message: ShardMessage): ShardReply | Promise<ShardReply> {
-    const host = (this.inlineHost ??= new ShardHost(true));
+    const host = (this.inlineHost ??= new ShardHost());
     const work = currentShardWork();
     const queued = performance.now();
     return this.inlineTurns.run(message.datasetId, () => {

@@ -17,6 +17,7 @@ import { loadConfig } from '../../core/config.js';
 import { ShardPool } from '../../core/pool/shard-pool.js';
 import { Engine } from '../../core/router/engine.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
+import { readShardSnapshot } from '../../workers/shard/persist/shard-snapshot.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { eventually } from '../helpers/eventually.js';
 import { randomChunks, randomQuery, rng } from '../helpers/random-corpus.js';
@@ -113,6 +114,11 @@ describe('shard layout by size', () => {
     expect(fs.readdirSync(dir).some((n) => n.startsWith('1-'))).toBe(true);
     await stack.kill('core', 'SIGTERM');
     expect(fs.readdirSync(dir)).toEqual([expect.stringMatching(/^2-/)]);
+    // The shard threads wrote their snapshots at shutdown, whole: together they hold every chunk.
+    const layoutDir = path.join(dir, fs.readdirSync(dir)[0]!);
+    expect(fs.readdirSync(layoutDir).filter((f) => f.includes('.bin')).sort()).toEqual(['shard-0.bin', 'shard-1.bin']);
+    const snapshotted = [0, 1].map((n) => readShardSnapshot(layoutDir, n, { k1: 0.9, b: 0.4 })!.stats().chunkCount);
+    expect(snapshotted[0]! + snapshotted[1]!).toBe(160);
     await stack.start('core');
     const stats = await eventually({ what: 'the restarted core', timeoutMs: 30_000 }, async () => core.stats(tenant.datasetId));
     expect(stats.shards).toBe(2);

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { commitShardSnapshotAsync, prepareShardSnapshot, readShardSnapshot, removeStaleTemps, shardFile, STALE_TMP_MS, writeShardSnapshot } from '../../workers/shard/persist/shard-snapshot.js';
+import { commitShardSnapshot, prepareShardSnapshot, readShardSnapshot, removeStaleTemps, STALE_TMP_MS } from '../../workers/shard/persist/shard-snapshot.js';
 import type { ShardDoc } from '../../workers/shard/protocol.js';
 import { Shard } from '../../workers/shard/shard.js';
 
@@ -32,15 +32,19 @@ function shardOf(n: number, seq: number): Shard {
 }
 
 describe('shard snapshot files', () => {
-  it('written in this thread or off it, the same file reads back the same shard', async () => {
+  it('a written snapshot reads back as the shard, and the next one replaces it with nothing left over', async () => {
     const dir = tempDir();
-    writeShardSnapshot(dir, 0, shardOf(5, 7));
-    const sync = fs.readFileSync(shardFile(dir, 0));
-    await commitShardSnapshotAsync(prepareShardSnapshot(dir, 0, shardOf(5, 7)));
-    expect(fs.readFileSync(shardFile(dir, 0)).equals(sync)).toBe(true);
+    await commitShardSnapshot(prepareShardSnapshot(dir, 0, shardOf(5, 7)));
+    const first = readShardSnapshot(dir, 0, PARAMS)!;
+    expect(first.appliedSeq).toBe(7);
+    expect(first.stats().chunkCount).toBe(5);
+    // Encoded before the second is written: what a write in flight leaves of the first.
+    const second = prepareShardSnapshot(dir, 0, shardOf(8, 9));
+    expect(readShardSnapshot(dir, 0, PARAMS)!.appliedSeq).toBe(7);
+    await commitShardSnapshot(second);
     const back = readShardSnapshot(dir, 0, PARAMS)!;
-    expect(back.appliedSeq).toBe(7);
-    expect(back.stats().chunkCount).toBe(5);
+    expect(back.appliedSeq).toBe(9);
+    expect(back.stats().chunkCount).toBe(8);
     expect(fs.readdirSync(dir)).toEqual(['shard-0.bin']);
   });
 

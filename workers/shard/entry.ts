@@ -6,7 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { niceThisThread } from '../../core/domain/thread-entry.js';
 import type { ThreadReply } from './protocol.js';
 import { Scheduler, type Job } from './scheduler.js';
-import { ShardHost } from './shard-host.js';
+import { PendingSnapshot, ShardHost } from './shard-host.js';
 
 const host = new ShardHost();
 
@@ -15,15 +15,32 @@ const port = parentPort;
 // Bulk index work at a lower priority than the event loops that answer requests (see ShardPool).
 niceThisThread((workerData as { nice?: number } | null)?.nice ?? 0);
 
-/** Runs a job and posts its reply; a task that throws (a bug) fails that task, not the thread. */
+/** The reply of a job whose task threw (a bug): it fails that task, not the thread. */
+function failed(job: Job, err: unknown): ThreadReply {
+  const e = err instanceof Error ? err : new Error(String(err));
+  return { id: job.id, error: { name: e.name, message: e.message, stack: e.stack ?? '' } };
+}
+
+/**
+ * Runs a job and posts its reply. A snapshot is written after its turn, the thread running other
+ * tasks meanwhile, and answered once it is on disk.
+ */
 function runJob(job: Job): void {
-  let reply: ThreadReply;
   const started = performance.now();
+  let reply: ThreadReply;
   try {
-    reply = { id: job.id, reply: host.run(job.task), runMs: performance.now() - started };
+    const result = host.run(job.task);
+    const runMs = performance.now() - started;
+    if ('value' in result && result.value instanceof PendingSnapshot) {
+      result.value.commit().then(
+        (seq) => port.postMessage({ id: job.id, reply: { value: seq }, runMs } satisfies ThreadReply),
+        (err: unknown) => port.postMessage(failed(job, err)),
+      );
+      return;
+    }
+    reply = { id: job.id, reply: result, runMs };
   } catch (err) {
-    const e = err instanceof Error ? err : new Error(String(err));
-    reply = { id: job.id, error: { name: e.name, message: e.message, stack: e.stack ?? '' } };
+    reply = failed(job, err);
   }
   port.postMessage(reply);
 }

@@ -7,7 +7,7 @@
  * `not_loaded` fault: a thread that replaced a crashed one starts empty, and answering from (or
  * snapshotting) an empty shard would silently lose the dataset.
  */
-import { commitShardSnapshotAsync, prepareShardSnapshot, readShardSnapshot, removeStaleTemps, writeShardSnapshot, type PreparedSnapshot } from './persist/shard-snapshot.js';
+import { commitShardSnapshot, prepareShardSnapshot, readShardSnapshot, removeStaleTemps, type PreparedSnapshot } from './persist/shard-snapshot.js';
 import type { ShardMessage, ShardReply } from './protocol.js';
 import { Shard } from './shard.js';
 import { beginTask, endTask, TaskStopped } from './task-stop.js';
@@ -23,15 +23,15 @@ class ShardNotLoaded extends Error {
 }
 
 /**
- * A snapshot task's answer from a host that leaves the writing to its caller: the snapshot as
- * encoded in the task's turn, to be written (asynchronously) before the task counts as done.
+ * A snapshot task's answer: the snapshot as encoded in the task's turn, which the host's caller
+ * writes (asynchronously, the thread free meanwhile) before it answers the task.
  */
 export class PendingSnapshot {
   constructor(private readonly prepared: PreparedSnapshot) {}
 
-  /** Writes it (file, fsync and rename off the event loop); resolves to the sequence it records. */
+  /** Writes it (file, fsync and rename off the thread); resolves to the sequence it records. */
   async commit(): Promise<number> {
-    await commitShardSnapshotAsync(this.prepared);
+    await commitShardSnapshot(this.prepared);
     return this.prepared.seq;
   }
 }
@@ -39,12 +39,6 @@ export class PendingSnapshot {
 /** The shards one thread holds. */
 export class ShardHost {
   private readonly shards = new Map<string, Shard>();
-
-  /**
-   * `deferWrites`: a snapshot task encodes the snapshot and answers a {@link PendingSnapshot}
-   * instead of writing it (the core's own host: its thread is every request's event loop).
-   */
-  constructor(private readonly deferWrites = false) {}
 
   private loaded(t: { datasetId: string; shard: number }): Shard {
     const shard = this.shards.get(keyOf(t));
@@ -85,10 +79,7 @@ export class ShardHost {
       case 'analyze':
         return this.loaded(task).index.analyzer.analyze(task.text);
       case 'snapshot': {
-        const shard = this.loaded(task);
-        if (this.deferWrites) return new PendingSnapshot(prepareShardSnapshot(task.dir, task.shard, shard));
-        writeShardSnapshot(task.dir, task.shard, shard);
-        return shard.appliedSeq;
+        return new PendingSnapshot(prepareShardSnapshot(task.dir, task.shard, this.loaded(task)));
       }
       case 'load': {
         removeStaleTemps(task.dir, task.shard);

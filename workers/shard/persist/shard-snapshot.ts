@@ -142,33 +142,13 @@ function removeStaleDense(p: PreparedSnapshot): void {
   }
 }
 
-/** Writes a prepared snapshot atomically: temp file, fsync, rename, fsync of the directory. */
-export function commitShardSnapshot(p: PreparedSnapshot): void {
-  const file = shardFile(p.dir, p.shardNo);
-  const tmp = tmpName(file);
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    fs.writeSync(fd, p.bytes);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-  const dfd = fs.openSync(p.dir, 'r');
-  try {
-    fs.fsyncSync(dfd);
-  } finally {
-    fs.closeSync(dfd);
-  }
-  removeStaleDense(p);
-}
-
 /**
- * {@link commitShardSnapshot} with the write and the syncs on libuv's threads: for a shard that
- * lives in the core's event loop, whose every other request waited out the write and its fsync
- * (60-120 ms for SciFact's 10.9 MB here).
+ * Writes a prepared snapshot atomically (temp file, fsync, rename, fsync of the directory), the
+ * write and the syncs on libuv's threads: the thread that encoded it serves other tasks meanwhile
+ * (for an inline shard that is the core's event loop, where every request waited out the write
+ * and its fsync: 60-120 ms for SciFact's 10.9 MB here).
  */
-export async function commitShardSnapshotAsync(p: PreparedSnapshot): Promise<void> {
+export async function commitShardSnapshot(p: PreparedSnapshot): Promise<void> {
   const file = shardFile(p.dir, p.shardNo);
   const tmp = tmpName(file);
   const handle = await fs.promises.open(tmp, 'w');
@@ -186,11 +166,6 @@ export async function commitShardSnapshotAsync(p: PreparedSnapshot): Promise<voi
     await dir.close();
   }
   removeStaleDense(p);
-}
-
-/** Writes a shard's snapshot atomically, in this thread (see {@link prepareShardSnapshot}, {@link commitShardSnapshot}). */
-export function writeShardSnapshot(dir: string, shardNo: number, shard: Shard): void {
-  commitShardSnapshot(prepareShardSnapshot(dir, shardNo, shard));
 }
 
 /** A temporary snapshot file this old was left by a write that never finished (a crash): nothing renames it any more. */
