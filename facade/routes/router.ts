@@ -10,6 +10,8 @@ export type QuarryContext = Parameters<Parameters<QuarryRouter['post']>[1]>[0];
 
 /** Most (method, path) pairs whose route match {@link newRouter} keeps (the set is emptied when full). */
 export const MATCH_CACHE_ENTRIES = 1024;
+/** Longest path whose match is kept: a URL may be ~16 KB, and 1,024 of those would hold 16 MB. */
+export const MATCH_CACHE_PATH_CHARS = 256;
 
 /**
  * A new router whose `match` is remembered per method and path. @koa/router's own tests every
@@ -17,7 +19,7 @@ export const MATCH_CACHE_ENTRIES = 1024;
  * when debugging is off: ~4.5 KB of garbage per match, and every request is matched twice (the
  * gate names the route before the body is read, then the router dispatches). Each answer is a
  * copy, so that nothing done to one request's match reaches another; a route registered later
- * empties the memory.
+ * empties the memory, and a long path is matched without it.
  */
 export const newRouter = (): QuarryRouter => {
   const router = new Router<RequestState>();
@@ -25,6 +27,7 @@ export const newRouter = (): QuarryRouter => {
   const known = new Map<string, ReturnType<QuarryRouter['match']>>();
   let routes = 0;
   router.match = (path, method) => {
+    if (path.length > MATCH_CACHE_PATH_CHARS) return match(path, method);
     if (router.stack.length !== routes) {
       known.clear();
       routes = router.stack.length;

@@ -6,7 +6,7 @@
 import Router from '@koa/router';
 import { describe, expect, it } from 'vitest';
 import type { RequestState } from '../../facade/context.js';
-import { MATCH_CACHE_ENTRIES, newRouter, type QuarryRouter } from '../../facade/routes/router.js';
+import { MATCH_CACHE_ENTRIES, MATCH_CACHE_PATH_CHARS, newRouter, type QuarryRouter } from '../../facade/routes/router.js';
 
 const ROUTES: [string, string][] = [
   ['post', '/api/chunk/search'],
@@ -36,7 +36,8 @@ describe('remembered route match', () => {
     const plain = new Router<RequestState>();
     register(remembered);
     register(plain);
-    const paths = ['/api/chunk/search', '/api/chunk', '/api/chunk/abc', '/api/chunk/abc/def', '/api/dataset/x', '/api/health', '/nothing', '/api/chunk_group/chunks'];
+    const long = `/api/chunk/${'x'.repeat(MATCH_CACHE_PATH_CHARS)}`;
+    const paths = ['/api/chunk/search', '/api/chunk', '/api/chunk/abc', '/api/chunk/abc/def', '/api/dataset/x', '/api/health', '/nothing', '/api/chunk_group/chunks', long];
     for (let round = 0; round < 3; round++) {
       for (const path of paths) {
         for (const method of ['GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS']) {
