@@ -2,6 +2,7 @@
 import type { ChunkRecord } from '../../core/domain/chunk.js';
 import { formatOptionalTimestamp, formatTimestamp } from '../../core/domain/time.js';
 import type { ApiVersion } from '../access.js';
+import { jsonFragment, type JsonFragment } from './json-bytes.js';
 
 /** V2 ChunkMetadata. */
 export function chunkV2(c: ChunkRecord): Record<string, unknown> {
@@ -50,4 +51,31 @@ export function contentOnlyChunk(c: ChunkRecord): Record<string, unknown> {
     image_urls: c.imageUrls,
     num_value: c.numValue,
   };
+}
+
+/** The shapes a result's chunk takes: full, slim (no chunk_html) or content only. */
+export type ChunkShape = 'full' | 'slim' | 'content';
+
+/** Slot of a shape and version in a record's {@link presented} list. */
+function slotOf(version: ApiVersion, shape: ChunkShape): number {
+  if (shape === 'content') return 4;
+  return (version === 'V1' ? 0 : 2) + (shape === 'slim' ? 1 : 0);
+}
+
+/**
+ * The JSON of each record in each shape, encoded the first time a page shows it. A record never
+ * changes once read (a write gives a new record), and the store's read cache
+ * (store/sqlite/chunk-cache.ts) hands the same record to every search that shows the chunk, so
+ * a popular chunk is encoded once instead of once per page: about 50 us of a 10-result SciFact
+ * page (bench/README.md, search-latency). The bytes live as long as the record; a record the
+ * cache does not keep is encoded once and dropped with it.
+ */
+const presented = new WeakMap<ChunkRecord, (JsonFragment | undefined)[]>();
+
+/** The chunk as JSON in `shape` for `version`, encoded once per record. */
+export function chunkJson(version: ApiVersion, shape: ChunkShape, c: ChunkRecord): JsonFragment {
+  let forms = presented.get(c);
+  if (forms === undefined) presented.set(c, (forms = []));
+  const slot = slotOf(version, shape);
+  return (forms[slot] ??= jsonFragment(shape === 'content' ? contentOnlyChunk(c) : shape === 'slim' ? slimChunkFor(version, c) : chunkFor(version, c)));
 }

@@ -16,6 +16,29 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 /** Deeper than this, leave it to JSON.stringify (which also reports cycles). */
 const MAX_DEPTH = 256;
 
+/**
+ * JSON text encoded once and written as it is wherever it sits in a value given to
+ * {@link jsonBytes} (a search page's chunks, whose records are shared between requests: see
+ * facade/present/chunk.ts). Its `toJSON` parses the text back, so JSON.stringify, the
+ * writer's fallback for unusual values, writes the same text.
+ */
+export class JsonFragment {
+  constructor(
+    /** The UTF-8 JSON text. */
+    readonly bytes: Buffer,
+  ) {}
+
+  /** The value of the text, for JSON.stringify. */
+  toJSON(): unknown {
+    return JSON.parse(this.bytes.toString('utf8'));
+  }
+}
+
+/** `value` as a {@link JsonFragment} (its JSON text encoded once, in memory of its own: it is kept). */
+export function jsonFragment(value: object): JsonFragment {
+  return new JsonFragment(encode(value, Buffer.allocUnsafeSlow));
+}
+
 /** Thrown inside the writer when the value is not plain JSON data. */
 class NotPlain extends Error {}
 const NOT_PLAIN = new NotPlain();
@@ -105,6 +128,11 @@ function writeValue(v: unknown, depth: number): boolean {
     byte(0x5d);
     return true;
   }
+  if (v instanceof JsonFragment) {
+    reserve(v.bytes.length);
+    pos += v.bytes.copy(scratch, pos);
+    return true;
+  }
   const proto: unknown = Object.getPrototypeOf(v);
   if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') throw NOT_PLAIN;
   byte(0x7b);
@@ -124,14 +152,26 @@ function writeValue(v: unknown, depth: number): boolean {
 
 /** `value` as the UTF-8 bytes of its JSON text: the same bytes as `Buffer.from(JSON.stringify(value))` (which throws what JSON.stringify throws). */
 export function jsonBytes(value: object): Buffer {
+  return encode(value, Buffer.allocUnsafe);
+}
+
+/**
+ * Writes `value` into the scratch and copies the bytes out into a buffer from `alloc`
+ * (`allocUnsafe` may hand out a slice of Node's shared 8 KB pool: right for an answer about to be
+ * written, wrong for bytes kept for long, which would pin the whole pool slab).
+ */
+function encode(value: object, alloc: (size: number) => Buffer): Buffer {
   pos = 0;
   try {
     writeValue(value, 0);
   } catch (err) {
     if (err !== NOT_PLAIN) throw err;
-    return Buffer.from(JSON.stringify(value), 'utf8');
+    const text = JSON.stringify(value);
+    const bytes = alloc(Buffer.byteLength(text, 'utf8'));
+    bytes.write(text, 0, 'utf8');
+    return bytes;
   }
-  const out = Buffer.allocUnsafe(pos);
+  const out = alloc(pos);
   scratch.copy(out, 0, 0, pos);
   // A rare huge answer does not pin its scratch for the life of the process.
   if (scratch.length > 4 * 1024 * 1024) scratch = Buffer.allocUnsafe(64 * 1024);

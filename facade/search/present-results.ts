@@ -6,7 +6,7 @@
 import type { ChunkRecord } from '../../core/domain/chunk.js';
 import type { ApiVersion } from '../access.js';
 import { highlightChunk, type HighlightOptions } from '../highlight/index.js';
-import { chunkFor, contentOnlyChunk, slimChunkFor } from '../present/chunk.js';
+import { chunkFor, chunkJson, contentOnlyChunk, slimChunkFor, type ChunkShape } from '../present/chunk.js';
 import type { Ranked } from '../../core/pipeline/post-rank.js';
 
 /** How results are shaped. */
@@ -27,13 +27,17 @@ function shapeChunk(shape: ResultShape, c: ChunkRecord): Record<string, unknown>
 
 /** One result in the shape of the caller's API version. */
 export function presentResult(shape: ResultShape, r: Ranked): Record<string, unknown> {
-  let chunk = shapeChunk(shape, r.c);
+  let chunk: unknown;
   let highlights: string[] | null = null;
   // Slim chunks carry no html to mark up, so they get no highlights (as in the reference).
   if (shape.highlight && !shape.slimChunks) {
     const h = highlightChunk(r.c.chunkHtml ?? '', shape.query, shape.highlight);
-    chunk = { ...chunk, chunk_html: h.html };
+    chunk = { ...shapeChunk(shape, r.c), chunk_html: h.html };
     highlights = h.highlights;
+  } else {
+    // Not marked up: the record's JSON, encoded once for every page that shows it.
+    const kind: ChunkShape = shape.contentOnly ? 'content' : shape.slimChunks ? 'slim' : 'full';
+    chunk = chunkJson(shape.version, kind, r.c);
   }
   return shape.version === 'V1' ? { metadata: [chunk], highlights, score: r.score } : { chunk, highlights, score: r.score };
 }

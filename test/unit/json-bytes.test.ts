@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonBytes } from '../../facade/present/json-bytes.js';
+import { jsonBytes, jsonFragment } from '../../facade/present/json-bytes.js';
 
 /** The oracle's bytes, or the class of the error it throws. */
 function reference(v: object): Buffer | string {
@@ -78,5 +78,20 @@ describe('jsonBytes', () => {
   it('writes answers larger than its scratch buffer, and small ones after them', () => {
     same({ big: 'é'.repeat(3_000_000), arr: Array.from({ length: 1000 }, (_, i) => 'x'.repeat(i)) });
     same({ small: true });
+  });
+
+  it('writes a fragment as the value it was made from, wherever it sits, and so does JSON.stringify', () => {
+    fc.assert(
+      fc.property(fc.array(fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue())), fc.jsonValue(), (parts, tail) => {
+        const plain = { parts, tail, nested: [{ parts }] };
+        const withFragments = { parts: parts.map(jsonFragment), tail, nested: [{ parts: parts.map(jsonFragment) }] };
+        const expected = reference(plain) as Buffer;
+        expect(jsonBytes(withFragments).toString('hex')).toBe(expected.toString('hex'));
+        // JSON.stringify (the writer's fallback for unusual values) reads the fragment's text back.
+        expect(Buffer.from(JSON.stringify(withFragments), 'utf8').toString('hex')).toBe(expected.toString('hex'));
+        expect(jsonBytes({ ...withFragments, when: new Date(0) }).toString('hex')).toBe((reference({ ...plain, when: new Date(0) }) as Buffer).toString('hex'));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
