@@ -85,9 +85,10 @@ export interface Config {
   /** Searches the core runs at once before answering 503 + Retry-After. @defaultValue `256` */
   readonly maxConcurrentSearches: number;
   /**
-   * Scheduling priority (Linux nice, 0-19) of the threads that do bulk work: shard threads and the
-   * HTTP process's store writer. Above 0 they yield the CPU to the event loops that answer
-   * requests, so one tenant's heavy searches and writes slow another's less. @defaultValue `10`
+   * Scheduling priority (Linux nice, 0-19) of the threads that do bulk work: shard threads, the
+   * HTTP process's store writer, and the whole job-worker process (embedding, analytics batches,
+   * purges). Above 0 they yield the CPU to the event loops that answer requests, so one tenant's
+   * heavy searches and writes, and background work, slow another's searches less. @defaultValue `10`
    */
   readonly threadNice: number;
   /**
@@ -109,7 +110,7 @@ export interface Config {
   readonly embedJobs: boolean;
   /** First retry delay of a failed embedding job (doubling per attempt), in ms. @defaultValue `2000` */
   readonly embedBackoffMs: number;
-  /** Worker threads of the embedded model in the job workers (each a core while embedding). @defaultValue the number of cores */
+  /** Worker threads of the embedded model in the job workers (each a core while embedding). @defaultValue the number of cores - 1 (at least 1), so one core is always left to search */
   readonly embedThreads: number;
   /**
    * The facade hosts the search core (engine, shard threads and the core's gRPC server for the job
@@ -206,7 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     tenantQueue: intVar(env, 'QUARRY_TENANT_QUEUE', 256, 0, 1_000_000),
     embedJobs: boolVar(env, 'QUARRY_EMBED_JOBS', true),
     embedBackoffMs: intVar(env, 'QUARRY_EMBED_BACKOFF_MS', 2000, 1, 3_600_000),
-    embedThreads: intVar(env, 'QUARRY_EMBED_THREADS', os.availableParallelism(), 1, 256),
+    embedThreads: intVar(env, 'QUARRY_EMBED_THREADS', Math.max(1, os.availableParallelism() - 1), 1, 256),
     coreInProcess: boolVar(env, 'QUARRY_CORE_IN_PROCESS', true),
     serverTiming: boolVar(env, 'QUARRY_SERVER_TIMING', false),
     maxChunkTextBytes: intVar(env, 'QUARRY_MAX_CHUNK_TEXT_BYTES', LIMITS.chunkTextBytes, 1, 2 ** 31 - 1),

@@ -7,6 +7,7 @@ import { loadConfig } from '../../core/config.js';
 import { embeddingSpec, embedsDense, spladeSpec } from '../../core/domain/dataset-config.js';
 import { EMBED_ATTEMPTS, Queues, type EmbedJob } from '../../core/domain/queues.js';
 import { createLogger } from '../../core/logger.js';
+import { niceThisThread } from '../../core/domain/thread-entry.js';
 import { onShutdown } from '../../core/shutdown.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { EmbedderCache } from '../../core/embed/embedder-cache.js';
@@ -24,6 +25,10 @@ const EMBED_SWEEP_MS = 15_000;
 const DEAD_LETTER_PAUSE_MS = 10 * 60_000;
 
 const config = loadConfig();
+// Everything here is background work (embedding, analytics batches, purges): it yields the CPU to
+// the event loops that answer requests. Set first, so the threads started below (the model's,
+// libuv's) inherit it.
+niceThisThread(config.threadNice);
 const logger = createLogger(config, 'jobs');
 const stopLoopMonitor = watchEventLoop(logger);
 const store = openSqliteStore(config.dataDir);
