@@ -28,6 +28,15 @@ export type { DatasetHits } from './shard-set.js';
 
 /** Change-log entries read per batch while applying (the event loop is freed between batches). */
 const APPLY_BATCH = 512;
+
+/** What a read or write of an index dropped while it ran answers: a retry finds the dataset's current index, or that it is gone. */
+function droppedError(datasetId: string, cause?: unknown): QuarryError {
+  return new QuarryError('unavailable', `the index of dataset ${datasetId} was dropped (the dataset was deleted or is being rebuilt); retry shortly`, {
+    cause,
+    retryAfterSeconds: 1,
+  });
+}
+
 /**
  * A batch's chunks are read from the store this many at a time, with the event loop free between
  * reads: the store's reads run on the core's thread (~10 ms for 512 chunks here), and every other
@@ -111,7 +120,12 @@ export class DatasetIndex {
   private losses = 0;
   private lost = false;
   private reloading: Promise<void> | undefined;
-  /** Replaced by an index of another layout: no more snapshots, its shards and files go. */
+  /**
+   * Dropped (the dataset was deleted or rebuilt) or replaced by an index of another layout: no
+   * more snapshots, loads or reloads. Without it an apply or read that ended after the drop found
+   * its shards gone, reloaded them from the store, and the next snapshot wrote the dataset's
+   * directory again after the purge had removed it.
+   */
   private retired = false;
 
   /** Whether dense scores are distances (euclidean, manhattan) rather than similarities. */
@@ -158,6 +172,7 @@ export class DatasetIndex {
   /** Loads snapshots and replays the change log once; later calls wait for the same load. */
   ensureReady(): Promise<void> {
     if (this.ready) return this.ready;
+    if (this.retired) return Promise.reject(droppedError(this.datasetId));
     const losses = this.losses;
     this.loadState = 'loading';
     this.ready = this.load().then(
@@ -185,7 +200,7 @@ export class DatasetIndex {
    * for that reload or fail loudly, never answer from an empty shard.
    */
   threadLost(thread: number): void {
-    if (this.loadState === 'unloaded') return;
+    if (this.loadState === 'unloaded' || this.retired) return;
     if (!this.set.onThread(thread)) return;
     this.losses++;
     this.lost = true;
@@ -203,6 +218,7 @@ export class DatasetIndex {
    * (a reload replays the change log itself); concurrent callers share one reload.
    */
   reload(): Promise<void> {
+    if (this.retired) return Promise.resolve();
     this.reloading ??= (async () => {
       // A load in flight finishes first: two loads replaying into the same shards would interleave.
       await this.ready?.catch(() => undefined);
@@ -231,6 +247,7 @@ export class DatasetIndex {
       return await fn();
     } catch (err) {
       if (!(err instanceof ShardNotLoadedError)) throw err;
+      if (this.retired) throw droppedError(this.datasetId, err);
       this.logger.warn({ dataset: this.datasetId, shard: err.shard }, 'a shard thread does not hold this dataset; reloading it before answering');
       this.losses++;
       this.lost = true;
@@ -545,6 +562,7 @@ export class DatasetIndex {
 
   /** Forgets every shard of this dataset in memory (after a snapshot being written, which needs them). */
   async drop(): Promise<void> {
+    this.retired = true;
     await this.snapshotting?.catch(() => undefined);
     await this.set.run(() => ({ op: 'drop' }));
   }

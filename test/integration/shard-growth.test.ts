@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectCore, type CoreClient } from '../../core/client/core-client.js';
 import { loadConfig } from '../../core/config.js';
+import { ShardNotLoadedError } from '../../core/pool/shard-not-loaded.js';
 import { ShardPool } from '../../core/pool/shard-pool.js';
 import { Engine } from '../../core/router/engine.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
@@ -250,6 +251,47 @@ describe('slow inline queries', () => {
       const written = fs.readdirSync(dir, { recursive: true }).map(String);
       expect(written.filter((f) => f.endsWith('shard-0.bin'))).toHaveLength(1);
       expect(written.filter((f) => f.includes('.tmp-'))).toEqual([]);
+    } finally {
+      await engine.close();
+      await pool.close();
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes, loads and reloads nothing for a dropped dataset: the directory its purge removed stays gone', async () => {
+    const gone = await createTenant(slowStack);
+    const post = async (from: number): Promise<void> => {
+      const res = await gone.ds.post('/api/chunk', Array.from({ length: 10 }, (_, j) => ({ chunk_html: `dropped words ${from + j}`, tracking_id: `gone-${from + j}` })));
+      expect(res.status, res.text).toBe(200);
+    };
+    await post(0);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-drop-'));
+    const store = openSqliteStore(slowStack.dataDir);
+    const pool = new ShardPool(1);
+    const engine = new Engine(loadConfig({ QUARRY_DATA_DIR: dir }), store, pool, pino({ level: 'silent' }));
+    try {
+      const index = await engine.dataset(gone.datasetId);
+      await index.ensureReady();
+      expect(index.inline).toBe(true);
+      await index.snapshot();
+      const files = path.join(dir, 'index', gone.datasetId);
+      expect(fs.existsSync(path.join(index.dir, 'shard-0.bin'))).toBe(true);
+      expect(index.dir.startsWith(files)).toBe(true);
+      // The dataset is deleted: the core drops its index, then the purge removes its files.
+      await engine.drop(gone.datasetId);
+      fs.rmSync(files, { recursive: true, force: true });
+      // What still held the old index then ends: a write's apply, a read, a snapshot. None may
+      // bring the shards back (they were reloaded from the store before) or write the directory.
+      await post(10);
+      await expect(index.apply(0)).rejects.toMatchObject({ code: 'unavailable' });
+      await expect(
+        index.search({ text: 'dropped', fulltext: false, prefixLastWord: false, filter: null, offset: 0, limit: 5, minScore: null, countTotal: false }),
+      ).rejects.toMatchObject({ code: 'unavailable' });
+      await index.reload();
+      await index.snapshot();
+      expect(fs.existsSync(files)).toBe(false);
+      await expect(pool.run({ op: 'stats', datasetId: gone.datasetId, shard: 0 }, undefined, true)).rejects.toBeInstanceOf(ShardNotLoadedError);
     } finally {
       await engine.close();
       await pool.close();
