@@ -2,6 +2,8 @@
  * The search engine of the core: one {@link DatasetIndex} per dataset, created on first use and
  * warmed at start, plus the canonical operations the gRPC handlers call.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { EmbedderCache } from '../embed/embedder-cache.js';
@@ -103,6 +105,13 @@ const SLOW_STRIKES = 3;
 /** The window of {@link SLOW_STRIKES}, in ms. */
 const SLOW_WINDOW_MS = 2000;
 
+/**
+ * A file beside a dataset's snapshots saying that its inline queries were slow and it was moved
+ * to the shard threads: a restart keeps it there rather than serving it inline until it is slow
+ * three times again (and moving it once more). The dataset's purge removes it with the rest.
+ */
+const slowMarker = (dataDir: string, datasetId: string): string => path.join(dataDir, 'index', datasetId, 'slow-queries');
+
 /** The engine. */
 export class Engine {
   private readonly datasets = new Map<string, DatasetIndex>();
@@ -110,7 +119,7 @@ export class Engine {
   private readonly creating = new Map<string, Promise<DatasetIndex>>();
   /** Datasets being moved from their inline shard to the shard threads. */
   private readonly growing = new Set<string>();
-  /** Datasets moved to the shard threads for slow inline queries: never inline again in this process. */
+  /** Datasets moved to the shard threads for slow inline queries: never inline again (see {@link slowMarker}). */
   private readonly slowDatasets = new Set<string>();
   /** When each inline dataset's recent slow queries ended (the {@link SLOW_STRIKES}th within {@link SLOW_WINDOW_MS} moves it). */
   private readonly slowSeenAt = new Map<string, number[]>();
@@ -208,6 +217,7 @@ export class Engine {
 
   /** Shards of a dataset of `chunks` chunks: one inline while that is cheap, else spread over the threads. */
   private layoutFor(chunks: number, datasetId?: string): ShardLayout {
+    if (datasetId !== undefined && !this.slowDatasets.has(datasetId) && fs.existsSync(slowMarker(this.config.dataDir, datasetId))) this.slowDatasets.add(datasetId);
     const inline = chunks <= this.config.inlineShardMaxChunks && !(datasetId !== undefined && this.slowDatasets.has(datasetId));
     return inline ? { shards: 1, inline: true } : { shards: this.config.shardsPerDataset, inline: false };
   }
@@ -244,6 +254,13 @@ export class Engine {
     }
     this.slowSeenAt.delete(datasetId);
     this.slowDatasets.add(datasetId);
+    try {
+      const marker = slowMarker(this.config.dataDir, datasetId);
+      fs.mkdirSync(path.dirname(marker), { recursive: true });
+      fs.writeFileSync(marker, `${JSON.stringify({ movedAt: new Date().toISOString(), ms: Math.round(ms) })}\n`);
+    } catch (err) {
+      this.logger.warn({ err, dataset: datasetId }, 'could not record the move to the shard threads; a restart serves the dataset inline again');
+    }
     this.logger.warn({ dataset: datasetId, ms: Math.round(ms) }, 'an inline query held the event loop; moving the dataset to the shard threads');
     this.moveToThreads(index, 'dataset with slow queries moved to the shard threads');
   }

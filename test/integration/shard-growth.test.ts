@@ -175,6 +175,12 @@ describe('slow inline queries', () => {
       const found = await slow.ds.post('/api/chunk/search', { query: `only${i}`, search_type: 'bm25', page_size: 1 });
       expect(found.body.chunks.map((c: any) => c.chunk.tracking_id)).toEqual([`doc-${i}`]);
     }
+    // A restart keeps it on the threads (small as it is), from the mark beside its snapshots.
+    expect(fs.existsSync(path.join(slowStack.dataDir, 'index', slow.datasetId, 'slow-queries'))).toBe(true);
+    await slowStack.kill('core', 'SIGTERM');
+    await slowStack.start('core');
+    const restarted = await eventually({ what: 'the restarted core', timeoutMs: 30_000 }, async () => slowCore.stats(slow.datasetId));
+    expect(restarted).toMatchObject({ shards: 2, chunk_count: 200 });
   });
 
   it('moves a dataset of few but long chunks once it indexes more words than QUARRY_INLINE_SHARD_MAX_TOKENS', async () => {
