@@ -5,14 +5,16 @@
  *
  *   npx tsx bench/search-latency.ts [--rounds 3] [--shards N]
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connectCore } from '../core/client/core-client.js';
 import { loadQrels, loadSciFact } from './lib/scifact.js';
 import { meanOverQrels, ndcgAtK, quantile, recallAtK } from './lib/metrics.js';
+import { ingestSciFact } from './lib/scifact-ingest.js';
 import { machine, post, startBenchStack } from './lib/spawn-stack.js';
+import { hasWrk, wrkMicros, wrkRuns, type WrkRun } from './lib/wrk.js';
 
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
 /**
@@ -44,51 +46,6 @@ async function measure(queries: string[], concurrency: number, fn: (q: string) =
 
 const fmt = (r: { lat: Float64Array; qps: number }) =>
   `p50 ${quantile(r.lat, 0.5).toFixed(0)} µs, p99 ${quantile(r.lat, 0.99).toFixed(0)} µs, ${r.qps.toFixed(0)} q/s`;
-
-/** wrk's p50, p99 (as printed, e.g. "1.03ms") and req/s of one run. */
-interface WrkRun {
-  readonly p50: string;
-  readonly p99: string;
-  readonly rps: string;
-  readonly non2xx: string;
-}
-
-/** A wrk latency figure ("812.00us", "1.03ms", "2.1s") in µs. */
-function wrkMicros(v: string): number {
-  const m = /^([\d.]+)(us|ms|s)$/.exec(v);
-  if (!m) return Number.NaN;
-  return Number(m[1]) * (m[2] === 'us' ? 1 : m[2] === 'ms' ? 1000 : 1e6);
-}
-
-/** wrk (Debian package) POSTing the queries' search bodies to `url`, 10 s per connection count. */
-function wrkRuns(url: string, headers: Record<string, string>, queries: string[], connections: readonly number[]): WrkRun[] {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-wrk-'));
-  const script = path.join(dir, 'search.lua');
-  const bodies = queries.map((q) => JSON.stringify(JSON.stringify({ query: q, search_type: 'bm25', page_size: 10 })));
-  fs.writeFileSync(
-    script,
-    `local bodies = {${bodies.join(',')}}
-local i = 0
-wrk.method = "POST"
-${Object.entries({ ...headers, 'content-type': 'application/json' }).map(([k, v]) => `wrk.headers["${k}"] = "${v}"`).join('\n')}
-request = function()
-  i = i % #bodies + 1
-  return wrk.format(nil, "/api/chunk/search", nil, bodies[i])
-end
-`,
-  );
-  const out = connections.map((c) => {
-    const r = spawnSync('wrk', ['-t1', `-c${c}`, '-d10s', '--latency', '-s', script, url], { encoding: 'utf8' });
-    return {
-      p50: /50%\s+(\S+)/.exec(r.stdout)?.[1] ?? '?',
-      p99: /99%\s+(\S+)/.exec(r.stdout)?.[1] ?? '?',
-      rps: /Requests\/sec:\s+(\S+)/.exec(r.stdout)?.[1] ?? '?',
-      non2xx: /Non-2xx or 3xx responses:\s+(\d+)/.exec(r.stdout)?.[1] ?? '0',
-    };
-  });
-  fs.rmSync(dir, { recursive: true, force: true });
-  return out;
-}
 
 /**
  * A bare Node `http` server in a process of its own that answers every request with `body` (a
@@ -129,16 +86,7 @@ async function loadedStack(data: ReturnType<typeof loadSciFact>, env: Record<str
   // Embedding would compete for the CPU with the queries being timed: this benchmark is lexical.
   const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false', ...env, ...(shards ? { QUARRY_SHARDS_PER_DATASET: shards, QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' } : {}) });
   try {
-    const admin = { authorization: stack.adminKey };
-    const org = await post(stack.baseUrl, '/api/organization', { name: 'bench' }, admin);
-    const ds = await post(stack.baseUrl, '/api/dataset', { dataset_name: 'scifact' }, { ...admin, 'tr-organization': org.id });
-    const headers = { ...admin, 'tr-dataset': ds.id };
-    const t0 = Date.now();
-    for (let i = 0; i < data.docs.length; i += 120) {
-      const batch = data.docs.slice(i, i + 120).map((d) => ({ tracking_id: d.id, chunk_html: `${d.title} ${d.text}` }));
-      await post(stack.baseUrl, '/api/chunk', batch, headers);
-    }
-    return { stack, headers, datasetId: ds.id as string, ingestMs: Date.now() - t0 };
+    return { stack, ...(await ingestSciFact(stack.baseUrl, stack.adminKey, data)) };
   } catch (err) {
     await stack.stop();
     throw err;
@@ -153,7 +101,7 @@ async function main(): Promise<void> {
   const { stack, headers, datasetId, ingestMs } = await loadedStack(data, { QUARRY_SERVER_TIMING: 'true' });
   let wrk: WrkRun[] = [];
   let bareRuns: WrkRun[] = [];
-  const hasWrk = !spawnSync('wrk', ['--version']).error;
+  const wrkInstalled = hasWrk();
   try {
     const queryIds = [...qrels.keys()];
     const texts = queryIds.map((id) => data.queries.get(id)!);
@@ -192,7 +140,7 @@ async function main(): Promise<void> {
     const stages = stageMeans(timings.slice(0, texts.length * rounds));
     core.close();
     await stack.stop();
-    if (hasWrk) {
+    if (wrkInstalled) {
       const plain = await loadedStack(data, {});
       try {
         wrk = wrkRuns(plain.stack.baseUrl, plain.headers, texts, [1, 16]);
@@ -217,7 +165,7 @@ async function main(): Promise<void> {
     console.log(`HTTP stages (Server-Timing, mean over the ${texts.length * rounds} one-client requests, µs): ${timeline.map(([n, us]) => `${n} ${us.toFixed(0)}`).join(', ')}`);
     console.log(`  within core, summed over the request's shard tasks: ${shardParts.map(([n, us]) => `${n} ${us.toFixed(0)}`).join(', ')} (run: in the shard threads; wait: the rest of their round trips)`);
     console.log('  (serialize: the answer as UTF-8 JSON bytes; total ends there, before the socket write)');
-    if (!hasWrk) console.log('wrk: not installed (apt-get install wrk) - skipped');
+    if (!wrkInstalled) console.log('wrk: not installed (apt-get install wrk) - skipped');
     wrk.forEach((r, i) => console.log(`HTTP via wrk (a second stack, default configuration: no Server-Timing), ${[1, 16][i]} connection(s): p50 ${r.p50}, p99 ${r.p99}, ${r.rps} req/s, non-2xx ${r.non2xx}`));
     bareRuns.forEach((r, i) =>
       console.log(`bare Node http, same ${sample.length}-byte answer, wrk ${[1, 16][i]} connection(s): p50 ${r.p50}, p99 ${r.p99}, ${r.rps} req/s`),
