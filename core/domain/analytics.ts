@@ -89,15 +89,3 @@ export interface AnalyticsBatch {
   readonly searches: readonly SearchRecord[];
   readonly recommendations: readonly RecommendationRecord[];
 }
-
-/**
- * What a flush job carries: the {@link AnalyticsBatch} as JSON text (the facade encodes each record
- * when it is recorded and joins them, so sending a batch holds its event loop for a join, not a
- * walk over 64 records), or the batch itself (jobs enqueued by older builds).
- */
-export type AnalyticsJobData = string | AnalyticsBatch;
-
-/** The batch a flush job carries (parses the JSON text of {@link AnalyticsJobData}). */
-export function analyticsBatchOf(data: AnalyticsJobData): AnalyticsBatch {
-  return typeof data === 'string' ? (JSON.parse(data) as AnalyticsBatch) : data;
-}

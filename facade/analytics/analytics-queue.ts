@@ -1,13 +1,12 @@
 /** Sends analytics batches to the job workers as BullMQ jobs (the recorder's `send` sink). */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ANALYTICS_ATTEMPTS, ANALYTICS_FLUSH_JOB, ANALYTICS_QUEUE, type AnalyticsJobData } from '../../core/domain/analytics.js';
-import type { EncodedBatch } from './recorder.js';
+import { ANALYTICS_ATTEMPTS, ANALYTICS_FLUSH_JOB, ANALYTICS_QUEUE, type AnalyticsBatch } from '../../core/domain/analytics.js';
 
 /** The producer side of the analytics queue. */
 export interface AnalyticsQueue {
-  /** Enqueues one batch (its JSON text) as one job whose id is the batch id; rejects when Redis does not take it. */
-  send(batch: EncodedBatch): Promise<void>;
+  /** Enqueues one batch as one job whose id is the batch id; rejects when Redis does not take it. */
+  send(batch: AnalyticsBatch): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -21,11 +20,11 @@ export function connectAnalyticsQueue(url: string, commandTimeoutMs = 5000): Ana
   redis.on('error', () => {
     /* reported through send() failures */
   });
-  const queue = new Queue<AnalyticsJobData>(ANALYTICS_QUEUE, { connection: redis });
+  const queue = new Queue<AnalyticsBatch>(ANALYTICS_QUEUE, { connection: redis });
   queue.on('error', () => {});
   return {
     async send(batch) {
-      await queue.add(ANALYTICS_FLUSH_JOB, batch.json, {
+      await queue.add(ANALYTICS_FLUSH_JOB, batch, {
         jobId: batch.id,
         attempts: ANALYTICS_ATTEMPTS,
         backoff: { type: 'exponential', delay: 1000 },

@@ -7,11 +7,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { Queue, type Worker } from 'bullmq';
+import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ANALYTICS_FLUSH_JOB, ANALYTICS_QUEUE, analyticsBatchOf, type AnalyticsBatch, type AnalyticsJobData, type RecommendationRecord, type SearchRecord } from '../../core/domain/analytics.js';
+import type { AnalyticsBatch, RecommendationRecord, SearchRecord } from '../../core/domain/analytics.js';
 import { newId } from '../../core/domain/ids.js';
 import { connectAnalyticsQueue } from '../../facade/analytics/analytics-queue.js';
 import { startAnalytics, type RunningAnalytics } from '../../facade/analytics/start-analytics.js';
@@ -26,7 +26,7 @@ let redis: OwnRedis;
 let dataDir: string;
 let store: Store;
 let workerConnection: Redis;
-let worker: Worker<AnalyticsJobData>;
+let worker: Worker<AnalyticsBatch>;
 /** Records per job the worker has run. */
 const jobSizes: number[] = [];
 const logLines: string[] = [];
@@ -104,10 +104,7 @@ beforeAll(async () => {
   workerConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
   workerConnection.on('error', () => {});
   worker = analyticsWorker(store, workerConnection, logger);
-  worker.on('completed', (job) => {
-    const batch = analyticsBatchOf(job.data);
-    jobSizes.push(batch.searches.length + batch.recommendations.length);
-  });
+  worker.on('completed', (job) => jobSizes.push(job.data.searches.length + job.data.recommendations.length));
 });
 
 afterEach(async () => {
@@ -287,35 +284,17 @@ describe('analytics recorder', () => {
     try {
       const batch: AnalyticsBatch = { id: newId(), searches: [search(1), search(2)], recommendations: [recommendation(1)] };
       const before = jobSizes.length;
-      const encoded = { id: batch.id, json: JSON.stringify(batch) };
       await store.analytics.insertSearches(batch.searches);
-      await queue.send(encoded);
+      await queue.send(batch);
       await until('job ran', () => jobSizes.length > before);
       // After completion the job is removed: the same id enqueues a new job, which must be a no-op.
-      await queue.send(encoded);
+      await queue.send(batch);
       await until('second job ran', () => jobSizes.length > before + 1);
       expect(storedCount('search_queries', batch.searches.map((r) => r.id))).toBe(2);
       expect(storedCount('recommendation_queries', batch.recommendations.map((r) => r.id))).toBe(1);
       expect(await store.analytics.insertSearches(batch.searches)).toBe(0);
     } finally {
       await queue.close();
-    }
-  });
-
-  it('stores a batch enqueued as an object, as builds before the JSON text did', async () => {
-    const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
-    const queue = new Queue<AnalyticsJobData>(ANALYTICS_QUEUE, { connection: raw });
-    try {
-      const batch: AnalyticsBatch = { id: newId(), searches: [search(901), search(902)], recommendations: [recommendation(903)] };
-      const before = jobSizes.length;
-      await queue.add(ANALYTICS_FLUSH_JOB, batch, { jobId: batch.id, removeOnComplete: true });
-      await until('job ran', () => jobSizes.length > before);
-      expect(jobSizes.at(-1)).toBe(3);
-      expect(storedCount('search_queries', batch.searches.map((r) => r.id))).toBe(2);
-      expect(storedCount('recommendation_queries', batch.recommendations.map((r) => r.id))).toBe(1);
-    } finally {
-      await queue.close();
-      raw.disconnect();
     }
   });
 });

@@ -7,34 +7,27 @@
 import type { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { ANALYTICS_ATTEMPTS, ANALYTICS_QUEUE, analyticsBatchOf, type AnalyticsJobData } from '../../core/domain/analytics.js';
+import { ANALYTICS_ATTEMPTS, ANALYTICS_QUEUE, type AnalyticsBatch } from '../../core/domain/analytics.js';
 import type { Store } from '../../store/repository.js';
 import { jobWorker } from './job-worker.js';
 
 /** Builds the processor: stores the batch's searches, then its recommendations. */
 export function analyticsProcessor(store: Store) {
-  return async (job: Job<AnalyticsJobData>): Promise<{ searches: number; recommendations: number }> => {
-    const batch = analyticsBatchOf(job.data);
-    const searches = await store.analytics.insertSearches(batch.searches ?? []);
-    const recommendations = await store.analytics.insertRecommendations(batch.recommendations ?? []);
+  return async (job: Job<AnalyticsBatch>): Promise<{ searches: number; recommendations: number }> => {
+    const searches = await store.analytics.insertSearches(job.data.searches ?? []);
+    const recommendations = await store.analytics.insertRecommendations(job.data.recommendations ?? []);
     return { searches, recommendations };
   };
 }
 
 /** Starts the worker of the analytics queue on `connection` (which must have maxRetriesPerRequest null). */
-export function analyticsWorker(store: Store, connection: Redis, logger: Logger): Worker<AnalyticsJobData> {
+export function analyticsWorker(store: Store, connection: Redis, logger: Logger): Worker<AnalyticsBatch> {
   // One job at a time: SQLite has one writer, and one batch is a single short transaction.
   const worker = jobWorker(ANALYTICS_QUEUE, analyticsProcessor(store), connection, logger, { concurrency: 1 });
   worker.on('failed', (job, err) => {
     if (!job) return;
     const last = job.attemptsMade >= (job.opts.attempts ?? ANALYTICS_ATTEMPTS);
-    let records: number | null = null;
-    try {
-      const batch = analyticsBatchOf(job.data);
-      records = (batch.searches?.length ?? 0) + (batch.recommendations?.length ?? 0);
-    } catch {
-      // Text that is not JSON: the failure itself says so.
-    }
+    const records = (job.data.searches?.length ?? 0) + (job.data.recommendations?.length ?? 0);
     if (last) {
       logger.error({ batch: job.id, records, attempts: job.attemptsMade, err: err.message }, 'analytics batch failed every attempt; it stays in the failed set of the analytics queue');
     } else {
