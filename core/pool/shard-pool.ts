@@ -164,7 +164,7 @@ export class ShardPool {
     });
   }
 
-  /** An inline snapshot: encoded in its turn, then written off the event loop (see {@link ShardHost}). */
+  /** An inline snapshot: captured in its turn, then encoded in parts and written off the event loop (see {@link ShardHost}). */
   private async snapshotInline(message: ShardMessage): Promise<ShardReply> {
     const reply = await this.runInline(message);
     if (!('value' in reply) || !(reply.value instanceof PendingSnapshot)) return reply;

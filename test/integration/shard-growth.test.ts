@@ -245,8 +245,8 @@ describe('slow inline queries', () => {
       expect((await engine.stats(many.datasetId)).chunkCount).toBe(200);
       const hits = await engine.search({ datasetId: many.datasetId, searchType: 'bm25', query: 'only137', filter: null, offset: 0, limit: 1, scoreThreshold: null, countTotal: false });
       expect(hits.chunkIds).toHaveLength(1);
-      // Its snapshot is encoded in one turn and written off the event loop: the loop turns while
-      // the file is written and synced.
+      // Its snapshot is captured in one turn, then encoded and written in later ones: the loop
+      // turns while it is encoded, written and synced.
       turns = 0;
       loading = true;
       setImmediate(count);

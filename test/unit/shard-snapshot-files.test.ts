@@ -48,6 +48,25 @@ describe('shard snapshot files', () => {
     expect(fs.readdirSync(dir)).toEqual(['shard-0.bin']);
   });
 
+  it('writes the shard as it was when the snapshot was taken, whatever the shard does while it is encoded and written', async () => {
+    const dir = tempDir();
+    const shard = shardOf(6, 4);
+    shard.apply([{ chunkId: 'tagged', text: 'gamma', trackingId: 't', link: null, tagSet: ['red'], numValue: 1, timeStamp: null, lat: null, lon: null, groupIds: [], metadata: { k: 1 } }], [], 5);
+    const taken = prepareShardSnapshot(dir, 0, shard);
+    const expected = { seq: shard.appliedSeq, stats: shard.stats(), alpha: shard.search('alpha', null, 20, null, null, true, false, null, false) };
+    // The shard goes on between the turns that encode and write the snapshot.
+    const committing = commitShardSnapshot(taken);
+    shard.apply([{ chunkId: 'late', text: 'alpha alpha alpha', trackingId: null, link: null, tagSet: [], numValue: null, timeStamp: null, lat: null, lon: null, groupIds: [], metadata: null }], ['c0', 'tagged'], 6);
+    await new Promise((resolve) => setImmediate(resolve));
+    shard.apply([], ['c1', 'c2'], 7);
+    await committing;
+    const back = readShardSnapshot(dir, 0, PARAMS)!;
+    expect(back.appliedSeq).toBe(expected.seq);
+    expect(back.stats()).toEqual(expected.stats);
+    expect(back.search('alpha', null, 20, null, null, true, false, null, false)).toEqual(expected.alpha);
+    expect(back.scroll({ must: [{ field: { field: 'tag_set', match_any: [{ text: 'red' }] } }] }, null, 10, null, false).chunkIds).toEqual(['tagged']);
+  });
+
   it('removes temp files of writes that never finished once old, and keeps young ones and other shards\'', () => {
     const dir = tempDir();
     const old = path.join(dir, 'shard-0.bin.tmp-11-0-3');

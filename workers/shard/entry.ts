@@ -22,8 +22,8 @@ function failed(job: Job, err: unknown): ThreadReply {
 }
 
 /**
- * Runs a job and posts its reply. A snapshot is written after its turn, the thread running other
- * tasks meanwhile, and answered once it is on disk.
+ * Runs a job and posts its reply. A snapshot is encoded and written after its turn, the thread
+ * running other tasks meanwhile, and answered once it is on disk.
  */
 function runJob(job: Job): void {
   const started = performance.now();

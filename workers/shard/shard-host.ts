@@ -23,13 +23,13 @@ class ShardNotLoaded extends Error {
 }
 
 /**
- * A snapshot task's answer: the snapshot as encoded in the task's turn, which the host's caller
- * writes (asynchronously, the thread free meanwhile) before it answers the task.
+ * A snapshot task's answer: the shard as captured in the task's turn, which the host's caller
+ * encodes and writes (in later turns, the thread free between them) before it answers the task.
  */
 export class PendingSnapshot {
   constructor(private readonly prepared: PreparedSnapshot) {}
 
-  /** Writes it (file, fsync and rename off the thread); resolves to the sequence it records. */
+  /** Encodes and writes it (encoding in parts between turns; file, fsync and rename off the thread); resolves to the sequence it records. */
   async commit(): Promise<number> {
     await commitShardSnapshot(this.prepared);
     return this.prepared.seq;

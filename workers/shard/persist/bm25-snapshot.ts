@@ -151,8 +151,12 @@ function assertLittleEndian(): void {
 
 /** Serialises an index (compacting it first, which does not change its results). */
 export function saveBm25Snapshot(index: Bm25Index): Buffer {
+  return saveBm25State(index.exportState());
+}
+
+/** Serialises an index's exported state (a private copy: it may be written after the index changed). */
+export function saveBm25State(s: Bm25State): Buffer {
   assertLittleEndian();
-  const s = index.exportState();
   const out = new Writer();
   out.push(BM25_SNAPSHOT_MAGIC);
   out.u32(BM25_SNAPSHOT_VERSION);

@@ -10,7 +10,8 @@ import type { Bm25Params, ShardDoc } from '../protocol.js';
 import { Shard } from '../shard.js';
 import { DenseSnapshotError, loadDenseSnapshot, saveDenseSnapshot } from '../dense/dense-snapshot.js';
 import type { DenseIndex } from '../dense/dense-index.js';
-import { loadBm25Snapshot, saveBm25Snapshot, SnapshotFormatError } from './bm25-snapshot.js';
+import type { Bm25State } from '../bm25/bm25-index.js';
+import { loadBm25Snapshot, saveBm25State, SnapshotFormatError } from './bm25-snapshot.js';
 
 /** A chunk as the snapshot's JSON holds it: its fields, its words (typo vocabulary) and SPLADE vector. */
 type SnapshotDoc = Omit<ShardDoc, 'text' | 'sparse'> & { words?: number[]; sparse?: { indices: number[]; values: number[] } };
@@ -21,11 +22,22 @@ export const SHARD_SNAPSHOT_MAGIC = Buffer.from('QSHARD\0\0', 'latin1');
 export const SHARD_SNAPSHOT_VERSION = 3;
 
 /**
- * Encodes a shard. Layout: magic, u32 version, f64 seq, u32 bm25 length, bm25, u32 fields
- * length, fields JSON (which also names the dense snapshot file written just before, or null).
+ * What a snapshot needs of a shard, copied in one turn: the BM25 index's exported state (private
+ * copies of its arrays) and the chunks' fields as fresh objects. Encoding it later, while the
+ * shard changes, still gives the snapshot of this moment; and were a field object changed in
+ * place meanwhile, a load replays the change log from `seq` anyway, which writes it again.
  */
-export function encodeShard(shard: Shard, denseFile: string | null = null): Buffer {
-  const bm25 = saveBm25Snapshot(shard.index);
+interface CapturedShard {
+  readonly state: Bm25State;
+  readonly docs: SnapshotDoc[];
+  readonly words: string[];
+  readonly typo: boolean;
+  readonly seq: number;
+  readonly denseFile: string | null;
+}
+
+function captureShard(shard: Shard, denseFile: string | null): CapturedShard {
+  const state = shard.index.exportState();
   const docs: SnapshotDoc[] = [];
   // The typo vocabulary travels as each chunk's word list (ids into `words`): loading recounts it.
   const words: string[] = [];
@@ -46,12 +58,27 @@ export function encodeShard(shard: Shard, denseFile: string | null = null): Buff
     const { sparse: _none, ...plain } = doc;
     docs.push({ ...plain, words: vocab, ...(sparse ? { sparse: { indices: Array.from(sparse.indices), values: Array.from(sparse.values) } } : {}) });
   }
-  const fields = Buffer.from(JSON.stringify({ docs, denseFile, words, typo: shard.vocabulary !== null }), 'utf8');
+  return { state, docs, words, typo: shard.vocabulary !== null, seq: shard.appliedSeq, denseFile };
+}
+
+/** A turn of the event loop for others (an inline shard's snapshot is encoded on the core's). */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Encodes a captured shard. Layout: magic, u32 version, f64 seq, u32 bm25 length, bm25, u32
+ * fields length, fields JSON (which also names the dense snapshot file written just before, or
+ * null). The thread serves other tasks between the parts.
+ */
+async function encodeCaptured(c: CapturedShard): Promise<Buffer> {
+  const bm25 = saveBm25State(c.state);
+  await nextTurn();
+  const fields = Buffer.from(JSON.stringify({ docs: c.docs, denseFile: c.denseFile, words: c.words, typo: c.typo }), 'utf8');
+  await nextTurn();
   const head = Buffer.alloc(SHARD_SNAPSHOT_MAGIC.length + 4 + 8 + 4);
   SHARD_SNAPSHOT_MAGIC.copy(head, 0);
   let o = SHARD_SNAPSHOT_MAGIC.length;
   head.writeUInt32LE(SHARD_SNAPSHOT_VERSION, o);
-  head.writeDoubleLE(shard.appliedSeq, (o += 4));
+  head.writeDoubleLE(c.seq, (o += 4));
   head.writeUInt32LE(bm25.length, (o += 8));
   const mid = Buffer.alloc(4);
   mid.writeUInt32LE(fields.length, 0);
@@ -104,11 +131,11 @@ export function decodeShard(buf: Buffer, params: Bm25Params, dir?: string): Shar
 /** File of shard `shard` under `dir`. */
 export const shardFile = (dir: string, shard: number): string => path.join(dir, `shard-${shard}.bin`);
 
-/** A shard's snapshot encoded (and its dense file written), ready to be written by {@link commitShardSnapshot}. */
+/** A shard's snapshot captured (and its dense file written), ready to be encoded and written by {@link commitShardSnapshot}. */
 export interface PreparedSnapshot {
   readonly dir: string;
   readonly shardNo: number;
-  readonly bytes: Buffer;
+  readonly captured: CapturedShard;
   readonly denseFile: string | null;
   /** The sequence the snapshot records. */
   readonly seq: number;
@@ -119,9 +146,9 @@ let tmpCounter = 0;
 const tmpName = (file: string): string => `${file}.tmp-${process.pid}-${threadId}-${tmpCounter++}`;
 
 /**
- * Encodes a shard's snapshot, after writing its dense index (if any) into a file named after the
- * sequence: the main file, renamed last, names it, so a crash in between leaves the previous main
- * file pointing at the previous dense file.
+ * Captures a shard's snapshot (see {@link CapturedShard}), after writing its dense index (if any)
+ * into a file named after the sequence: the main file, renamed last, names it, so a crash in
+ * between leaves the previous main file pointing at the previous dense file.
  */
 export function prepareShardSnapshot(dir: string, shardNo: number, shard: Shard): PreparedSnapshot {
   fs.mkdirSync(dir, { recursive: true });
@@ -130,7 +157,7 @@ export function prepareShardSnapshot(dir: string, shardNo: number, shard: Shard)
     denseFile = `shard-${shardNo}-${shard.appliedSeq}-${Date.now()}.dense`;
     saveDenseSnapshot(shard.dense, path.join(dir, denseFile));
   }
-  return { dir, shardNo, bytes: encodeShard(shard, denseFile), denseFile, seq: shard.appliedSeq };
+  return { dir, shardNo, captured: captureShard(shard, denseFile), denseFile, seq: shard.appliedSeq };
 }
 
 /** Deletes the dense files of this shard older than the one `p` names (unreachable once `p` is committed). */
@@ -143,17 +170,19 @@ function removeStaleDense(p: PreparedSnapshot): void {
 }
 
 /**
- * Writes a prepared snapshot atomically (temp file, fsync, rename, fsync of the directory), the
- * write and the syncs on libuv's threads: the thread that encoded it serves other tasks meanwhile
- * (for an inline shard that is the core's event loop, where every request waited out the write
- * and its fsync: 60-120 ms for SciFact's 10.9 MB here).
+ * Encodes a prepared snapshot in parts, a turn of the thread's event loop between them, then
+ * writes it atomically (temp file, fsync, rename, fsync of the directory), the write and the
+ * syncs on libuv's threads: the thread that captured it serves other tasks meanwhile (for an
+ * inline shard that is the core's event loop, where every request waited out the encoding, the
+ * write and its fsync: 60-120 ms for SciFact's 10.9 MB here).
  */
 export async function commitShardSnapshot(p: PreparedSnapshot): Promise<void> {
+  const bytes = await encodeCaptured(p.captured);
   const file = shardFile(p.dir, p.shardNo);
   const tmp = tmpName(file);
   const handle = await fs.promises.open(tmp, 'w');
   try {
-    await handle.writeFile(p.bytes);
+    await handle.writeFile(bytes);
     await handle.sync();
   } finally {
     await handle.close();
