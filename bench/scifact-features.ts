@@ -8,6 +8,7 @@
  */
 import { loadQrels, loadSciFact } from './lib/scifact.js';
 import { quantile } from './lib/metrics.js';
+import { ingestSciFact } from './lib/scifact-ingest.js';
 import { machine, post, startBenchStack } from './lib/spawn-stack.js';
 
 const roundsArg = process.argv.indexOf('--rounds');
@@ -35,13 +36,7 @@ const queries = [...qrels.keys()].map((q) => data.queries.get(q)!);
 // No embedding in the background: these are lexical searches and the model would take the CPU.
 const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false' });
 try {
-  const admin = { authorization: stack.adminKey };
-  const org = await post(stack.baseUrl, '/api/organization', { name: 'bench' }, admin);
-  const ds = await post(stack.baseUrl, '/api/dataset', { dataset_name: 'scifact' }, { ...admin, 'tr-organization': org.id });
-  const headers = { ...admin, 'tr-dataset': ds.id };
-  for (let i = 0; i < data.docs.length; i += 120) {
-    await post(stack.baseUrl, '/api/chunk', data.docs.slice(i, i + 120).map((d) => ({ tracking_id: d.id, chunk_html: `${d.title} ${d.text}` })), headers);
-  }
+  const { headers } = await ingestSciFact(stack.baseUrl, stack.adminKey, data.docs);
 
   /**
    * p50/p99 in ms of each variant (a body per query), after one warm-up pass. Variants are

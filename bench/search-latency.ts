@@ -86,7 +86,7 @@ async function loadedStack(data: ReturnType<typeof loadSciFact>, env: Record<str
   // Embedding would compete for the CPU with the queries being timed: this benchmark is lexical.
   const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false', ...env, ...(shards ? { QUARRY_SHARDS_PER_DATASET: shards, QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' } : {}) });
   try {
-    return { stack, ...(await ingestSciFact(stack.baseUrl, stack.adminKey, data)) };
+    return { stack, ...(await ingestSciFact(stack.baseUrl, stack.adminKey, data.docs)) };
   } catch (err) {
     await stack.stop();
     throw err;

@@ -55,7 +55,7 @@ async function pendingEmbeddings(baseUrl: string, datasetId: string, headers: Re
 async function runOnce(setup: Setup, data: ReturnType<typeof loadSciFact>, queries: string[]): Promise<{ run: WrkRun; embeddingThroughout: boolean }> {
   const stack = await startBenchStack(setup.env);
   try {
-    const { headers, datasetId } = await ingestSciFact(stack.baseUrl, stack.adminKey, data);
+    const { headers, datasetId } = await ingestSciFact(stack.baseUrl, stack.adminKey, data.docs);
     // The first batches are being embedded by the time the window opens (the job starts at the first write).
     const [run] = wrkRuns(stack.baseUrl, headers, queries, [1], seconds);
     const pendingAfter = setup.embeds ? await pendingEmbeddings(stack.baseUrl, datasetId, headers) : 0;
