@@ -56,6 +56,12 @@ export function contentOnlyChunk(c: ChunkRecord): Record<string, unknown> {
 /** The shapes a result's chunk takes: full, slim (no chunk_html) or content only. */
 export type ChunkShape = 'full' | 'slim' | 'content';
 
+/** The chunk in `shape` for `version`. */
+export function chunkOfShape(version: ApiVersion, shape: ChunkShape, c: ChunkRecord): Record<string, unknown> {
+  if (shape === 'content') return contentOnlyChunk(c);
+  return shape === 'slim' ? slimChunkFor(version, c) : chunkFor(version, c);
+}
+
 /** Slot of a shape and version in a record's {@link presented} list. */
 function slotOf(version: ApiVersion, shape: ChunkShape): number {
   if (shape === 'content') return 4;
@@ -77,5 +83,5 @@ export function chunkJson(version: ApiVersion, shape: ChunkShape, c: ChunkRecord
   let forms = presented.get(c);
   if (forms === undefined) presented.set(c, (forms = []));
   const slot = slotOf(version, shape);
-  return (forms[slot] ??= jsonFragment(shape === 'content' ? contentOnlyChunk(c) : shape === 'slim' ? slimChunkFor(version, c) : chunkFor(version, c)));
+  return (forms[slot] ??= jsonFragment(chunkOfShape(version, shape, c)));
 }

@@ -3,10 +3,9 @@
  * highlights, score}`, in the slim / content-only / full shape the request asks for, with the
  * highlighted chunk_html when highlighting runs.
  */
-import type { ChunkRecord } from '../../core/domain/chunk.js';
 import type { ApiVersion } from '../access.js';
 import { highlightChunk, type HighlightOptions } from '../highlight/index.js';
-import { chunkFor, chunkJson, contentOnlyChunk, slimChunkFor, type ChunkShape } from '../present/chunk.js';
+import { chunkJson, chunkOfShape, type ChunkShape } from '../present/chunk.js';
 import type { Ranked } from '../../core/pipeline/post-rank.js';
 
 /** How results are shaped. */
@@ -20,10 +19,8 @@ export interface ResultShape {
   readonly query: string;
 }
 
-function shapeChunk(shape: ResultShape, c: ChunkRecord): Record<string, unknown> {
-  if (shape.contentOnly) return contentOnlyChunk(c);
-  return shape.slimChunks ? slimChunkFor(shape.version, c) : chunkFor(shape.version, c);
-}
+/** The chunk shape a result takes. */
+const chunkShapeOf = (shape: ResultShape): ChunkShape => (shape.contentOnly ? 'content' : shape.slimChunks ? 'slim' : 'full');
 
 /** One result in the shape of the caller's API version. */
 export function presentResult(shape: ResultShape, r: Ranked): Record<string, unknown> {
@@ -32,12 +29,11 @@ export function presentResult(shape: ResultShape, r: Ranked): Record<string, unk
   // Slim chunks carry no html to mark up, so they get no highlights (as in the reference).
   if (shape.highlight && !shape.slimChunks) {
     const h = highlightChunk(r.c.chunkHtml ?? '', shape.query, shape.highlight);
-    chunk = { ...shapeChunk(shape, r.c), chunk_html: h.html };
+    chunk = { ...chunkOfShape(shape.version, chunkShapeOf(shape), r.c), chunk_html: h.html };
     highlights = h.highlights;
   } else {
     // Not marked up: the record's JSON, encoded once for every page that shows it.
-    const kind: ChunkShape = shape.contentOnly ? 'content' : shape.slimChunks ? 'slim' : 'full';
-    chunk = chunkJson(shape.version, kind, r.c);
+    chunk = chunkJson(shape.version, chunkShapeOf(shape), r.c);
   }
   return shape.version === 'V1' ? { metadata: [chunk], highlights, score: r.score } : { chunk, highlights, score: r.score };
 }
