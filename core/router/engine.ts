@@ -140,8 +140,8 @@ export class Engine {
   ) {
     this.admission = new Admission(config.maxConcurrentSearches);
     if (config.inlineSlowQueryMs > 0) {
-      // Reported from inside the running search: the move starts after it, not within its call.
-      pool.onSlowInlineQuery(config.inlineSlowQueryMs, (datasetId, ms) => queueMicrotask(() => this.slowInlineQuery(datasetId, ms)));
+      // Reported from a timer after the search (ShardPool.checkSlow), so the move never starts within its call.
+      pool.onSlowInlineQuery(config.inlineSlowQueryMs, (datasetId, ms) => this.slowInlineQuery(datasetId, ms));
     }
     pool.onThreadLost((thread) => {
       this.logger.error({ thread, restarts: pool.restarts }, 'a shard thread died and was replaced empty; reloading the datasets it held');
