@@ -32,7 +32,7 @@ export class PendingSnapshot {
   /** Encodes and writes it (encoding in parts between turns; file, fsync and rename off the thread); resolves to the sequence it records. */
   async commit(): Promise<number> {
     await commitShardSnapshot(this.prepared);
-    return this.prepared.seq;
+    return this.prepared.captured.seq;
   }
 }
 

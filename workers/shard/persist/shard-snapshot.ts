@@ -140,10 +140,8 @@ export const shardFile = (dir: string, shard: number): string => path.join(dir, 
 export interface PreparedSnapshot {
   readonly dir: string;
   readonly shardNo: number;
+  /** What is written; its `seq` is the sequence the snapshot records. */
   readonly captured: CapturedShard;
-  readonly denseFile: string | null;
-  /** The sequence the snapshot records. */
-  readonly seq: number;
 }
 
 /** Temporary files of this process get distinct names: two writes of one file may overlap (an inline shard and its threaded successor). */
@@ -162,13 +160,13 @@ export function prepareShardSnapshot(dir: string, shardNo: number, shard: Shard)
     denseFile = `shard-${shardNo}-${shard.appliedSeq}-${Date.now()}.dense`;
     saveDenseSnapshot(shard.dense, path.join(dir, denseFile));
   }
-  return { dir, shardNo, captured: captureShard(shard, denseFile), denseFile, seq: shard.appliedSeq };
+  return { dir, shardNo, captured: captureShard(shard, denseFile) };
 }
 
 /** Deletes the dense files of this shard older than the one `p` names (unreachable once `p` is committed). */
 function removeStaleDense(p: PreparedSnapshot): void {
   for (const name of fs.readdirSync(p.dir)) {
-    if (name.startsWith(`shard-${p.shardNo}-`) && name.includes('.dense') && (p.denseFile === null || !name.startsWith(p.denseFile))) {
+    if (name.startsWith(`shard-${p.shardNo}-`) && name.includes('.dense') && (p.captured.denseFile === null || !name.startsWith(p.captured.denseFile))) {
       fs.rmSync(path.join(p.dir, name), { force: true });
     }
   }
