@@ -80,7 +80,12 @@ describe('tenantFairness', () => {
     expect(a[3]!.started).toBe(false);
     a[2]!.finish();
     await pa[2];
-    await tick();
+    // a now runs none, so a[3] starts: at once if a has not used more than b (b's search is
+    // still in flight, uncharged), else once a's patience runs out. Which one depends on how long
+    // a's three searches took here (a loaded machine stretches the ticks above past
+    // USAGE_SLACK_MS), so wait a bounded time rather than one tick.
+    const waitedFrom = performance.now();
+    while (!a[3]!.started && performance.now() - waitedFrom < 500) await new Promise((r) => setTimeout(r, 1));
     expect(a[3]!.started).toBe(true);
     // b leaves: a is alone and may run its full three again.
     const more = [0, 1].map(() => request('a', 'POST /api/chunk/search'));
@@ -101,11 +106,12 @@ describe('tenantFairness', () => {
 
   it('under contention starts the tenant that used less first: the heavy one waits while the light one runs', async () => {
     const mw = tenantFairness({ reads: 4, writes: 1, queue: 8 });
-    // a spends 30 ms in a request: its usage is now far above b's.
+    // a spends 200 ms in a request: its usage is now far above b's, and its patience (a fifth of
+    // its average request, 40 ms) outlasts a tick even on a loaded machine.
     const a1 = request('a', 'POST /api/chunk/search');
     const pa1 = mw(a1.ctx, a1.next);
     await tick();
-    await new Promise((r) => setTimeout(r, 30));
+    await new Promise((r) => setTimeout(r, 200));
     a1.finish();
     await pa1;
     const b1 = request('b', 'POST /api/chunk/search');
@@ -137,9 +143,10 @@ describe('tenantFairness', () => {
       r.finish();
       await p;
     };
-    // a: ~1 ms in flight with 6 MB of body (30 ms of usage); b: 10 ms in flight, no body.
-    await run('a', 1, 30 * BODY_BYTES_PER_MS);
-    await run('b', 10, 0);
+    // a: ~1 ms in flight with 60 MB of body (300 ms of usage); b: 100 ms in flight, no body.
+    // (Large enough that a's patience, a fifth of that, outlasts a tick on a loaded machine.)
+    await run('a', 1, 300 * BODY_BYTES_PER_MS);
+    await run('b', 100, 0);
     const b2 = request('b', 'POST /api/chunk/search');
     const a2 = request('a', 'POST /api/chunk/search');
     const pb2 = mw(b2.ctx, b2.next);
