@@ -25,8 +25,15 @@ export interface Config {
    * characters) when the core listens beyond loopback. @defaultValue none
    */
   readonly coreToken: string | null;
-  /** Directory for the SQLite store and index snapshots. @defaultValue `./.data` */
+  /** Directory for the SQLite store (when {@link databaseUrl} is unset) and index snapshots. @defaultValue `./.data` */
   readonly dataDir: string;
+  /**
+   * PostgreSQL store (`postgres://user:pass@host:port/db`) shared by every process on every
+   * machine; unset: the SQLite file in {@link dataDir}. @defaultValue none
+   */
+  readonly databaseUrl: string | null;
+  /** Connections each process keeps to PostgreSQL. @defaultValue `10` */
+  readonly databasePoolSize: number;
   /** Redis URL for queues and caches. @defaultValue `redis://127.0.0.1:6380` */
   readonly redisUrl: string;
   /** Operator superuser key (`ADMIN_API_KEY`); empty disables it. */
@@ -159,6 +166,16 @@ function intVar(env: Env, name: string, fallback: number, min: number, max: numb
   return value;
 }
 
+/** QUARRY_DATABASE_URL, checked for the one scheme the store speaks. */
+function databaseUrlVar(env: Env): string | null {
+  const raw = env.QUARRY_DATABASE_URL?.trim();
+  if (!raw) return null;
+  if (!/^postgres(ql)?:\/\//.test(raw)) {
+    throw new Error(`QUARRY_DATABASE_URL must be a postgres:// URL (unset it for the embedded SQLite store), got "${raw.replace(/:[^:@/]*@/, ':***@')}"`);
+  }
+  return raw;
+}
+
 function dateVar(env: Env, name: string, fallback: string): number {
   const raw = env[name] || fallback;
   // parseTimestamp rejects impossible dates (2024-02-30) that Date.parse would roll forward.
@@ -180,6 +197,8 @@ export function loadConfig(env: Env = process.env): Config {
     coreAddress: env.QUARRY_CORE_ADDRESS || `${grpcHost}:${grpcPort}`,
     coreToken: env.QUARRY_CORE_TOKEN || null,
     dataDir: path.resolve(env.QUARRY_DATA_DIR || '.data'),
+    databaseUrl: databaseUrlVar(env),
+    databasePoolSize: intVar(env, 'QUARRY_DATABASE_POOL_SIZE', 10, 1, 1000),
     redisUrl: env.QUARRY_REDIS_URL || 'redis://127.0.0.1:6380',
     adminApiKey: env.ADMIN_API_KEY ?? env.QUARRY_ADMIN_API_KEY ?? '',
     shopifySecretKey: env.QUARRY_SHOPIFY_SECRET_KEY ?? '',

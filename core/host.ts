@@ -29,10 +29,16 @@ export async function startCore(config: Config, logger: Logger, store: Store): P
     catching = true;
     engine.catchUp().catch((err: unknown) => logger.warn({ err }, 'catch-up failed')).finally(() => (catching = false));
   }, CATCH_UP_MS);
+  // A store that other processes and machines write to tells of their commits as they happen;
+  // the catch-up above is then only the safety net.
+  const unwatch = await store.watchChanges?.((datasetId) => {
+    engine.changed(datasetId).catch((err: unknown) => logger.warn({ err, dataset: datasetId }, 'applying changes failed'));
+  });
   return {
     engine,
     async stop() {
       clearInterval(catchUp);
+      await unwatch?.();
       await server.close(config.shutdownGraceMs);
       await engine.snapshotAll();
       await engine.close();

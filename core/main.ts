@@ -1,5 +1,5 @@
 /** Entry point of the search core process. */
-import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { openStore } from '../store/open-store.js';
 import { loadConfig } from './config.js';
 import { startCore } from './host.js';
 import { createLogger } from './logger.js';
@@ -12,7 +12,12 @@ if (config.coreInProcess) {
   logger.info('QUARRY_CORE_IN_PROCESS is set: the facade hosts the search core; exiting');
   process.exit(0);
 }
-const store = openSqliteStore(config.dataDir, { readCacheBytes: config.readCacheBytes });
+const store = await openStore({
+  dataDir: config.dataDir,
+  databaseUrl: config.databaseUrl,
+  poolSize: config.databasePoolSize,
+  readCacheBytes: config.readCacheBytes,
+});
 const core = await startCore(config, logger, store);
 
 onShutdown(logger, async () => {

@@ -8,18 +8,21 @@ import { connectJobs } from '../core/client/jobs-client.js';
 import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
 import { onShutdown } from '../core/shutdown.js';
-import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
-import { withWriteThread } from '../store/sqlite/threaded-store.js';
+import { openStore } from '../store/open-store.js';
 import { startAnalytics } from './analytics/start-analytics.js';
 import { createApp } from './app.js';
 
 const config = loadConfig();
 const logger = createLogger(config, 'facade');
-// Writes in a thread of their own: a batch write's transaction would hold the event loop that
-// every tenant's requests share (see store/sqlite/threaded-store.ts).
-const store = config.storeWriteThread
-  ? await withWriteThread(openSqliteStore(config.dataDir, { readCacheBytes: config.readCacheBytes }), config.dataDir, { nice: config.threadNice })
-  : openSqliteStore(config.dataDir, { readCacheBytes: config.readCacheBytes });
+// SQLite writes in a thread of their own: a batch write's transaction would hold the event loop
+// that every tenant's requests share (see store/sqlite/threaded-store.ts).
+const store = await openStore({
+  dataDir: config.dataDir,
+  databaseUrl: config.databaseUrl,
+  poolSize: config.databasePoolSize,
+  readCacheBytes: config.readCacheBytes,
+  writeThread: config.storeWriteThread ? { nice: config.threadNice } : null,
+});
 const analytics = startAnalytics(config.redisUrl, store.analytics, logger);
 // With QUARRY_CORE_IN_PROCESS the core (and its gRPC server, for the job workers) runs here and
 // searches skip the gRPC hop; otherwise the core is another process reached over gRPC.

@@ -317,5 +317,12 @@ export interface Store {
    * write of this process at once. A no-op for a store without read caches.
    */
   pinReads(): void;
+  /**
+   * Present on a store that other machines write to (PostgreSQL): calls `onChange(datasetId)`
+   * after each commit that appended to a dataset's change log, from any process, in commit order;
+   * `onChange(null)` when notices may have been missed (the listening connection was lost and is
+   * back), so every dataset should be checked. Resolves to a function that stops listening.
+   */
+  watchChanges?(onChange: (datasetId: string | null) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

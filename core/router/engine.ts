@@ -112,6 +112,9 @@ const SLOW_WINDOW_MS = 2000;
  */
 const slowMarker = (dataDir: string, datasetId: string): string => path.join(dataDir, 'index', datasetId, 'slow-queries');
 
+/** How often (ms) the catch-up looks at every loaded dataset on a store with change notices (see Engine.catchUp). */
+const FULL_CATCH_UP_MS = 30_000;
+
 /** The engine. */
 export class Engine {
   private readonly datasets = new Map<string, DatasetIndex>();
@@ -127,6 +130,8 @@ export class Engine {
   private readonly retiring = new Map<DatasetIndex, () => Promise<void>>();
   private readonly admission: Admission;
   private seenHead = 0;
+  /** When catchUp last looked at every loaded dataset (stores with change notices only). */
+  private fullCatchUpAt = 0;
   private readonly embedders = new EmbedderCache();
   private readonly rerankers = new Map<string, Reranker>();
   private readonly splades = new Map<string, SpladeClient>();
@@ -458,6 +463,16 @@ export class Engine {
   }
 
   /**
+   * Applies a loaded dataset's new changes, written by any process (the store's change notices:
+   * {@link Store.watchChanges}); `null` checks every loaded dataset. A dataset not loaded here
+   * reads its log when it loads.
+   */
+  async changed(datasetId: string | null): Promise<void> {
+    const ids = datasetId === null ? [...this.datasets.keys()] : this.datasets.has(datasetId) ? [datasetId] : [];
+    for (const id of ids) await this.apply(id, 0);
+  }
+
+  /**
    * Applies changes that no writer announced (a writer whose Apply call failed, or another
    * process writing to the store): a cheap check of the log head, then the datasets behind it.
    */
@@ -467,7 +482,13 @@ export class Engine {
       if (index.needsReload) await index.reload().catch((err: unknown) => this.logger.warn({ err, dataset: index.datasetId }, 'reload failed'));
     }
     const head = await this.store.changeLog.head();
-    if (head <= this.seenHead) return;
+    // On a store that other machines write to, the head is the largest committed seq of any
+    // dataset, and a smaller seq of another dataset may commit after it (seqs commit in order only
+    // per dataset): its change notice applies it, and every FULL_CATCH_UP_MS this looks at every
+    // loaded dataset anyway, in case that notice was lost.
+    const full = this.store.watchChanges !== undefined && Date.now() - this.fullCatchUpAt >= FULL_CATCH_UP_MS;
+    if (head <= this.seenHead && !full) return;
+    if (full) this.fullCatchUpAt = Date.now();
     for (const index of [...this.datasets.values()]) {
       if (index.appliedSeq < head) {
         await index

@@ -2,7 +2,7 @@
 import type { RecommendationRecord, SearchKind, SearchRecord } from '../../core/domain/analytics.js';
 import type { AnalyticsRepository } from '../repository.js';
 import type { Db } from './database.js';
-import { fromJson, toJson } from './rows.js';
+import { fromJson, toJson } from '../rows.js';
 
 type Row = Record<string, any>;
 

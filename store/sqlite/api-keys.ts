@@ -4,7 +4,7 @@ import type { ApiKeyRecord } from '../../core/domain/tenancy.js';
 import type { ApiKeyRepository } from '../repository.js';
 import type { Db } from './database.js';
 import { EpochCache, type WriteEpoch } from './epoch-cache.js';
-import { apiKeyFromRow, toJson } from './rows.js';
+import { apiKeyFromRow, toJson } from '../rows.js';
 
 /** Builds the SQLite API-key repository. */
 /** The API-key repository; with `epoch`, `findByHash` answers from memory while nothing was written. */

@@ -8,7 +8,8 @@ import { ChangeLogWriter } from './change-log.js';
 import { ChunkCache } from './chunk-cache.js';
 import type { WriteEpoch } from './epoch-cache.js';
 import type { Db } from './database.js';
-import { chunkFromRow, toJson } from './rows.js';
+import { checkTrackingIds, newChunkRecord, patchedChunkRecord } from '../chunk-records.js';
+import { chunkFromRow, toJson } from '../rows.js';
 
 const COLUMNS =
   'id, dataset_id, tracking_id, chunk_html, link, metadata, tag_set, time_stamp, weight, image_urls, lat, lon, num_value, semantic_content, fulltext_content, convert_html_to_text, fulltext_boost, semantic_boost, created_at, updated_at, semantic_hash';
@@ -120,51 +121,11 @@ export function sqliteChunks(db: Db, log: ChangeLogWriter, cacheBytes = 0, epoch
 
   const createAll = db.transaction(
     (datasetId: string, inputs: readonly ChunkInput[], upsert: readonly boolean[]): ChunkRecord[] => {
-      const seen = new Set<string>();
-      const existing = new Map<number, ChunkRecord>();
-      inputs.forEach((input, i) => {
-        const tid = input.trackingId;
-        if (tid === undefined || tid === null) return;
-        if (seen.has(tid)) {
-          throw new QuarryError(
-            'duplicate_tracking_id',
-            `Duplicate tracking_id "${tid}" appears more than once in this request; nothing was stored`,
-          );
-        }
-        seen.add(tid);
-        const stored = find(datasetId, { trackingId: tid });
-        if (stored && !upsert[i]) {
-          throw new QuarryError(
-            'duplicate_tracking_id',
-            `A chunk with tracking_id "${tid}" already exists in this dataset; nothing from this request was stored (set upsert_by_tracking_id to replace it)`,
-          );
-        }
-        if (stored) existing.set(i, stored);
-      });
+      const existing = checkTrackingIds(inputs, upsert, (trackingId) => find(datasetId, { trackingId }));
       const now = Date.now();
       return inputs.map((input, i) => {
         const stored = existing.get(i);
-        const record: ChunkRecord = {
-          id: stored?.id ?? newId(),
-          datasetId,
-          trackingId: input.trackingId ?? null,
-          chunkHtml: input.chunkHtml ?? null,
-          link: input.link ?? null,
-          metadata: input.metadata ?? null,
-          tagSet: input.tagSet ?? [],
-          timeStamp: input.timeStamp ?? null,
-          weight: input.weight ?? 0,
-          imageUrls: input.imageUrls ?? null,
-          location: input.location ?? null,
-          numValue: input.numValue ?? null,
-          semanticContent: input.semanticContent ?? null,
-          fulltextContent: input.fulltextContent ?? null,
-          convertHtmlToText: input.convertHtmlToText ?? true,
-          fulltextBoost: input.fulltextBoost ?? null,
-          semanticBoost: input.semanticBoost ?? null,
-          createdAt: stored?.createdAt ?? now,
-          updatedAt: stored ? Math.max(now, stored.updatedAt) : now,
-        };
+        const record = newChunkRecord(datasetId, input, stored, now);
         const groups = membership.resolve(datasetId, input.groupIds, input.groupTrackingIds, now);
         if (stored) {
           updateRow.run(...rowValues(record).slice(2), record.id);
@@ -199,26 +160,7 @@ export function sqliteChunks(db: Db, log: ChangeLogWriter, cacheBytes = 0, epoch
       }
     }
     const now = Math.max(Date.now(), current.updatedAt);
-    const keep = <T>(next: T | undefined, old: T): T => (next === undefined ? old : next);
-    const next: ChunkRecord = {
-      ...current,
-      trackingId: keep(newTid, current.trackingId),
-      chunkHtml: keep(patch.chunkHtml, current.chunkHtml),
-      link: keep(patch.link, current.link),
-      metadata: keep(patch.metadata, current.metadata),
-      tagSet: keep(patch.tagSet, current.tagSet) ?? [],
-      timeStamp: keep(patch.timeStamp, current.timeStamp),
-      weight: keep(patch.weight, current.weight) ?? current.weight,
-      imageUrls: keep(patch.imageUrls, current.imageUrls),
-      location: keep(patch.location, current.location),
-      numValue: keep(patch.numValue, current.numValue),
-      semanticContent: keep(patch.semanticContent, current.semanticContent),
-      fulltextContent: keep(patch.fulltextContent, current.fulltextContent),
-      convertHtmlToText: keep(patch.convertHtmlToText, current.convertHtmlToText),
-      fulltextBoost: keep(patch.fulltextBoost, current.fulltextBoost),
-      semanticBoost: keep(patch.semanticBoost, current.semanticBoost),
-      updatedAt: now,
-    };
+    const next = patchedChunkRecord(current, patch, now);
     updateRow.run(...rowValues(next).slice(2), next.id);
     if (patch.groupIds !== undefined || patch.groupTrackingIds !== undefined) {
       membership.replace(next.id, membership.resolve(datasetId, patch.groupIds, patch.groupTrackingIds, now), now);

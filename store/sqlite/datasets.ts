@@ -7,7 +7,7 @@ import type { ChangeLogWriter } from './change-log.js';
 import type { Db } from './database.js';
 import { EpochCache, type WriteEpoch } from './epoch-cache.js';
 import { pauseAfterSlice, PURGE_SLICE_ROWS, type Purger } from './purge.js';
-import { datasetFromRow } from './rows.js';
+import { datasetFromRow } from '../rows.js';
 
 /** Builds the SQLite dataset repository. */
 /** The dataset repository; with `epoch`, `get` answers from memory while nothing was written. */

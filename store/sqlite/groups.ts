@@ -5,7 +5,7 @@ import { newId } from '../../core/domain/ids.js';
 import type { GroupRepository } from '../repository.js';
 import type { ChangeLogWriter } from './change-log.js';
 import type { Db } from './database.js';
-import { chunkFromRow, groupFromRow, toJson } from './rows.js';
+import { chunkFromRow, groupFromRow, toJson } from '../rows.js';
 
 const COLUMNS = 'id, dataset_id, name, description, tracking_id, metadata, tag_set, file_id, created_at, updated_at';
 

@@ -6,7 +6,7 @@ import type { OrganizationRepository } from '../repository.js';
 import type { Db } from './database.js';
 import { EpochCache, type WriteEpoch } from './epoch-cache.js';
 import type { Purger } from './purge.js';
-import { organizationFromRow } from './rows.js';
+import { organizationFromRow } from '../rows.js';
 
 /** Builds the SQLite organization repository. */
 /** The organization repository; with `epoch`, `get` answers from memory while nothing was written. */

@@ -3,7 +3,7 @@ import type { SparseVector } from '../../core/domain/sparse-vector.js';
 import type { SparseVectorRepository } from '../repository.js';
 import type { ChangeLogWriter } from './change-log.js';
 import type { Db } from './database.js';
-import { chunkFromRow } from './rows.js';
+import { chunkFromRow } from '../rows.js';
 
 const blob = (a: Uint32Array | Float32Array): Buffer => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 /** A copy that owns its memory (no view into SQLite's buffer). */

@@ -4,7 +4,7 @@ import { newId } from '../../core/domain/ids.js';
 import { Role } from '../../core/domain/tenancy.js';
 import type { UserRepository } from '../repository.js';
 import type { Db } from './database.js';
-import { apiKeyFromRow, membershipFromRow, organizationFromRow, userFromRow } from './rows.js';
+import { apiKeyFromRow, membershipFromRow, organizationFromRow, userFromRow } from '../rows.js';
 
 /** Builds the SQLite user repository. */
 export function sqliteUsers(db: Db): UserRepository {

@@ -4,7 +4,7 @@ import { semanticHash } from '../../core/domain/semantic-text.js';
 import type { DatasetEventRepository, VectorRepository } from '../repository.js';
 import type { ChangeLogWriter } from './change-log.js';
 import type { Db } from './database.js';
-import { chunkFromRow } from './rows.js';
+import { chunkFromRow } from '../rows.js';
 
 /** Float32 vector to a BLOB (little-endian, as typed arrays are on every supported machine). */
 const toBlob = (v: Float32Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength);

@@ -9,7 +9,7 @@ import { EMBED_ATTEMPTS, Queues, type EmbedJob } from '../../core/domain/queues.
 import { createLogger } from '../../core/logger.js';
 import { niceThisThread } from '../../core/domain/thread-entry.js';
 import { onShutdown } from '../../core/shutdown.js';
-import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
+import { openStore } from '../../store/open-store.js';
 import { EmbedderCache } from '../../core/embed/embedder-cache.js';
 import { analyticsWorker, startAnalyticsRetention } from './analytics.js';
 import { bulkDeleteWorker } from './bulk-delete.js';
@@ -31,7 +31,7 @@ const config = loadConfig();
 niceThisThread(config.threadNice);
 const logger = createLogger(config, 'jobs');
 const stopLoopMonitor = watchEventLoop(logger);
-const store = openSqliteStore(config.dataDir);
+const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
 const core = connectCore(config.coreAddress, config.coreDeadlineMs, config.coreToken);
 const jobs = connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs });
 // BullMQ workers block on Redis; maxRetriesPerRequest null is what BullMQ requires for them.

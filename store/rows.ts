@@ -1,6 +1,6 @@
-/** Row <-> record conversion shared by the SQLite repositories. */
-import type { ChunkRecord } from '../../core/domain/chunk.js';
-import type { GroupRecord } from '../../core/domain/group.js';
+/** Row <-> record conversion shared by the SQLite and PostgreSQL repositories (both stores keep the same column types: JSON as text, booleans as 0/1, epoch ms as integers). */
+import type { ChunkRecord } from '../core/domain/chunk.js';
+import type { GroupRecord } from '../core/domain/group.js';
 import type {
   ApiKeyRecord,
   DatasetRecord,
@@ -8,7 +8,7 @@ import type {
   OrganizationRecord,
   RoleValue,
   UserRecord,
-} from '../../core/domain/tenancy.js';
+} from '../core/domain/tenancy.js';
 
 /** JSON text of a value, or null for null/undefined. */
 export const toJson = (value: unknown): string | null =>

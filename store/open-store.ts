@@ -1,0 +1,35 @@
+/** Opens the store a process is configured for: PostgreSQL when a database URL is given, else SQLite in the data directory. */
+import type { Store } from './repository.js';
+import { openPgStore } from './postgres/pg-store.js';
+import { openSqliteStore } from './sqlite/sqlite-store.js';
+import { withWriteThread } from './sqlite/threaded-store.js';
+
+/** Where the store is and how this process uses it. */
+export interface OpenStoreOptions {
+  /** Directory of the SQLite file (used when {@link databaseUrl} is null). */
+  readonly dataDir: string;
+  /** postgres:// URL of the PostgreSQL store, or null for SQLite. */
+  readonly databaseUrl: string | null;
+  /** Connections to PostgreSQL. */
+  readonly poolSize?: number;
+  /** Bytes of SQLite read caches (sqlite-store.ts); PostgreSQL keeps none. */
+  readonly readCacheBytes?: number;
+  /**
+   * SQLite only: run writes in a thread of their own at this nice value (threaded-store.ts), so
+   * a synchronous write transaction does not hold the caller's event loop. PostgreSQL's writes
+   * are network round trips and never hold it.
+   */
+  readonly writeThread?: { readonly nice: number } | null;
+}
+
+/** Which store a configuration names, for logs and health: `postgres` or `sqlite`. */
+export function storeKind(options: Pick<OpenStoreOptions, 'databaseUrl'>): 'postgres' | 'sqlite' {
+  return options.databaseUrl ? 'postgres' : 'sqlite';
+}
+
+/** Opens (creating and migrating as needed) the configured store. */
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  if (options.databaseUrl) return openPgStore(options.databaseUrl, { poolSize: options.poolSize });
+  const store = openSqliteStore(options.dataDir, { readCacheBytes: options.readCacheBytes ?? 0 });
+  return options.writeThread ? withWriteThread(store, options.dataDir, { nice: options.writeThread.nice }) : store;
+}

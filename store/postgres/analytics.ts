@@ -1,0 +1,150 @@
+/** PostgreSQL analytics repository: `search_queries` and `recommendation_queries`. */
+import type { SearchKind, SearchRecord } from '../../core/domain/analytics.js';
+import type { AnalyticsRepository } from '../repository.js';
+import { fromJson, toJson } from '../rows.js';
+import type { PgDb, Row } from './database.js';
+
+/**
+ * A number the NOT NULL REAL columns accept. Records arrive as JSON, where NaN and Infinity
+ * become null; one such value must not fail (and, retried, lose) the whole batch it came with.
+ */
+const finite = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) ? n : 0);
+
+/** JSON text of a value, `null` (the JSON text) for absent ones: for NOT NULL JSON columns. */
+const jsonOf = (value: unknown): string => JSON.stringify(value ?? null);
+
+/**
+ * Text PostgreSQL can hold. SQLite stores the NUL character, PostgreSQL refuses it, and a query
+ * text holding one would fail its whole batch on every retry: it becomes U+FFFD, the character
+ * for one that cannot be represented. (JSON columns need nothing: JSON text escapes it.)
+ */
+const text = (s: string | null): string | null => (s !== null && s.includes('\0') ? s.replaceAll('\0', '\uFFFD') : s);
+
+/**
+ * An integer the INTEGER and BIGINT columns accept, where SQLite would keep a fraction as it came
+ * (no caller sends one: counts and epoch milliseconds); null stays null (see {@link complete}).
+ */
+const integer = (n: number): number => (Number.isInteger(n) || typeof n !== 'number' ? n : Math.round(n));
+
+/**
+ * Whether none of `values` (a record's NOT NULL columns) is absent (nor NaN, which SQLite stores
+ * as NULL). SQLite's INSERT OR IGNORE skips a row that breaks a NOT NULL constraint as it skips a
+ * known id; ON CONFLICT covers only the latter, so such records are left out before the insert
+ * instead of failing the batch.
+ */
+const complete = (...values: unknown[]): boolean => values.every((v) => v !== null && v !== undefined && !Number.isNaN(v));
+
+/** LIMIT and OFFSET as SQLite reads them: a negative limit is none, a negative offset is 0 (PostgreSQL refuses both). */
+const limitOf = (n: number): number | null => (n < 0 ? null : n);
+const offsetOf = (n: number): number => Math.max(0, n);
+
+function searchFromRow(r: Row): SearchRecord {
+  return {
+    id: r.id,
+    datasetId: r.dataset_id,
+    kind: r.search_type as SearchKind,
+    searchMethod: r.search_method,
+    query: r.query,
+    requestParams: JSON.parse(r.request_params),
+    latencyMs: r.latency,
+    topScore: r.top_score,
+    results: JSON.parse(r.results),
+    resultCount: r.result_count,
+    userId: r.user_id,
+    metadata: fromJson(r.metadata, null),
+    createdAt: r.created_at,
+  };
+}
+
+/** Builds the analytics repository. */
+export function pgAnalytics(db: PgDb): AnalyticsRepository {
+  // One statement per batch, so one transaction: a column per array parameter, whatever the batch size (clear of the
+  // 65535-parameter limit). ON CONFLICT on the primary key: a batch stored twice (retried job,
+  // last-resort write) keeps one copy; an id repeated within the batch keeps its first record,
+  // as SQLite's INSERT OR IGNORE row by row does.
+  const insertSearchesSql = `INSERT INTO search_queries (id, dataset_id, search_type, search_method, query, request_params, latency, top_score, results, result_count, user_id, metadata, created_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[], $9::text[], $10::int[], $11::text[], $12::text[], $13::bigint[])
+     ON CONFLICT (id) DO NOTHING`;
+  const insertRecommendationsSql = `INSERT INTO recommendation_queries (id, dataset_id, recommendation_type, positive_ids, negative_ids, positive_tracking_ids, negative_tracking_ids, request_params, results, top_score, user_id, metadata, created_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::float8[], $11::text[], $12::text[], $13::bigint[])
+     ON CONFLICT (id) DO NOTHING`;
+  // By primary key through the created_at indexes: each statement is one short transaction.
+  const purgeSearches = 'DELETE FROM search_queries WHERE id IN (SELECT id FROM search_queries WHERE created_at < $1 LIMIT $2)';
+  const purgeRecommendations =
+    'DELETE FROM recommendation_queries WHERE id IN (SELECT id FROM recommendation_queries WHERE created_at < $1 LIMIT $2)';
+
+  /** The records as one array per column, in `columns` order. */
+  const columns = <R>(records: readonly R[], of: readonly ((r: R) => unknown)[]): unknown[][] => of.map((f) => records.map(f));
+
+  return {
+    async insertSearches(records) {
+      const rows = records.filter((r) => complete(r.id, r.datasetId, r.kind, r.searchMethod, r.query, r.resultCount, r.createdAt));
+      if (rows.length === 0) return 0;
+      return db.run(
+        insertSearchesSql,
+        columns(rows, [
+          (r) => r.id,
+          (r) => r.datasetId,
+          (r) => r.kind,
+          (r) => r.searchMethod,
+          (r) => text(r.query),
+          (r) => jsonOf(r.requestParams),
+          (r) => finite(r.latencyMs),
+          (r) => finite(r.topScore),
+          (r) => jsonOf(r.results),
+          (r) => integer(r.resultCount),
+          (r) => text(r.userId ?? null),
+          (r) => toJson(r.metadata),
+          (r) => integer(r.createdAt),
+        ]),
+      );
+    },
+    async insertRecommendations(records) {
+      const rows = records.filter((r) => complete(r.id, r.datasetId, r.recommendationType, r.createdAt));
+      if (rows.length === 0) return 0;
+      return db.run(
+        insertRecommendationsSql,
+        columns(rows, [
+          (r) => r.id,
+          (r) => r.datasetId,
+          (r) => r.recommendationType,
+          (r) => jsonOf(r.positiveIds),
+          (r) => jsonOf(r.negativeIds),
+          (r) => jsonOf(r.positiveTrackingIds),
+          (r) => jsonOf(r.negativeTrackingIds),
+          (r) => jsonOf(r.requestParams),
+          (r) => jsonOf(r.results),
+          (r) => finite(r.topScore),
+          (r) => text(r.userId ?? null),
+          (r) => toJson(r.metadata),
+          (r) => integer(r.createdAt),
+        ]),
+      );
+    },
+    async getSearch(datasetId, id) {
+      const row = await db.get('SELECT * FROM search_queries WHERE dataset_id = $1 AND id = $2', [datasetId, id]);
+      return row ? searchFromRow(row) : undefined;
+    },
+    async listSearches(datasetId, page) {
+      const rows = await db.all('SELECT * FROM search_queries WHERE dataset_id = $1 ORDER BY created_at DESC, id LIMIT $2 OFFSET $3', [
+        datasetId,
+        limitOf(page.limit),
+        offsetOf(page.offset),
+      ]);
+      return rows.map(searchFromRow);
+    },
+    async purgeBefore(cutoffMs, batch = 5000) {
+      let deleted = 0;
+      for (const statement of [purgeSearches, purgeRecommendations]) {
+        for (;;) {
+          const n = await db.run(statement, [cutoffMs, batch]);
+          deleted += n;
+          if (n < batch) break;
+          // Let the rest of this process breathe between batches.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+      return deleted;
+    },
+  };
+}

@@ -1,0 +1,203 @@
+/**
+ * Versioned schema of the PostgreSQL store. Each entry runs once, in order, inside a transaction;
+ * the `schema_version` table records how many have run. Never edit an entry that has shipped:
+ * append a new one (and the same change to ../sqlite/migrations.ts).
+ *
+ * The tables and columns are those of the SQLite store after its migrations, with the same value
+ * types, so one row conversion (../rows.ts) serves both and a data directory copies across
+ * unchanged: JSON as TEXT, booleans as INTEGER 0/1, epoch milliseconds as BIGINT, REAL as DOUBLE
+ * PRECISION, BLOB as BYTEA.
+ */
+
+/**
+ * Every TEXT column compares bytewise (COLLATE "C"), as SQLite's do: ids are ordered for keyset
+ * pages (`id > $1 ORDER BY id`) and tags sorted, and the database's own locale (often
+ * en_US.UTF-8, which orders 'B' after 'a') must not change either.
+ */
+const bytewise = (sql: string): string => sql.replace(/\bTEXT\b/g, 'TEXT COLLATE "C"');
+
+/** The migrations, oldest first. */
+export const PG_MIGRATIONS: readonly string[] = [
+  bytewise(`
+  CREATE TABLE organizations (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    registerable INTEGER NOT NULL DEFAULT 1,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    partner_configuration TEXT NOT NULL DEFAULT '{}',
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE TABLE users (
+    id TEXT PRIMARY KEY,
+    email TEXT NOT NULL UNIQUE,
+    name TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE TABLE memberships (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    organization_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+    role INTEGER NOT NULL CHECK (role IN (0, 1, 2)),
+    scopes TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    UNIQUE (user_id, organization_id)
+  );
+  CREATE INDEX memberships_org ON memberships(organization_id);
+  CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+    user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    hash TEXT NOT NULL UNIQUE,
+    role INTEGER NOT NULL CHECK (role IN (0, 1, 2)),
+    dataset_ids TEXT NOT NULL DEFAULT '[]',
+    scopes TEXT NOT NULL DEFAULT '[]',
+    default_params TEXT,
+    expires_at BIGINT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE INDEX api_keys_org ON api_keys(organization_id);
+  CREATE INDEX api_keys_user ON api_keys(user_id);
+  CREATE TABLE datasets (
+    id TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    tracking_id TEXT,
+    server_configuration TEXT NOT NULL DEFAULT '{}',
+    deleted INTEGER NOT NULL DEFAULT 0,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE UNIQUE INDEX datasets_tracking ON datasets(organization_id, tracking_id)
+    WHERE tracking_id IS NOT NULL AND deleted = 0;
+  CREATE INDEX datasets_org ON datasets(organization_id, created_at);
+  CREATE TABLE chunks (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+    tracking_id TEXT,
+    chunk_html TEXT,
+    link TEXT,
+    metadata TEXT,
+    tag_set TEXT NOT NULL DEFAULT '[]',
+    time_stamp BIGINT,
+    weight DOUBLE PRECISION NOT NULL DEFAULT 0,
+    image_urls TEXT,
+    lat DOUBLE PRECISION,
+    lon DOUBLE PRECISION,
+    num_value DOUBLE PRECISION,
+    semantic_content TEXT,
+    fulltext_content TEXT,
+    convert_html_to_text INTEGER NOT NULL DEFAULT 1,
+    fulltext_boost TEXT,
+    semantic_boost TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    semantic_hash TEXT,
+    vector_model TEXT,
+    vector_hash TEXT
+  );
+  CREATE UNIQUE INDEX chunks_tracking ON chunks(dataset_id, tracking_id) WHERE tracking_id IS NOT NULL;
+  CREATE INDEX chunks_dataset ON chunks(dataset_id, id);
+  CREATE INDEX chunks_embed_stale ON chunks(dataset_id, id)
+    WHERE vector_hash IS NULL OR semantic_hash IS NULL OR vector_hash != semantic_hash;
+  CREATE INDEX chunks_vector_model ON chunks(dataset_id, vector_model) WHERE vector_model IS NOT NULL;
+  CREATE TABLE chunk_groups (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+    name TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT '',
+    tracking_id TEXT,
+    metadata TEXT,
+    tag_set TEXT NOT NULL DEFAULT '[]',
+    file_id TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE UNIQUE INDEX groups_tracking ON chunk_groups(dataset_id, tracking_id) WHERE tracking_id IS NOT NULL;
+  CREATE INDEX groups_dataset ON chunk_groups(dataset_id, created_at);
+  CREATE TABLE chunk_group_members (
+    group_id TEXT NOT NULL REFERENCES chunk_groups(id) ON DELETE CASCADE,
+    chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (group_id, chunk_id)
+  );
+  CREATE INDEX group_members_chunk ON chunk_group_members(chunk_id);
+  -- seq is drawn while the transaction holds its dataset's advisory lock (database.ts,
+  -- Tx.lockDataset), so within a dataset the numbers commit in order.
+  CREATE TABLE change_log (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX change_log_dataset ON change_log(dataset_id, seq);
+  CREATE TABLE chunk_vectors (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    dataset_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    dimension INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    vector BYTEA NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE INDEX chunk_vectors_dataset ON chunk_vectors(dataset_id);
+  CREATE TABLE dataset_events (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    event_data TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX dataset_events_dataset ON dataset_events(dataset_id, created_at);
+  CREATE TABLE search_queries (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    search_type TEXT NOT NULL,
+    search_method TEXT NOT NULL,
+    query TEXT NOT NULL,
+    request_params TEXT NOT NULL,
+    latency DOUBLE PRECISION NOT NULL,
+    top_score DOUBLE PRECISION NOT NULL,
+    results TEXT NOT NULL,
+    result_count INTEGER NOT NULL,
+    user_id TEXT,
+    metadata TEXT,
+    query_rating TEXT,
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX search_queries_dataset ON search_queries(dataset_id, created_at);
+  CREATE INDEX search_queries_created ON search_queries(created_at);
+  CREATE TABLE recommendation_queries (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    recommendation_type TEXT NOT NULL,
+    positive_ids TEXT NOT NULL,
+    negative_ids TEXT NOT NULL,
+    positive_tracking_ids TEXT NOT NULL,
+    negative_tracking_ids TEXT NOT NULL,
+    request_params TEXT NOT NULL,
+    results TEXT NOT NULL,
+    top_score DOUBLE PRECISION NOT NULL,
+    user_id TEXT,
+    metadata TEXT,
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX recommendation_queries_dataset ON recommendation_queries(dataset_id, created_at);
+  CREATE INDEX recommendation_queries_created ON recommendation_queries(created_at);
+  CREATE TABLE chunk_sparse_vectors (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    dataset_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    source_updated_at BIGINT NOT NULL,
+    indices BYTEA NOT NULL,
+    vals BYTEA NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE INDEX chunk_sparse_vectors_dataset ON chunk_sparse_vectors(dataset_id);
+  `),
+];
