@@ -3,10 +3,26 @@
  * so files run in forked workers, at most two at a time (the target machines have two cores).
  * The tenant-isolation suite measures another tenant's latency while one attacks, so it runs last
  * and alone: a second test file beside it would be measured too.
+ *
+ * Every suite that runs the service runs twice: on SQLite (project `suite`) and on PostgreSQL
+ * (project `postgres`: QUARRY_TEST_STORE=postgres gives each stack a database of its own,
+ * test/helpers/stack.ts). The store contract tests (test/store) run both stores themselves.
  */
 import { defineConfig } from 'vitest/config';
 
 const ISOLATED = ['test/adversarial/tenant-isolation.test.ts'];
+/**
+ * Suites that test SQLite itself (its write thread, read caches, sliced purges under its single
+ * write lock, pending counts through its partial indexes) or measure latency: they do not run on
+ * PostgreSQL.
+ */
+const SQLITE_ONLY = [
+  'test/adversarial/purge-isolation.test.ts',
+  'test/adversarial/pending-count.test.ts',
+  'test/adversarial/supervised-redis.test.ts',
+  // Copies a SQLite store into PostgreSQL: it runs both by itself.
+  'test/integration/migrate-to-postgres.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -19,6 +35,16 @@ export default defineConfig({
     globalSetup: ['test/helpers/global-setup.ts'],
     projects: [
       { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: ISOLATED, sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: ['test/integration/**/*.test.ts', 'test/adversarial/**/*.test.ts', 'test/compat/**/*.test.ts'],
+          exclude: [...ISOLATED, ...SQLITE_ONLY],
+          env: { QUARRY_TEST_STORE: 'postgres' },
+          sequence: { groupOrder: 0 },
+        },
+      },
       { extends: true, test: { name: 'isolation', include: ISOLATED, fileParallelism: false, sequence: { groupOrder: 1 } } },
     ],
   },

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ./deploy/test.sh [vitest args...] — install/build, then run the test suite against a throwaway
-# Redis on a free loopback port. Exits with vitest's exit code; Redis and its temp dir are always
-# removed.
+# Redis and a throwaway PostgreSQL cluster (the suites that run the service run on SQLite and on
+# PostgreSQL), each on a free loopback port. Exits with vitest's exit code; both servers and
+# their temp dir are always removed.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
@@ -24,6 +25,7 @@ TMP=$(mktemp -d -t quarry-test.XXXXXX)
 # shellcheck disable=SC2317  # called from the EXIT trap
 cleanup() {
   ./deploy/redis.sh stop "$TMP" || true
+  ./deploy/postgres.sh stop "$TMP/pg" || true
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -41,6 +43,17 @@ for _ in 1 2 3; do
 done
 [ "$started" = 1 ] || { echo "test.sh: could not start a test Redis" >&2; exit 1; }
 export QUARRY_TEST_REDIS_URL="redis://127.0.0.1:$PORT"
+
+started=0
+for _ in 1 2 3; do
+  PG_PORT=$(./deploy/postgres.sh free-port)
+  if ./deploy/postgres.sh start "$PG_PORT" "$TMP/pg"; then started=1; break; fi
+  ./deploy/postgres.sh stop "$TMP/pg" || true
+done
+[ "$started" = 1 ] || { echo "test.sh: could not start a test PostgreSQL" >&2; exit 1; }
+# The maintenance database: each test stack creates a database of its own there (test/helpers/pg.ts).
+QUARRY_TEST_PG_URL=$(./deploy/postgres.sh url "$PG_PORT" postgres)
+export QUARRY_TEST_PG_URL
 
 # --no: never download vitest; it must come from node_modules (npm ci above).
 set +e

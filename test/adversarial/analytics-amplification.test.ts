@@ -46,18 +46,21 @@ interface StoredSize {
   bytes: number;
 }
 
-function stored(ids: readonly string[]): StoredSize[] {
+/** The stored records of these searches, with their sizes. */
+function stored(ids: readonly string[]): Promise<StoredSize[]> {
+  // octet_length and an IN list of placeholders (NULL when empty, matching nothing): SQL both
+  // stores run (SQLite has octet_length since 3.43).
   return queryStore<StoredSize>(
-    stack.dataDir,
+    stack,
     `SELECT id, request_params, metadata,
-            length(CAST(request_params AS BLOB)) + coalesce(length(CAST(metadata AS BLOB)), 0) + length(CAST(results AS BLOB))
-              + length(CAST(query AS BLOB)) + coalesce(length(CAST(user_id AS BLOB)), 0) AS bytes
-       FROM search_queries WHERE id IN (SELECT value FROM json_each(?))`,
-    JSON.stringify(ids),
+            octet_length(request_params) + coalesce(octet_length(metadata), 0) + octet_length(results)
+              + octet_length(query) + coalesce(octet_length(user_id), 0) AS bytes
+       FROM search_queries WHERE id IN (${ids.map(() => '?').join(', ') || 'NULL'})`,
+    ...ids,
   );
 }
 
-const until = <T>(what: string, get: () => T | undefined, ms = 20_000): Promise<T> =>
+const until = <T>(what: string, get: () => Promise<T | undefined>, ms = 20_000): Promise<T> =>
   eventually({ what, timeoutMs: ms, context: () => stack.output().slice(-4000) }, get);
 
 /** Most bytes one search record may add: the capped columns (results: ~80 bytes per stored result). */
@@ -84,8 +87,8 @@ describe('analytics records are capped', () => {
       expect(res.body.chunks.length).toBe(150);
       ids.push(res.body.id as string);
     }
-    const rows = await until('10 records', () => {
-      const r = stored(ids);
+    const rows = await until('10 records', async () => {
+      const r = await stored(ids);
       return r.length === 10 ? r : undefined;
     });
     for (const row of rows) {
@@ -103,8 +106,8 @@ describe('analytics records are capped', () => {
     const body = { search_type: 'bm25', query: 'aspirin', page_size: 3, metadata: { client: 'ui' } };
     const res = await t.ds.post('/api/chunk/search', body);
     expect(res.status, res.text).toBe(200);
-    const [row] = await until('the record', () => {
-      const r = stored([res.body.id]);
+    const [row] = await until('the record', async () => {
+      const r = await stored([res.body.id]);
       return r.length === 1 ? r : undefined;
     });
     expect(JSON.parse(row!.request_params)).toEqual(body);
@@ -117,8 +120,8 @@ describe('analytics records are capped', () => {
     expect(poisoned.status, poisoned.text).toBe(200);
     const after = await t.ds.post('/api/chunk/search', { search_type: 'bm25', query: 'aspirin', user_id: 'next' });
     expect(after.status, after.text).toBe(200);
-    const rows = await until('both records', () => {
-      const r = stored([poisoned.body.id, after.body.id]);
+    const rows = await until('both records', async () => {
+      const r = await stored([poisoned.body.id, after.body.id]);
       return r.length === 2 ? r : undefined;
     });
     const deepRow = rows.find((r) => r.id === poisoned.body.id)!;

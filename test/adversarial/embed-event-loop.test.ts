@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type Client } from '../helpers/api.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { rng } from '../helpers/random-corpus.js';
-import { openStoreReadOnly } from '../helpers/store-snapshot.js';
+import { countRows } from '../helpers/store-snapshot.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 let stack: Stack;
@@ -79,12 +79,6 @@ describe('job process event loop', () => {
     expect(delays.length).toBeGreaterThanOrEqual(Math.floor(elapsed / 5000) - 1);
     expect(Math.max(...delays), stack.output().slice(-3000)).toBeLessThan(MAX_DELAY_MS);
     expect(stack.output()).not.toMatch(/could not renew lock|stalled/);
-    const db = openStoreReadOnly(stack.dataDir);
-    try {
-      const n = (db.prepare('SELECT COUNT(*) AS n FROM chunk_vectors WHERE dataset_id = ?').get(datasetId) as { n: number }).n;
-      expect(n).toBe(DOCS);
-    } finally {
-      db.close();
-    }
+    expect(await countRows(stack, 'chunk_vectors', 'dataset_id = ?', datasetId)).toBe(DOCS);
   }, 300_000);
 });

@@ -5,7 +5,7 @@
  * A job process killed mid-turn loses nothing and counts nothing twice.
  */
 import { Redis } from 'ioredis';
-import { openStoreReadOnly } from '../helpers/store-snapshot.js';
+import { queryStore } from '../helpers/store-snapshot.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type Client } from '../helpers/api.js';
 import type { FakeEmbeddings } from '../helpers/fake-embeddings.js';
@@ -89,13 +89,8 @@ describe('embed job lock loss', () => {
       await sleep(250);
     }
     expect(usage, stack.output().slice(-3000)).toMatchObject({ chunk_count: total, chunks_pending_embedding: 0, chunks_embedded: total });
-    const db = openStoreReadOnly(stack.dataDir);
-    try {
-      const rows = db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT chunk_id) AS d FROM chunk_vectors WHERE dataset_id = ?').get(datasetId) as { n: number; d: number };
-      expect(rows).toEqual({ n: total, d: total });
-    } finally {
-      db.close();
-    }
+    const [counts] = await queryStore<{ n: number; d: number }>(stack, 'SELECT COUNT(*) AS n, COUNT(DISTINCT chunk_id) AS d FROM chunk_vectors WHERE dataset_id = ?', datasetId);
+    expect(counts).toEqual({ n: total, d: total });
     // At most the batch in flight at the kill is sent to the provider again.
     const texts = fake.requests.reduce((n, r) => n + r.length, 0) - before;
     expect(texts).toBeGreaterThanOrEqual(KILLED);

@@ -132,14 +132,14 @@ describe('no key: refused from the headers, before the body is read', () => {
   });
 
   it('health keeps answering while keyless uploads are being refused', async () => {
-    const before = snapshotStore(stack.dataDir);
+    const before = await snapshotStore(stack);
     const uploads = Array.from({ length: 4 }, () =>
       sendHugeBody('/api/chunk', { 'tr-dataset': t.datasetId }, { contentLength: 127 * 1024 * 1024 }),
     );
     for (let i = 0; i < 5; i++) await healthWithin(2000);
     for (const answer of await Promise.all(uploads)) expect(answer.status).toBe(401);
     await healthWithin(2000);
-    expect(snapshotStore(stack.dataDir)).toEqual(before);
+    expect(await snapshotStore(stack)).toEqual(before);
   });
 });
 
@@ -147,10 +147,10 @@ describe('per-route body limits', () => {
   it('a body over its route limit is 413 naming the limit and the route, even with a valid key', async () => {
     // Search needs little: the default limit (256 KiB) refuses 2 MiB.
     const padding = 'x'.repeat(2 * 1024 * 1024);
-    const res = await expectRejected(stack.dataDir, () => t.ds.post('/api/chunk/search', { query: 'a', search_type: 'bm25', padding }), 413, /limit of \d+ bytes for POST \/api\/chunk\/search/);
+    const res = await expectRejected(stack, () => t.ds.post('/api/chunk/search', { query: 'a', search_type: 'bm25', padding }), 413, /limit of \d+ bytes for POST \/api\/chunk\/search/);
     expect(res.body.message).toMatch(/262144/);
     // Tenancy routes need less still (64 KiB).
-    await expectRejected(stack.dataDir, () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, padding: 'x'.repeat(100 * 1024) }), 413, /POST \/api\/organization\/api_key/);
+    await expectRejected(stack, () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, padding: 'x'.repeat(100 * 1024) }), 413, /POST \/api\/organization\/api_key/);
   });
 
   it('a big bulk chunk write is still accepted: its route is sized from the batch and per-chunk limits', async () => {
@@ -169,9 +169,9 @@ describe('per-route body limits', () => {
 describe('nesting depth', () => {
   it('a body nested deeper than 128 levels is 400, checked on the text before parsing', async () => {
     const deep = '['.repeat(129) + ']'.repeat(129);
-    await expectRejected(stack.dataDir, () => t.ds.req('POST', '/api/chunk', { raw: deep }), 400, /128/);
+    await expectRejected(stack, () => t.ds.req('POST', '/api/chunk', { raw: deep }), 400, /128/);
     const deepObject = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000);
-    await expectRejected(stack.dataDir, () => t.ds.req('POST', '/api/chunk', { raw: deepObject }), 400, /128/);
+    await expectRejected(stack, () => t.ds.req('POST', '/api/chunk', { raw: deepObject }), 400, /128/);
   });
 
   it('brackets inside strings do not count, and 128 levels are accepted', async () => {
@@ -190,14 +190,14 @@ describe('nesting depth', () => {
     // parsed; 1,200 arrays of 1,000 each, as no one array may hold more than 10,000 elements.
     const wide = '[' + Array.from({ length: 1200 }, () => '[' + '[],'.repeat(999) + '[]]').join(',') + ']';
     const started = performance.now();
-    await expectRejected(stack.dataDir, () => t.ds.req('POST', '/api/chunk', { raw: wide }), 400, /250000 arrays\/objects/);
+    await expectRejected(stack, () => t.ds.req('POST', '/api/chunk', { raw: wide }), 400, /250000 arrays\/objects/);
     expect(performance.now() - started).toBeLessThan(5000);
     await healthWithin(2000);
   });
 
   it('an array of more than 10000 elements is 400 naming its key, before JSON.parse builds it', async () => {
     const ids = Array.from({ length: 100_000 }, (_, i) => `g${i}`);
-    await expectRejected(stack.dataDir, () => t.ds.post('/api/chunk', { chunk_html: 'x', group_tracking_ids: ids }), 400, /group_tracking_ids: array of more than 10000 elements/);
+    await expectRejected(stack, () => t.ds.post('/api/chunk', { chunk_html: 'x', group_tracking_ids: ids }), 400, /group_tracking_ids: array of more than 10000 elements/);
   });
 
   it('an over-long array is 400 at the part of the upload where it breaks the bound, before the rest arrives', async () => {
@@ -213,7 +213,7 @@ describe('nesting depth', () => {
   it('a wide flat body of empty arrays is answered promptly with a 4xx, and health stays up', async () => {
     const wide = '[' + '[],'.repeat(300_000) + '[]]'; // ~900 KB, within the chunk-write limit
     const started = performance.now();
-    await expectRejected(stack.dataDir, () => t.ds.req('POST', '/api/chunk', { raw: wide }), 400);
+    await expectRejected(stack, () => t.ds.req('POST', '/api/chunk', { raw: wide }), 400);
     expect(performance.now() - started).toBeLessThan(5000);
     await healthWithin(2000);
   });
@@ -222,21 +222,21 @@ describe('nesting depth', () => {
 describe('scopes at key creation', () => {
   it('a placeholder that is not a whole segment is 400 (it once made every request of the key take 13 s)', async () => {
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => t.org.post('/api/organization/api_key', { name: 'evil', role: 0, scopes: ['POST /api/{}{}{}{}{}{}{}{}{}{}!'] }),
       400,
       /scopes\[0\].*segment/,
     );
-    await expectRejected(stack.dataDir, () => t.org.post('/api/organization/api_key', { name: 'evil', role: 0, scopes: ['GET /api/chunk/a{id}'] }), 400, /segment/);
+    await expectRejected(stack, () => t.org.post('/api/organization/api_key', { name: 'evil', role: 0, scopes: ['GET /api/chunk/a{id}'] }), 400, /segment/);
   });
 
   it('too many scopes or too long a scope is 400 naming the limit', async () => {
     const many = Array.from({ length: 129 }, (_, i) => `GET /api/chunk/x${i}`);
-    await expectRejected(stack.dataDir, () => t.org.post('/api/organization/api_key', { name: 'many', role: 0, scopes: many }), 400, /at most 128 scopes/);
+    await expectRejected(stack, () => t.org.post('/api/organization/api_key', { name: 'many', role: 0, scopes: many }), 400, /at most 128 scopes/);
     const long = `GET /api/${'a'.repeat(300)}`;
-    await expectRejected(stack.dataDir, () => t.org.post('/api/organization/api_key', { name: 'long', role: 0, scopes: [long] }), 400, /256 characters/);
+    await expectRejected(stack, () => t.org.post('/api/organization/api_key', { name: 'long', role: 0, scopes: [long] }), 400, /256 characters/);
     // PUT /api/user validates membership scopes the same way.
-    await expectRejected(stack.dataDir, () => t.org.put('/api/user', { user_id: '00000000-0000-4000-8000-000000000000', scopes: many }), 400, /at most 128 scopes/);
+    await expectRejected(stack, () => t.org.put('/api/user', { user_id: '00000000-0000-4000-8000-000000000000', scopes: many }), 400, /at most 128 scopes/);
   });
 
   it('128 valid scopes with placeholders are accepted and matched quickly', async () => {
@@ -248,7 +248,7 @@ describe('scopes at key creation', () => {
     const got = await as(key, { 'tr-dataset': t.datasetId }).get('/api/chunk/tracking_id/scoped-seed');
     expect(got.status, got.text).toBe(200);
     expect(performance.now() - started).toBeLessThan(2000);
-    await expectRejected(stack.dataDir, () => as(key, { 'tr-dataset': t.datasetId }).post('/api/chunk', { chunk_html: 'no' }), 403, /scope/);
+    await expectRejected(stack, () => as(key, { 'tr-dataset': t.datasetId }).post('/api/chunk', { chunk_html: 'no' }), 403, /scope/);
   });
 });
 
@@ -292,16 +292,16 @@ describe('a key restricted to datasets stays inside them', () => {
       ['POST /api/dataset', () => org.post('/api/dataset', { dataset_name: 'sneaky' })],
     ];
     for (const [name, call] of cases) {
-      const res = await expectRejected(stack.dataDir, call, 403, /restricted to datasets/);
+      const res = await expectRejected(stack, call, 403, /restricted to datasets/);
       expect(res.status, name).toBe(403);
     }
   });
 
   it('a restricted admin key can neither list the keys nor revoke an unrestricted one', async () => {
     const org = as(restrictedAdmin, { 'tr-organization': t.orgId });
-    await expectRejected(stack.dataDir, () => org.get('/api/organization/api_key'), 403, /restricted to datasets/);
-    await expectRejected(stack.dataDir, () => org.del(`/api/organization/api_key/${unrestrictedKeyId}`), 403, /restricted to datasets/);
-    expect(countRows(stack.dataDir, 'api_keys', 'id = ?', unrestrictedKeyId)).toBe(1);
+    await expectRejected(stack, () => org.get('/api/organization/api_key'), 403, /restricted to datasets/);
+    await expectRejected(stack, () => org.del(`/api/organization/api_key/${unrestrictedKeyId}`), 403, /restricted to datasets/);
+    expect(await countRows(stack, 'api_keys', 'id = ?', unrestrictedKeyId)).toBe(1);
   });
 
   it('the organization is still there and not flagged', async () => {
@@ -322,7 +322,7 @@ describe('who may create organizations', () => {
   it('a read key is 403 (it used to create organizations without limit); an admin key of the same user may', async () => {
     const u = await apiOnlyUser();
     const readKey = await createKey(stack, u.orgId, { role: 0 }, u.ownerKey);
-    await expectRejected(stack.dataDir, () => as(readKey).post('/api/organization', { name: 'from read' }), 403, /admin/);
+    await expectRejected(stack, () => as(readKey).post('/api/organization', { name: 'from read' }), 403, /admin/);
     const adminKey = await createKey(stack, u.orgId, { role: 1 }, u.ownerKey);
     const ok = await as(adminKey).post('/api/organization', { name: 'from admin' });
     expect(ok.status, ok.text).toBe(200);
@@ -333,7 +333,7 @@ describe('who may create organizations', () => {
     const adminKey = await createKey(stack, u.orgId, { role: 1 }, u.ownerKey);
     const demote = await as(u.ownerKey, { 'tr-organization': u.orgId }).put('/api/user', { user_id: u.userId, role: 0 });
     expect(demote.status, demote.text).toBe(204);
-    await expectRejected(stack.dataDir, () => as(adminKey).post('/api/organization', { name: 'demoted' }), 403, /admin/);
+    await expectRejected(stack, () => as(adminKey).post('/api/organization', { name: 'demoted' }), 403, /admin/);
   });
 
   it(`a user may belong to at most ${MAX_ORGS} organizations; the next is 403 naming the limit`, async () => {
@@ -342,7 +342,7 @@ describe('who may create organizations', () => {
       const res = await as(u.ownerKey).post('/api/organization', { name: `mine ${i}` });
       expect(res.status, res.text).toBe(200);
     }
-    await expectRejected(stack.dataDir, () => as(u.ownerKey).post('/api/organization', { name: 'one too many' }), 403, new RegExp(`QUARRY_MAX_ORGANIZATIONS_PER_USER = ${MAX_ORGS}`));
+    await expectRejected(stack, () => as(u.ownerKey).post('/api/organization', { name: 'one too many' }), 403, new RegExp(`QUARRY_MAX_ORGANIZATIONS_PER_USER = ${MAX_ORGS}`));
   });
 
   it('concurrent creations cannot overshoot the cap', async () => {
@@ -350,7 +350,7 @@ describe('who may create organizations', () => {
     const results = await Promise.all(Array.from({ length: 6 }, (_, i) => as(u.ownerKey).post('/api/organization', { name: `race ${i}` })));
     expect(results.filter((r) => r.status === 200)).toHaveLength(MAX_ORGS - 1);
     expect(results.filter((r) => r.status === 403)).toHaveLength(6 - (MAX_ORGS - 1));
-    expect(countRows(stack.dataDir, 'memberships', 'user_id = ?', u.userId)).toBe(MAX_ORGS);
+    expect(await countRows(stack, 'memberships', 'user_id = ?', u.userId)).toBe(MAX_ORGS);
   });
 
   it('ADMIN_API_KEY is not capped (it owns no organization)', async () => {
@@ -375,7 +375,7 @@ describe('another dataset id of another organization', () => {
         () => as(foreign).put(`/api/dataset/clear/${id}`),
         () => as(foreign).get(`/api/dataset/groups/${id}/1`),
       ]) {
-        const res = await expectRejected(stack.dataDir, call, 404, /Could not find dataset/);
+        const res = await expectRejected(stack, call, 404, /Could not find dataset/);
         expect(res.text).not.toContain(owner);
       }
     }

@@ -41,7 +41,7 @@ afterAll(async () => {
 
 /** A 400 naming `field` and the number `cap`; nothing stored. */
 async function refusedWrite(path: string, body: unknown, field: RegExp, cap: number, method: 'post' | 'put' = 'post'): Promise<void> {
-  const res = await expectRejected(stack.dataDir, () => t.ds[method](path, body), 400);
+  const res = await expectRejected(stack, () => t.ds[method](path, body), 400);
   expect(res.body.message).toMatch(field);
   expect(res.body.message).toContain(String(cap));
 }
@@ -210,7 +210,7 @@ describe('dataset model-server URLs', () => {
     const url = (k: number) => 'http://reranker.test/' + 'a'.repeat(k - 21);
     const ok = await t.org.put('/api/dataset', { dataset_id: t.datasetId, server_configuration: { RERANKER_BASE_URL: url(LIMITS.urlLength) } });
     expect(ok.status, ok.text).toBe(200);
-    const res = await expectRejected(stack.dataDir, () => t.org.put('/api/dataset', { dataset_id: t.datasetId, server_configuration: { SPLADE_BASE_URL: url(LIMITS.urlLength + 1) } }), 400);
+    const res = await expectRejected(stack, () => t.org.put('/api/dataset', { dataset_id: t.datasetId, server_configuration: { SPLADE_BASE_URL: url(LIMITS.urlLength + 1) } }), 400);
     expect(res.body.message).toMatch(/SPLADE_BASE_URL: must be at most 4096/);
     const reset = await t.org.put('/api/dataset', { dataset_id: t.datasetId, server_configuration: { RERANKER_BASE_URL: '' } });
     expect(reset.status, reset.text).toBe(200);

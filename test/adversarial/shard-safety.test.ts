@@ -19,7 +19,7 @@ import { ShardPool } from '../../core/pool/shard-pool.js';
 import { callDeadline } from '../../core/pool/task-stop.js';
 import { health } from '../../core/rpc/health.js';
 import { Engine } from '../../core/router/engine.js';
-import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
+import { openStore } from '../../store/open-store.js';
 import type { Client } from '../helpers/api.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -160,7 +160,7 @@ describe('a shard thread that dies anyway', () => {
     // A second core over the same store, in this process, so a thread can be killed as a crash would.
     const snapshots = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-shard-safety-'));
     const config = loadConfig({ QUARRY_DATA_DIR: snapshots, QUARRY_SHARD_THREADS: THREADS, QUARRY_SHARDS_PER_DATASET: THREADS, QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' });
-    const store = openSqliteStore(stack.dataDir);
+    const store = await openStore(stack);
     const pool = new ShardPool(config.shardThreads);
     const engine = new Engine(config, store, pool, pino({ level: 'silent' }));
     try {

@@ -58,7 +58,7 @@ describe('keys and organization', () => {
     }).then((r) => r.json() as Promise<{ api_key: string; organization_id: string; user: { id: string } }>);
     const userSdk = new TrieveSDK({ apiKey: created.api_key, baseUrl: stack.baseUrl, organizationId: created.organization_id });
     await userSdk.updateUserRole({ user_id: created.user.id, role: 1 });
-    const role = countRows(stack.dataDir, 'memberships', 'user_id = ? AND organization_id = ? AND role = 1', created.user.id, created.organization_id);
+    const role = await countRows(stack, 'memberships', 'user_id = ? AND organization_id = ? AND role = 1', created.user.id, created.organization_id);
     expect(role).toBe(1);
     // Now an admin: raising back to owner is refused.
     await expect(userSdk.updateUserRole({ user_id: created.user.id, role: 2 })).rejects.toThrow(/Forbidden/);
@@ -115,13 +115,13 @@ describe('chunks', () => {
     await expect(sdk.getChunkById({ chunkId: one.id })).rejects.toThrow(/Not Found/);
     await sdk.deleteChunkByTrackingId({ trackingId: 'sdk-3' });
     await expect(sdk.getChunkByTrackingId({ trackingId: 'sdk-3' })).rejects.toThrow(/Not Found/);
-    expect(countRows(stack.dataDir, 'chunks', 'dataset_id = ?', datasetId)).toBe(1);
+    expect(await countRows(stack, 'chunks', 'dataset_id = ?', datasetId)).toBe(1);
   });
 
   it('a duplicate tracking id through the SDK is an error and stores nothing', async () => {
-    const before = countRows(stack.dataDir, 'chunks', 'dataset_id = ?', datasetId);
+    const before = await countRows(stack, 'chunks', 'dataset_id = ?', datasetId);
     await expect(sdk.createChunk([{ chunk_html: 'x', tracking_id: 'sdk-dup' }, { chunk_html: 'y', tracking_id: 'sdk-2' }])).rejects.toThrow(/tracking_id \\"sdk-2/);
-    expect(countRows(stack.dataDir, 'chunks', 'dataset_id = ?', datasetId)).toBe(before);
+    expect(await countRows(stack, 'chunks', 'dataset_id = ?', datasetId)).toBe(before);
   });
 });
 
@@ -177,7 +177,7 @@ describe('bulk delete and split', () => {
     await sdk.bulkDeleteChunks({ filter: { must: [{ field: 'metadata.bulk', match_any: ['yes'] }] } });
     const doomed = made.filter((_, i) => i % 2 === 0).map((c) => c.id);
     const until = Date.now() + 20_000;
-    while (doomed.some((id) => countRows(stack.dataDir, 'chunks', 'id = ?', id) > 0)) {
+    while ((await countRows(stack, 'chunks', `id IN (${doomed.map(() => '?').join(', ')})`, ...doomed)) > 0) {
       if (Date.now() > until) throw new Error('bulk delete did not run');
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -203,7 +203,7 @@ describe('datasets', () => {
     expect(byId).toMatchObject({ id: datasetId, name: 'SDK dataset', tracking_id: datasetTracking, deleted: 0 });
     expect(await owner.getDatasetByTrackingId(datasetTracking)).toMatchObject({ id: datasetId });
 
-    const count = countRows(stack.dataDir, 'chunks', 'dataset_id = ?', datasetId);
+    const count = await countRows(stack, 'chunks', 'dataset_id = ?', datasetId);
     const list = await owner.getDatasetsFromOrganization(orgId);
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ dataset: { id: datasetId }, dataset_usage: { dataset_id: datasetId, chunk_count: count } });
@@ -222,7 +222,7 @@ describe('datasets', () => {
 
     await owner.clearDataset(datasetId);
     expect(await owner.getDatasetUsageById(datasetId)).toMatchObject({ chunk_count: 0 });
-    expect(countRows(stack.dataDir, 'chunks', 'dataset_id = ?', datasetId)).toBe(0);
+    expect(await countRows(stack, 'chunks', 'dataset_id = ?', datasetId)).toBe(0);
 
     await owner.deleteDataset(datasetId);
     await expect(owner.getDatasetById(datasetId)).rejects.toThrow(/Not Found/);

@@ -1,9 +1,11 @@
 /**
- * Runs once per `vitest run`: checks that the build exists, and provides a Redis URL to the test
- * files. `./deploy/test.sh` starts a Redis and exports QUARRY_TEST_REDIS_URL; without it (plain
- * `npx vitest run`) this starts a throwaway `redis-server` of its own and stops it at teardown.
+ * Runs once per `vitest run`: checks that the build exists, and provides a Redis URL and a
+ * PostgreSQL URL to the test files. `./deploy/test.sh` starts both and exports
+ * QUARRY_TEST_REDIS_URL and QUARRY_TEST_PG_URL; without them (plain `npx vitest run`) this starts
+ * a throwaway `redis-server` and PostgreSQL cluster (deploy/postgres.sh) of its own and stops
+ * them at teardown.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -14,6 +16,11 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Redis for the test stacks; each stack uses its own database index on it. */
     redisUrl: string;
+    /**
+     * A PostgreSQL cluster's maintenance database (postgres://.../postgres) on which tests create
+     * databases of their own (test/helpers/pg.ts).
+     */
+    pgUrl: string;
   }
 }
 
@@ -57,10 +64,11 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   if (!fs.existsSync(path.join(ROOT, 'dist/facade/main.js'))) {
     throw new Error('dist/facade/main.js is missing: run `npm run build` (or ./deploy/test.sh) before the tests');
   }
+  const stopPg = startPg(project);
   const given = process.env.QUARRY_TEST_REDIS_URL;
   if (given) {
     project.provide('redisUrl', given);
-    return undefined;
+    return stopPg;
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-test-redis-'));
   let child: ChildProcess | undefined;
@@ -92,5 +100,37 @@ export default async function setup(project: TestProject): Promise<(() => Promis
       if (child.exitCode === null) child.kill('SIGKILL');
     }
     fs.rmSync(dir, { recursive: true, force: true });
+    await stopPg?.();
+  };
+}
+
+/**
+ * The cluster this process started, shared by every project: vitest runs the global setup once
+ * per project, each with its own copy of this module, so it is kept on globalThis.
+ */
+const shared = globalThis as { quarryTestPg?: { url: string; users: number; dir: string } };
+
+/** Provides QUARRY_TEST_PG_URL, or starts a throwaway cluster (once for all projects); returns its teardown (none for a given one). */
+function startPg(project: TestProject): (() => Promise<void>) | undefined {
+  const given = process.env.QUARRY_TEST_PG_URL;
+  if (given) {
+    project.provide('pgUrl', given);
+    return undefined;
+  }
+  const script = path.join(ROOT, 'deploy/postgres.sh');
+  if (!shared.quarryTestPg) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-test-pg-'));
+    const port = execFileSync(script, ['free-port'], { encoding: 'utf8' }).trim();
+    execFileSync(script, ['start', port, path.join(dir, 'cluster')], { stdio: ['ignore', 'ignore', 'inherit'] });
+    shared.quarryTestPg = { url: `postgres://postgres@127.0.0.1:${port}/postgres`, users: 0, dir };
+  }
+  const pg = shared.quarryTestPg;
+  pg.users++;
+  project.provide('pgUrl', pg.url);
+  return async () => {
+    if (--pg.users > 0) return;
+    delete shared.quarryTestPg;
+    execFileSync(script, ['stop', path.join(pg.dir, 'cluster')], { stdio: 'ignore' });
+    fs.rmSync(pg.dir, { recursive: true, force: true });
   };
 }

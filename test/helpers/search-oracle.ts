@@ -1,12 +1,12 @@
 /**
  * Brute-force search straight from the store, the oracle the core is checked against: every
- * chunk row is read from the SQLite file, filters are evaluated per chunk in plain code written
- * independently of the shard's bitset evaluator, and BM25 is scored exhaustively.
+ * chunk row is read from the store (SQLite or PostgreSQL), filters are evaluated per chunk in
+ * plain code written independently of the shard's bitset evaluator, and BM25 is scored exhaustively.
  */
 import { htmlToText } from '../../core/domain/html-text.js';
 import { parseTimestamp } from '../../core/domain/time.js';
 import { createAnalyzer, ENGLISH_STOP_WORDS } from '../../workers/shard/bm25/analyzer.js';
-import { openStoreReadOnly } from './store-snapshot.js';
+import { readStore, type StoreLocation } from './store-snapshot.js';
 
 /** A chunk as the oracle sees it. */
 export interface OracleChunk {
@@ -24,31 +24,33 @@ export interface OracleChunk {
   metadata: any;
 }
 
-/** Reads every chunk of a dataset from the store file. */
-export function loadChunks(dataDir: string, datasetId: string): OracleChunk[] {
-  const db = openStoreReadOnly(dataDir);
-  try {
-    const rows = db.prepare('SELECT * FROM chunks WHERE dataset_id = ?').all(datasetId) as any[];
-    const groups = db
-      .prepare('SELECT m.chunk_id, g.id, g.tracking_id FROM chunk_group_members m JOIN chunk_groups g ON g.id = m.group_id WHERE g.dataset_id = ?')
-      .all(datasetId) as { chunk_id: string; id: string; tracking_id: string | null }[];
-    return rows.map((r) => ({
-      id: r.id,
-      trackingId: r.tracking_id,
-      text: r.fulltext_content ?? (r.convert_html_to_text ? htmlToText(r.chunk_html ?? '') : (r.chunk_html ?? '')),
-      link: r.link,
-      tags: JSON.parse(r.tag_set),
-      numValue: r.num_value,
-      timeStamp: r.time_stamp,
-      lat: r.lat,
-      lon: r.lon,
-      groupIds: groups.filter((g) => g.chunk_id === r.id).map((g) => g.id),
-      groupTrackingIds: groups.filter((g) => g.chunk_id === r.id && g.tracking_id).map((g) => g.tracking_id!),
-      metadata: r.metadata === null ? null : JSON.parse(r.metadata),
-    }));
-  } finally {
-    db.close();
-  }
+/**
+ * Reads every chunk of a dataset from the store, by id. A chunk's groups come in the order the
+ * store gives them to the core (created_at, then id: groupsOfChunks), which group-oriented
+ * results follow where two groups first appear at the same chunk.
+ */
+export async function loadChunks(loc: StoreLocation, datasetId: string): Promise<OracleChunk[]> {
+  const { rows, groups } = await readStore(loc, async (query) => ({
+    rows: await query<any>('SELECT * FROM chunks WHERE dataset_id = ? ORDER BY id', datasetId),
+    groups: await query<{ chunk_id: string; id: string; tracking_id: string | null }>(
+      'SELECT m.chunk_id, g.id, g.tracking_id FROM chunk_group_members m JOIN chunk_groups g ON g.id = m.group_id WHERE g.dataset_id = ? ORDER BY g.created_at, g.id, m.chunk_id',
+      datasetId,
+    ),
+  }));
+  return rows.map((r) => ({
+    id: r.id,
+    trackingId: r.tracking_id,
+    text: r.fulltext_content ?? (r.convert_html_to_text ? htmlToText(r.chunk_html ?? '') : (r.chunk_html ?? '')),
+    link: r.link,
+    tags: JSON.parse(r.tag_set),
+    numValue: r.num_value,
+    timeStamp: r.time_stamp,
+    lat: r.lat,
+    lon: r.lon,
+    groupIds: groups.filter((g) => g.chunk_id === r.id).map((g) => g.id),
+    groupTrackingIds: groups.filter((g) => g.chunk_id === r.id && g.tracking_id).map((g) => g.tracking_id!),
+    metadata: r.metadata === null ? null : JSON.parse(r.metadata),
+  }));
 }
 
 const inRange = (x: number, r: any): boolean =>

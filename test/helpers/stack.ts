@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { freePort } from './global-setup.js';
+import { freshPgDatabase, testStore } from './pg.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -37,6 +38,8 @@ export interface Stack {
   readonly baseUrl: string;
   readonly adminKey: string;
   readonly dataDir: string;
+  /** The PostgreSQL database the stack stores into (vitest project `postgres`), or null: SQLite in {@link dataDir}. */
+  readonly databaseUrl: string | null;
   readonly env: Record<string, string>;
   /** SIGTERMs every process (SIGKILL after 15 s), then removes the data dir. Idempotent. */
   stop(): Promise<void>;
@@ -115,6 +118,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const [httpPort, grpcPort] = [await freePort(), await freePort()];
   const adminKey = randomKey();
   const redisUrl = await allocateRedisDb(inject('redisUrl'));
+  // In the vitest project `postgres` every stack stores into a database of its own.
+  // A test may bring its own (QUARRY_DATABASE_URL in opts.env): the stack then neither creates nor drops one.
+  const given = opts.env?.QUARRY_DATABASE_URL;
+  const database = !given && testStore() === 'postgres' ? await freshPgDatabase() : null;
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? os.tmpdir(),
@@ -134,6 +141,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // The separate-core topology, so that tests can kill and restart the core on its own; the
     // default single-process topology has its own suite (core-in-process.test.ts).
     QUARRY_CORE_IN_PROCESS: 'false',
+    ...(database ? { QUARRY_DATABASE_URL: database.url, QUARRY_DATABASE_POOL_SIZE: '4' } : {}),
     ...opts.env,
   };
   const baseUrl = `http://127.0.0.1:${httpPort}`;
@@ -191,6 +199,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     baseUrl,
     adminKey,
     dataDir,
+    databaseUrl: given ?? database?.url ?? null,
     env,
     exits,
     output: () => log,
@@ -207,6 +216,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         if (children[name]) await kill(name, 'SIGTERM');
       }
       fs.rmSync(dataDir, { recursive: true, force: true });
+      await database?.drop();
     },
   };
 

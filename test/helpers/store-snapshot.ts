@@ -1,66 +1,150 @@
 /**
- * The unchanged-store oracle: a read-only snapshot of every row of every table of
- * `<dataDir>/quarry.sqlite`, compared before and after a request that must not write.
+ * Reading the store behind the service's back, on either store: SQLite at
+ * `<dataDir>/quarry.sqlite`, or the PostgreSQL database of `databaseUrl`. The unchanged-store
+ * oracle (a snapshot of every row of every table, compared before and after a request that must
+ * not write) and the row checks of the tests are built on it.
+ *
+ * Rows come back alike from both stores (the PostgreSQL schema keeps SQLite's value types: JSON
+ * as text, booleans 0/1, epoch ms as integers, BLOB/BYTEA as Buffer), so one assertion serves both.
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { expect } from 'vitest';
 
 /** Tables written asynchronously after a request (analytics records), left out of write checks. */
 const ASYNC_TABLES = new Set(['search_queries', 'recommendation_queries']);
 
+/** Where a stack stores: SQLite in `dataDir` when `databaseUrl` is null, else that PostgreSQL database. A {@link Stack} is one. */
+export interface StoreLocation {
+  readonly dataDir: string;
+  readonly databaseUrl: string | null;
+}
+
 /** Rows of every table, by table name, in a stable order. */
 export type StoreSnapshot = Record<string, unknown[]>;
 
-/** Opens the store file read-only (the running processes keep writing through WAL). */
-export function openStoreReadOnly(dataDir: string): Database.Database {
-  const db = new Database(path.join(dataDir, 'quarry.sqlite'), { readonly: true, fileMustExist: true });
-  db.pragma('busy_timeout = 5000');
-  return db;
+/** Runs one statement with `?` placeholders inside a {@link readStore} transaction: its rows. */
+export type StoreQuery = <T = Record<string, unknown>>(sql: string, ...params: unknown[]) => Promise<T[]>;
+
+/** Whether the location is a PostgreSQL database (for the few queries that need a store-aware branch). */
+export function isPostgres(loc: StoreLocation): boolean {
+  return loc.databaseUrl !== null;
 }
 
-/** Every row of every table (including sqlite_sequence, so a rolled-back insert cannot hide). */
-export function snapshotStore(dataDir: string): StoreSnapshot {
-  const db = openStoreReadOnly(dataDir);
+// BIGINT (epoch ms, counts) and NUMERIC (SUM of integers) as numbers, as better-sqlite3 gives
+// them and as the PostgreSQL store itself reads them (store/postgres/database.ts).
+const toNumber = (v: string): number => Number(v);
+const PG_TYPES: pg.CustomTypesConfig = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) return toNumber;
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+/** `?` placeholders as PostgreSQL's `$1..$n`; a `?` inside a quoted string or identifier stays. */
+function toPgPlaceholders(sql: string): string {
+  let n = 0;
+  let quote: string | null = null;
+  let out = '';
+  for (const ch of sql) {
+    if (quote !== null) {
+      // A doubled quote ('' or "") closes and reopens: the same state after both characters.
+      if (ch === quote) quote = null;
+      out += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      out += ch;
+    } else {
+      out += ch === '?' ? `$${++n}` : ch;
+    }
+  }
+  return out;
+}
+
+/**
+ * Runs `read` inside one read-only transaction of the store, so that all its queries see the
+ * same point in time (the running processes keep writing meanwhile). A connection of its own,
+ * closed afterwards.
+ */
+export async function readStore<R>(loc: StoreLocation, read: (query: StoreQuery) => Promise<R>): Promise<R> {
+  if (loc.databaseUrl !== null) {
+    const client = new pg.Client({ connectionString: loc.databaseUrl, types: PG_TYPES });
+    // A query's failure rejects its promise; without a listener, the same error emitted on the
+    // client (the server ending the session) would crash the test worker.
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const query: StoreQuery = async <T>(sql: string, ...params: unknown[]) =>
+        (await client.query(toPgPlaceholders(sql), params)).rows as T[];
+      const out = await read(query);
+      await client.query('COMMIT');
+      return out;
+    } finally {
+      // Ending the session rolls back a transaction left open by a failed query.
+      await client.end();
+    }
+  }
+  // Read-only: the running processes keep writing through WAL.
+  const db = new Database(path.join(loc.dataDir, 'quarry.sqlite'), { readonly: true, fileMustExist: true });
   try {
-    const tables = (
-      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]
-    )
-      .map((t) => t.name)
-      // Analytics records arrive asynchronously (buffered, flushed by a job): not part of a request's writes.
-      .filter((name) => !ASYNC_TABLES.has(name));
-    const out: StoreSnapshot = {};
-    // One read transaction: all tables from the same point in time.
-    db.transaction(() => {
-      for (const table of tables) {
-        const cols = (db.prepare(`PRAGMA table_info("${table}")`).all() as { name: string }[]).map((c) => `"${c.name}"`);
-        out[table] = db.prepare(`SELECT * FROM "${table}" ORDER BY ${cols.join(', ')}`).all();
-      }
-    })();
+    db.pragma('busy_timeout = 5000');
+    // A deferred transaction takes its read snapshot at the first read and keeps it until COMMIT.
+    db.exec('BEGIN');
+    const query: StoreQuery = <T>(sql: string, ...params: unknown[]) => Promise.resolve(db.prepare(sql).all(...params) as T[]);
+    const out = await read(query);
+    db.exec('COMMIT');
     return out;
   } finally {
     db.close();
   }
 }
 
-/** Row count of one table (optionally filtered by a WHERE clause with parameters). */
-export function countRows(dataDir: string, table: string, where = '1 = 1', ...params: unknown[]): number {
-  const db = openStoreReadOnly(dataDir);
-  try {
-    return (db.prepare(`SELECT COUNT(*) AS n FROM "${table}" WHERE ${where}`).get(...params) as { n: number }).n;
-  } finally {
-    db.close();
-  }
+/**
+ * Every row of every table. On SQLite that includes sqlite_sequence, so a rolled-back insert
+ * cannot hide. PostgreSQL keeps its counters in sequences (the identity of change_log.seq), which
+ * are not transactional: a rolled-back insert advances them too, so they would report a write
+ * that did not happen, and they are left out; a committed insert still shows as a row.
+ */
+export async function snapshotStore(loc: StoreLocation): Promise<StoreSnapshot> {
+  const postgres = isPostgres(loc);
+  return readStore(loc, async (query) => {
+    const tables = (
+      await query<{ name: string }>(
+        postgres
+          ? "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name"
+          : "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+      )
+    )
+      .map((t) => t.name)
+      // Analytics records arrive asynchronously (buffered, flushed by a job): not part of a request's writes.
+      .filter((name) => !ASYNC_TABLES.has(name));
+    const out: StoreSnapshot = {};
+    for (const table of tables) {
+      const cols = (
+        await query<{ name: string }>(
+          postgres
+            ? "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = ? ORDER BY ordinal_position"
+            : `PRAGMA table_info("${table}")`,
+          ...(postgres ? [table] : []),
+        )
+      ).map((c) => `"${c.name}"`);
+      out[table] = await query(`SELECT * FROM "${table}" ORDER BY ${cols.join(', ')}`);
+    }
+    return out;
+  });
 }
 
-/** Rows of a query (read-only). */
-export function queryStore<T = Record<string, unknown>>(dataDir: string, sql: string, ...params: unknown[]): T[] {
-  const db = openStoreReadOnly(dataDir);
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
+/** Row count of one table (optionally filtered by a WHERE clause with `?` parameters). */
+export async function countRows(loc: StoreLocation, table: string, where = '1 = 1', ...params: unknown[]): Promise<number> {
+  const rows = await readStore(loc, (query) => query<{ n: number }>(`SELECT COUNT(*) AS n FROM "${table}" WHERE ${where}`, ...params));
+  return rows[0]!.n;
+}
+
+/** Rows of one read-only query with `?` parameters (SQL both stores understand). */
+export async function queryStore<T = Record<string, unknown>>(loc: StoreLocation, sql: string, ...params: unknown[]): Promise<T[]> {
+  return readStore(loc, (query) => query<T>(sql, ...params));
 }
 
 /**
@@ -68,12 +152,12 @@ export function queryStore<T = Record<string, unknown>>(dataDir: string, sql: st
  * a non-empty `{message}` matching `message` when given, and every row of the store unchanged.
  */
 export async function expectRejected(
-  dataDir: string,
+  loc: StoreLocation,
   call: () => Promise<{ status: number; body: any; text: string }>,
   status?: number,
   message?: RegExp,
 ): Promise<{ status: number; body: any; text: string }> {
-  const before = snapshotStore(dataDir);
+  const before = await snapshotStore(loc);
   const res = await call();
   if (status === undefined) {
     expect(res.status, res.text).toBeGreaterThanOrEqual(400);
@@ -84,6 +168,6 @@ export async function expectRejected(
   expect(typeof res.body?.message, res.text).toBe('string');
   expect((res.body.message as string).length).toBeGreaterThan(0);
   if (message) expect(res.body.message).toMatch(message);
-  expect(snapshotStore(dataDir)).toEqual(before);
+  expect(await snapshotStore(loc)).toEqual(before);
   return res;
 }

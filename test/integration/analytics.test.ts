@@ -1,6 +1,6 @@
 /**
  * Search analytics end to end: searches over HTTP against the real processes, records checked in
- * the SQLite file (read-only). The stack runs on a private Redis that is killed for 10 s while
+ * the store (read-only). The stack runs on a private Redis that is killed for 10 s while
  * searches go on, and killed again while the facade shuts down: no record may be lost or doubled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import type { ApiResponse } from '../helpers/api.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 import { startStack, waitHealthy, type Stack } from '../helpers/stack.js';
-import { queryStore } from '../helpers/store-snapshot.js';
+import { countRows, queryStore } from '../helpers/store-snapshot.js';
 
 let redis: OwnRedis;
 let stack: Stack;
@@ -53,22 +53,22 @@ afterAll(async () => {
 });
 
 /** Rows of this dataset with these ids. */
-function rows(ids: readonly string[]): SearchRow[] {
+function rows(ids: readonly string[]): Promise<SearchRow[]> {
+  // An IN list of placeholders (NULL when empty, matching nothing): SQL both stores run.
   return queryStore<SearchRow>(
-    stack.dataDir,
-    'SELECT * FROM search_queries WHERE dataset_id = ? AND id IN (SELECT value FROM json_each(?))',
+    stack,
+    `SELECT * FROM search_queries WHERE dataset_id = ? AND id IN (${ids.map(() => '?').join(', ') || 'NULL'})`,
     t.datasetId,
-    JSON.stringify(ids),
+    ...ids,
   );
 }
 
-const totalRows = (): number =>
-  queryStore<{ n: number }>(stack.dataDir, 'SELECT COUNT(*) AS n FROM search_queries WHERE dataset_id = ?', t.datasetId)[0]!.n;
+const totalRows = (): Promise<number> => countRows(stack, 'search_queries', 'dataset_id = ?', t.datasetId);
 
-async function until(what: string, cond: () => boolean, ms: number): Promise<void> {
+async function until(what: string, cond: () => Promise<boolean>, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    if (cond()) return;
+    if (await cond()) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`timed out waiting for ${what}\n${stack.output().slice(-4000)}`);
@@ -97,8 +97,8 @@ async function search(i: number): Promise<Searched> {
 }
 
 /** Asserts the stored record of each search against its request and response. */
-function expectRecorded(done: readonly Searched[]): void {
-  const byId = new Map(rows(done.map((d) => d.res.body.id)).map((r) => [r.id, r]));
+async function expectRecorded(done: readonly Searched[]): Promise<void> {
+  const byId = new Map((await rows(done.map((d) => d.res.body.id))).map((r) => [r.id, r]));
   expect(byId.size).toBe(done.length);
   for (const { sent, res } of done) {
     const row = byId.get(res.body.id)!;
@@ -123,18 +123,18 @@ function expectRecorded(done: readonly Searched[]): void {
 
 describe('search analytics', () => {
   it('stores one correct record per search, named by the response id', async () => {
-    const before = totalRows();
+    const before = await totalRows();
     const done: Searched[] = [];
     for (let i = 0; i < 30; i++) done.push(await search(i));
     expect(done.some((d) => d.res.body.chunks.length === 0)).toBe(true);
     expect(new Set(done.map((d) => d.res.body.id)).size).toBe(30);
-    await until('30 records', () => rows(done.map((d) => d.res.body.id)).length === 30, 20_000);
-    expectRecorded(done);
-    expect(totalRows()).toBe(before + 30);
+    await until('30 records', async () => (await rows(done.map((d) => d.res.body.id))).length === 30, 20_000);
+    await expectRecorded(done);
+    expect(await totalRows()).toBe(before + 30);
   });
 
   it('loses none and doubles none while Redis is away for 10 s', async () => {
-    const before = totalRows();
+    const before = await totalRows();
     const done: Searched[] = [];
     // Searches before, during and after the outage, two clients at a time.
     const searching = { on: true };
@@ -159,32 +159,32 @@ describe('search analytics', () => {
     expect(duringOutage).toBeGreaterThan(50);
     expect(stack.output()).toMatch(/analytics: could not send a batch/);
     const ids = done.map((d) => d.res.body.id);
-    await until(`${ids.length} records`, () => rows(ids).length === ids.length, 60_000);
+    await until(`${ids.length} records`, async () => (await rows(ids)).length === ids.length, 60_000);
     // Give a duplicate time to show up before counting.
     await new Promise((r) => setTimeout(r, 1000));
-    expect(totalRows()).toBe(before + ids.length);
-    expectRecorded(done);
+    expect(await totalRows()).toBe(before + ids.length);
+    await expectRecorded(done);
     // The job workers rode out the outage (they are the ones that stored the records).
     expect(stack.exits.jobs, stack.output().slice(-3000)).toBeUndefined();
     await waitHealthy(stack.baseUrl, 20_000, () => stack.output().slice(-3000));
   }, 120_000);
 
   it('a facade stopped while Redis is away writes its buffered records to the store', async () => {
-    const before = totalRows();
+    const before = await totalRows();
     await redis.kill();
     const done: Searched[] = [];
     for (let i = 0; i < 15; i++) done.push(await search(100 + i));
-    expect(rows(done.map((d) => d.res.body.id))).toHaveLength(0);
+    expect(await rows(done.map((d) => d.res.body.id))).toHaveLength(0);
     expect(await stack.kill('facade', 'SIGTERM'), stack.output().slice(-3000)).toBe(0);
     // Written by the facade itself on its way out: present without Redis or the job workers.
-    expectRecorded(done);
-    expect(totalRows()).toBe(before + 15);
+    await expectRecorded(done);
+    expect(await totalRows()).toBe(before + 15);
     await redis.start();
     await stack.start('facade');
     const after = [await search(200)];
-    await until('record after restart', () => rows([after[0]!.res.body.id]).length === 1, 20_000);
-    expectRecorded(after);
-    expect(totalRows()).toBe(before + 16);
+    await until('record after restart', async () => (await rows([after[0]!.res.body.id])).length === 1, 20_000);
+    await expectRecorded(after);
+    expect(await totalRows()).toBe(before + 16);
   }, 120_000);
   it('the job workers exit on SIGTERM while Redis is away, within the grace period', async () => {
     await redis.kill();

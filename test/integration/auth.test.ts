@@ -53,7 +53,7 @@ describe('key transport', () => {
   it('refuses an unknown key, a malformed key and no key with 401', async () => {
     for (const authorization of ['tr-' + 'x'.repeat(32), 'garbage', `Bearer ${t.ownerKey}x`, undefined]) {
       await expectRejected(
-        stack.dataDir,
+        stack,
         () => request(stack.baseUrl, 'POST', '/api/chunk', { body: { chunk_html: 'no' }, headers: { authorization, 'tr-dataset': t.datasetId } }),
         401,
       );
@@ -67,23 +67,23 @@ describe('key transport', () => {
     expect(before.status, before.text).toBe(200);
     await new Promise((r) => setTimeout(r, 3000));
     const res = await expectRejected(
-      stack.dataDir,
+      stack,
       () => as(key, { 'tr-dataset': t.datasetId }).post('/api/chunk', { chunk_html: 'too late' }),
       401,
       /expire/i,
     );
     expect(res.body.message).toBeTruthy();
-    await expectRejected(stack.dataDir, () => as(key, { 'tr-dataset': t.datasetId }).get('/api/chunk/tracking_id/seed'), 401);
+    await expectRejected(stack, () => as(key, { 'tr-dataset': t.datasetId }).get('/api/chunk/tracking_id/seed'), 401);
   });
 
   it('refuses expires_at in the past and malformed expires_at with 400', async () => {
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, expires_at: '2001-01-01 00:00:00' }),
       400,
       /expires_at/,
     );
-    await expectRejected(stack.dataDir, () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, expires_at: 'tomorrow' }), 400, /expires_at/);
+    await expectRejected(stack, () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, expires_at: 'tomorrow' }), 400, /expires_at/);
   });
 });
 
@@ -92,7 +92,7 @@ describe('ADMIN_API_KEY', () => {
     const res = await request(stack.baseUrl, 'POST', '/api/organization', { body: { name: 'made-by-admin' }, headers: { authorization: stack.adminKey } });
     expect(res.status, res.text).toBe(200);
     expect(res.body.name).toBe('made-by-admin');
-    const rows = queryStore(stack.dataDir, 'SELECT name FROM organizations WHERE id = ?', res.body.id);
+    const rows = await queryStore(stack, 'SELECT name FROM organizations WHERE id = ?', res.body.id);
     expect(rows).toEqual([{ name: 'made-by-admin' }]);
   });
 
@@ -116,11 +116,11 @@ describe('roles per endpoint', () => {
     const read = as(readKey, { 'tr-dataset': t.datasetId });
     const got = await read.get('/api/chunk/tracking_id/seed');
     expect(got.status, got.text).toBe(200);
-    await expectRejected(stack.dataDir, () => read.post('/api/chunk', { chunk_html: 'x' }), 403, /role/);
-    await expectRejected(stack.dataDir, () => read.put('/api/chunk', { tracking_id: 'seed', chunk_html: 'x' }), 403);
-    await expectRejected(stack.dataDir, () => read.del('/api/chunk/tracking_id/seed'), 403);
-    await expectRejected(stack.dataDir, () => read.post('/api/chunk_group', { name: 'g' }), 403);
-    await expectRejected(stack.dataDir, () => as(readKey, { 'tr-organization': t.orgId }).post('/api/organization/api_key', { name: 'k', role: 0 }), 403);
+    await expectRejected(stack, () => read.post('/api/chunk', { chunk_html: 'x' }), 403, /role/);
+    await expectRejected(stack, () => read.put('/api/chunk', { tracking_id: 'seed', chunk_html: 'x' }), 403);
+    await expectRejected(stack, () => read.del('/api/chunk/tracking_id/seed'), 403);
+    await expectRejected(stack, () => read.post('/api/chunk_group', { name: 'g' }), 403);
+    await expectRejected(stack, () => as(readKey, { 'tr-organization': t.orgId }).post('/api/organization/api_key', { name: 'k', role: 0 }), 403);
   });
 
   it('an admin key can write chunks but cannot create datasets or update the organization (403)', async () => {
@@ -128,10 +128,10 @@ describe('roles per endpoint', () => {
     const created = await admin.post('/api/chunk', { chunk_html: 'by admin key' });
     expect(created.status, created.text).toBe(200);
     const org = as(adminKey, { 'tr-organization': t.orgId });
-    await expectRejected(stack.dataDir, () => org.post('/api/dataset', { dataset_name: 'nope' }), 403, /owner/);
-    await expectRejected(stack.dataDir, () => org.put('/api/organization', { name: 'nope' }), 403, /owner/);
-    await expectRejected(stack.dataDir, () => as(adminKey).del(`/api/dataset/${t.datasetId}`), 403);
-    await expectRejected(stack.dataDir, () => as(adminKey).put(`/api/dataset/clear/${t.datasetId}`), 403);
+    await expectRejected(stack, () => org.post('/api/dataset', { dataset_name: 'nope' }), 403, /owner/);
+    await expectRejected(stack, () => org.put('/api/organization', { name: 'nope' }), 403, /owner/);
+    await expectRejected(stack, () => as(adminKey).del(`/api/dataset/${t.datasetId}`), 403);
+    await expectRejected(stack, () => as(adminKey).put(`/api/dataset/clear/${t.datasetId}`), 403);
   });
 
   it('an owner key can create datasets and update the organization', async () => {
@@ -144,7 +144,7 @@ describe('roles per endpoint', () => {
 
   it('nobody can create a key above their own role (403), at or below is fine', async () => {
     const fromAdmin = as(adminKey, { 'tr-organization': t.orgId });
-    await expectRejected(stack.dataDir, () => fromAdmin.post('/api/organization/api_key', { name: 'up', role: 2 }), 403, /role/);
+    await expectRejected(stack, () => fromAdmin.post('/api/organization/api_key', { name: 'up', role: 2 }), 403, /role/);
     for (const role of [0, 1]) {
       const ok = await fromAdmin.post('/api/organization/api_key', { name: 'same', role });
       expect(ok.status, ok.text).toBe(200);
@@ -159,8 +159,8 @@ describe('roles per endpoint', () => {
     const userId = created.body.user.id as string;
     const adminOfUser = await createKey(stack, orgId, { role: 1 }, created.body.api_key);
     const c = as(adminOfUser, { 'tr-organization': orgId });
-    await expectRejected(stack.dataDir, () => c.put('/api/user', { role: 2 }), 403, /role/);
-    await expectRejected(stack.dataDir, () => c.put('/api/user', { user_id: userId, role: 2 }), 403, /role/);
+    await expectRejected(stack, () => c.put('/api/user', { role: 2 }), 403, /role/);
+    await expectRejected(stack, () => c.put('/api/user', { user_id: userId, role: 2 }), 403, /role/);
     // The owner key of the same user may.
     const owner = as(created.body.api_key, { 'tr-organization': orgId });
     const ok = await owner.put('/api/user', { user_id: userId, role: 2 });
@@ -174,41 +174,41 @@ describe('dataset restriction and organization isolation', () => {
     const key = await createKey(stack, t.orgId, { role: 1, dataset_ids: [t.datasetId] });
     const own = await as(key, { 'tr-dataset': t.datasetId }).post('/api/chunk', { chunk_html: 'allowed' });
     expect(own.status, own.text).toBe(200);
-    await expectRejected(stack.dataDir, () => as(key, { 'tr-dataset': second }).post('/api/chunk', { chunk_html: 'no' }), 403, /restricted/);
-    await expectRejected(stack.dataDir, () => as(key, { 'tr-dataset': second }).get('/api/chunk/tracking_id/seed'), 403);
+    await expectRejected(stack, () => as(key, { 'tr-dataset': second }).post('/api/chunk', { chunk_html: 'no' }), 403, /restricted/);
+    await expectRejected(stack, () => as(key, { 'tr-dataset': second }).get('/api/chunk/tracking_id/seed'), 403);
   });
 
   it('dataset_ids naming a dataset of another organization is refused (400)', async () => {
-    await expectRejected(stack.dataDir, () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, dataset_ids: [other.datasetId] }), 400, /dataset_ids/);
+    await expectRejected(stack, () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, dataset_ids: [other.datasetId] }), 400, /dataset_ids/);
   });
 
   it("a key of another organization gets 404 on this organization's dataset and organization, naming neither owner", async () => {
     // A 403 would confirm the dataset exists and name the organization that owns it.
     const foreign = as(other.ownerKey, { 'tr-dataset': t.datasetId });
     const datasetRefusals = [
-      await expectRejected(stack.dataDir, () => foreign.post('/api/chunk', { chunk_html: 'intruder' }), 404),
-      await expectRejected(stack.dataDir, () => foreign.get('/api/chunk/tracking_id/seed'), 404),
-      await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/dataset/${t.datasetId}`), 404),
-      await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/dataset/usage/${t.datasetId}`), 404),
+      await expectRejected(stack, () => foreign.post('/api/chunk', { chunk_html: 'intruder' }), 404),
+      await expectRejected(stack, () => foreign.get('/api/chunk/tracking_id/seed'), 404),
+      await expectRejected(stack, () => as(other.ownerKey).get(`/api/dataset/${t.datasetId}`), 404),
+      await expectRejected(stack, () => as(other.ownerKey).get(`/api/dataset/usage/${t.datasetId}`), 404),
       // TR-Organization of the caller's own organization with a dataset of another one.
       await expectRejected(
-        stack.dataDir,
+        stack,
         () => as(other.ownerKey, { 'tr-dataset': t.datasetId, 'tr-organization': other.orgId }).get('/api/chunk/tracking_id/seed'),
         404,
       ),
     ];
     const MISSING = '00000000-0000-4000-8000-000000000000';
-    const absentDataset = await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/dataset/${MISSING}`), 404);
+    const absentDataset = await expectRejected(stack, () => as(other.ownerKey).get(`/api/dataset/${MISSING}`), 404);
     for (const res of datasetRefusals) {
       expect(res.text).not.toContain(t.orgId);
       expect(res.body.message.replace(t.datasetId, 'X')).toBe(absentDataset.body.message.replace(MISSING, 'X'));
     }
     const orgRefusals = [
-      await expectRejected(stack.dataDir, () => as(other.ownerKey, { 'tr-organization': t.orgId }).put('/api/organization', { name: 'stolen' }), 404),
-      await expectRejected(stack.dataDir, () => as(other.ownerKey, { 'tr-organization': t.orgId }).post('/api/organization/api_key', { name: 'k', role: 0 }), 404),
-      await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/organization/${t.orgId}`), 404),
+      await expectRejected(stack, () => as(other.ownerKey, { 'tr-organization': t.orgId }).put('/api/organization', { name: 'stolen' }), 404),
+      await expectRejected(stack, () => as(other.ownerKey, { 'tr-organization': t.orgId }).post('/api/organization/api_key', { name: 'k', role: 0 }), 404),
+      await expectRejected(stack, () => as(other.ownerKey).get(`/api/organization/${t.orgId}`), 404),
     ];
-    const absentOrg = await expectRejected(stack.dataDir, () => as(other.ownerKey).get(`/api/organization/${MISSING}`), 404);
+    const absentOrg = await expectRejected(stack, () => as(other.ownerKey).get(`/api/organization/${MISSING}`), 404);
     for (const res of orgRefusals) expect(res.body.message.replace(t.orgId, 'X')).toBe(absentOrg.body.message.replace(MISSING, 'X'));
   });
 });
@@ -221,11 +221,11 @@ describe('scopes', () => {
     expect(created.status, created.text).toBe(200);
     const got = await c.get('/api/chunk/tracking_id/scoped-1');
     expect(got.status, got.text).toBe(200);
-    await expectRejected(stack.dataDir, () => c.del('/api/chunk/tracking_id/scoped-1'), 403, /scope/);
-    await expectRejected(stack.dataDir, () => c.put('/api/chunk', { tracking_id: 'scoped-1', chunk_html: 'x' }), 403, /scope/);
-    await expectRejected(stack.dataDir, () => c.get(`/api/chunk/${created.body.chunk_metadata.id}`), 403, /scope/);
+    await expectRejected(stack, () => c.del('/api/chunk/tracking_id/scoped-1'), 403, /scope/);
+    await expectRejected(stack, () => c.put('/api/chunk', { tracking_id: 'scoped-1', chunk_html: 'x' }), 403, /scope/);
+    await expectRejected(stack, () => c.get(`/api/chunk/${created.body.chunk_metadata.id}`), 403, /scope/);
     // The wildcard stands for one path segment, not several.
-    await expectRejected(stack.dataDir, () => c.get('/api/chunk/tracking_id/a/b'), 403);
+    await expectRejected(stack, () => c.get('/api/chunk/tracking_id/a/b'), 403);
   });
 
   it('scopes: [] means all routes', async () => {
@@ -237,7 +237,7 @@ describe('scopes', () => {
   });
 
   it('refuses malformed scopes with 400', async () => {
-    await expectRejected(stack.dataDir, () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, scopes: ['chunk'] }), 400, /scope/);
+    await expectRejected(stack, () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, scopes: ['chunk'] }), 400, /scope/);
   });
 });
 
@@ -253,32 +253,32 @@ describe('dataset and organization headers', () => {
     expect(byTracking.body.dataset_id).toBe(id);
     const alias = await as(t.ownerKey, { 'x-dataset': id }).get('/api/chunk/tracking_id/via');
     expect(alias.status, alias.text).toBe(200);
-    await expectRejected(stack.dataDir, () => as(t.ownerKey, { 'tr-dataset': tracking }).get('/api/chunk/tracking_id/via'), 400, /TR-Organization/);
-    await expectRejected(stack.dataDir, () => as(t.ownerKey, { 'tr-dataset': tracking }).post('/api/chunk', { chunk_html: 'x' }), 400, /TR-Organization/);
+    await expectRejected(stack, () => as(t.ownerKey, { 'tr-dataset': tracking }).get('/api/chunk/tracking_id/via'), 400, /TR-Organization/);
+    await expectRejected(stack, () => as(t.ownerKey, { 'tr-dataset': tracking }).post('/api/chunk', { chunk_html: 'x' }), 400, /TR-Organization/);
   });
 
   it('missing TR-Dataset is 400, unknown dataset is 404, non-UUID TR-Organization is 400', async () => {
-    await expectRejected(stack.dataDir, () => as(t.ownerKey).post('/api/chunk', { chunk_html: 'x' }), 400, /TR-Dataset/);
-    await expectRejected(stack.dataDir, () => as(t.ownerKey).get('/api/chunk/tracking_id/seed'), 400, /TR-Dataset/);
-    await expectRejected(stack.dataDir, () => as(t.ownerKey, { 'tr-organization': t.orgId }).get('/api/chunk/tracking_id/seed'), 400, /TR-Dataset/);
+    await expectRejected(stack, () => as(t.ownerKey).post('/api/chunk', { chunk_html: 'x' }), 400, /TR-Dataset/);
+    await expectRejected(stack, () => as(t.ownerKey).get('/api/chunk/tracking_id/seed'), 400, /TR-Dataset/);
+    await expectRejected(stack, () => as(t.ownerKey, { 'tr-organization': t.orgId }).get('/api/chunk/tracking_id/seed'), 400, /TR-Dataset/);
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => as(t.ownerKey, { 'tr-dataset': '00000000-0000-4000-8000-000000000000' }).post('/api/chunk', { chunk_html: 'x' }),
       404,
     );
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => as(t.ownerKey, { 'tr-dataset': 'no-such-tracking', 'tr-organization': t.orgId }).post('/api/chunk', { chunk_html: 'x' }),
       404,
     );
-    await expectRejected(stack.dataDir, () => as(t.ownerKey, { 'tr-organization': 'not-a-uuid' }).post('/api/dataset', { dataset_name: 'x' }), 400, /Organization/);
+    await expectRejected(stack, () => as(t.ownerKey, { 'tr-organization': 'not-a-uuid' }).post('/api/dataset', { dataset_name: 'x' }), 400, /Organization/);
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => as(t.ownerKey, { 'tr-dataset': t.datasetId, 'tr-organization': 'nope' }).get('/api/chunk/tracking_id/seed'),
       400,
       /Organization/,
     );
-    await expectRejected(stack.dataDir, () => as(t.ownerKey).post('/api/dataset', { dataset_name: 'x' }), 400, /TR-Organization/);
+    await expectRejected(stack, () => as(t.ownerKey).post('/api/dataset', { dataset_name: 'x' }), 400, /TR-Organization/);
   });
 
   it('X-API-Version V1 gives tag_set as a comma string, V2 an array, invalid is 400', async () => {
@@ -295,8 +295,8 @@ describe('dataset and organization headers', () => {
     expect(dflt.body.tag_set).toEqual(['a', 'b']);
     const many = await c.post('/api/chunks', { ids: [v2.body.id] }, { 'x-api-version': '1.0' });
     expect(many.body[0].tag_set).toBe('a,b');
-    await expectRejected(stack.dataDir, () => c.get('/api/chunk/tracking_id/seed', { 'x-api-version': 'V3' }), 400, /X-API-Version/);
-    await expectRejected(stack.dataDir, () => c.post('/api/chunks', { ids: [v2.body.id] }, { 'x-api-version': 'latest' }), 400, /X-API-Version/);
+    await expectRejected(stack, () => c.get('/api/chunk/tracking_id/seed', { 'x-api-version': 'V3' }), 400, /X-API-Version/);
+    await expectRejected(stack, () => c.post('/api/chunks', { ids: [v2.body.id] }, { 'x-api-version': 'latest' }), 400, /X-API-Version/);
   });
 });
 
@@ -306,7 +306,7 @@ describe('default_params', () => {
     const name = unique('defaults');
     const res = await t.org.post('/api/organization/api_key', { name, role: 0, default_params: params });
     expect(res.status, res.text).toBe(200);
-    const rows = queryStore<{ default_params: string }>(stack.dataDir, 'SELECT default_params FROM api_keys WHERE name = ?', name);
+    const rows = await queryStore<{ default_params: string }>(stack, 'SELECT default_params FROM api_keys WHERE name = ?', name);
     expect(rows).toHaveLength(1);
     expect(JSON.parse(rows[0]!.default_params)).toEqual(params);
     const listed = await t.org.get('/api/organization/api_key');
@@ -317,13 +317,13 @@ describe('default_params', () => {
 
   it('refuses malformed default_params with 400', async () => {
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, default_params: { search_type: 'magic' } }),
       400,
       /search_type/,
     );
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => t.org.post('/api/organization/api_key', { name: 'k', role: 0, default_params: { page_size: -1 } }),
       400,
       /page_size/,
@@ -331,9 +331,9 @@ describe('default_params', () => {
   });
 
   it('keeps the snapshot helper honest: a successful write changes the store', async () => {
-    const before = snapshotStore(stack.dataDir);
+    const before = await snapshotStore(stack);
     expect((await t.ds.post('/api/chunk', { chunk_html: 'changes' })).status).toBe(200);
-    expect(snapshotStore(stack.dataDir)).not.toEqual(before);
+    expect(await snapshotStore(stack)).not.toEqual(before);
   });
 });
 
@@ -342,16 +342,16 @@ describe('keys cannot mint wider keys', () => {
   it('a dataset-restricted key cannot mint keys at all, not even restricted ones (403)', async () => {
     const restricted = await createKey(stack, t.orgId, { role: 1, dataset_ids: [t.datasetId] });
     const c = as(restricted, { 'tr-organization': t.orgId });
-    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'wide', role: 1 }), 403, /restricted to datasets/);
-    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'same', role: 0, dataset_ids: [t.datasetId] }), 403, /restricted to datasets/);
+    await expectRejected(stack, () => c.post('/api/organization/api_key', { name: 'wide', role: 1 }), 403, /restricted to datasets/);
+    await expectRejected(stack, () => c.post('/api/organization/api_key', { name: 'same', role: 0, dataset_ids: [t.datasetId] }), 403, /restricted to datasets/);
   });
 
   it('a scoped key can only mint keys with a subset of its scopes (403 otherwise)', async () => {
     const scopes = ['POST /api/organization/api_key', 'GET /api/chunk/{chunk_id}'];
     const scoped = await createKey(stack, t.orgId, { role: 1, scopes });
     const c = as(scoped, { 'tr-organization': t.orgId });
-    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'all routes', role: 1 }), 403, /scopes/);
-    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'more', role: 1, scopes: ['DELETE /api/chunk/{chunk_id}'] }), 403, /scopes/);
+    await expectRejected(stack, () => c.post('/api/organization/api_key', { name: 'all routes', role: 1 }), 403, /scopes/);
+    await expectRejected(stack, () => c.post('/api/organization/api_key', { name: 'more', role: 1, scopes: ['DELETE /api/chunk/{chunk_id}'] }), 403, /scopes/);
     const ok = await c.post('/api/organization/api_key', { name: 'subset', role: 1, scopes: ['get /api/chunk/{chunk_id}'] });
     expect(ok.status, ok.text).toBe(200);
   });
@@ -360,9 +360,9 @@ describe('keys cannot mint wider keys', () => {
     const expiresAt = Date.now() + 3_600_000;
     const expiring = await createKey(stack, t.orgId, { role: 1, expires_at: new Date(expiresAt).toISOString() });
     const c = as(expiring, { 'tr-organization': t.orgId });
-    await expectRejected(stack.dataDir, () => c.post('/api/organization/api_key', { name: 'forever', role: 1 }), 403, /expires_at/);
+    await expectRejected(stack, () => c.post('/api/organization/api_key', { name: 'forever', role: 1 }), 403, /expires_at/);
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => c.post('/api/organization/api_key', { name: 'later', role: 1, expires_at: new Date(expiresAt + 60_000).toISOString() }),
       403,
       /expires_at/,
@@ -383,7 +383,7 @@ describe('API-only users through X-Shopify-Authorization', () => {
     expect(res.body.api_key).toMatch(/^tr-[A-Za-z0-9]{32}$/);
     expect(res.body.user.email).toBe(email.toLowerCase());
     expect(res.body.user.user_orgs).toEqual([expect.objectContaining({ organization_id: res.body.organization_id, role: 2 })]);
-    const rows = queryStore<{ role: number; user_id: string }>(stack.dataDir, 'SELECT role, user_id FROM api_keys WHERE organization_id = ?', res.body.organization_id);
+    const rows = await queryStore<{ role: number; user_id: string }>(stack, 'SELECT role, user_id FROM api_keys WHERE organization_id = ?', res.body.organization_id);
     expect(rows).toEqual([{ role: 2, user_id: res.body.user.id }]);
   });
 
@@ -395,14 +395,14 @@ describe('API-only users through X-Shopify-Authorization', () => {
       { 'x-shopify-authorization': '' },
       { authorization: SHOPIFY_SECRET },
     ]) {
-      await expectRejected(stack.dataDir, () => create(headers), 401);
+      await expectRejected(stack, () => create(headers), 401);
     }
     // An organization key is neither the operator nor the secret.
-    await expectRejected(stack.dataDir, () => create({ authorization: t.ownerKey }), 401);
+    await expectRejected(stack, () => create({ authorization: t.ownerKey }), 401);
   });
 
   it('the right secret with a bad body is 400 naming the field', async () => {
-    await expectRejected(stack.dataDir, () => create({ 'x-shopify-authorization': SHOPIFY_SECRET }, { user_email: 'not-an-email', user_name: 'x' }), 400, /user_email/);
+    await expectRejected(stack, () => create({ 'x-shopify-authorization': SHOPIFY_SECRET }, { user_email: 'not-an-email', user_name: 'x' }), 400, /user_email/);
   });
 
   it('the created key owns its organization and nothing else', async () => {
@@ -420,10 +420,10 @@ describe('API-only users through X-Shopify-Authorization', () => {
     expect(me.status, me.text).toBe(200);
     expect(me.body.id).toBe(res.body.user.id);
     // Another tenant's dataset and organization do not exist for it.
-    await expectRejected(stack.dataDir, () => as(key, { 'tr-dataset': t.datasetId }).get('/api/chunk/tracking_id/seed'), 404);
-    await expectRejected(stack.dataDir, () => as(key, { 'tr-organization': t.orgId }).put('/api/organization', { name: 'mine now' }), 404);
+    await expectRejected(stack, () => as(key, { 'tr-dataset': t.datasetId }).get('/api/chunk/tracking_id/seed'), 404);
+    await expectRejected(stack, () => as(key, { 'tr-organization': t.orgId }).put('/api/organization', { name: 'mine now' }), 404);
     // It may not create API-only users itself.
-    await expectRejected(stack.dataDir, () => create({ authorization: key }), 401);
+    await expectRejected(stack, () => create({ authorization: key }), 401);
   });
 });
 
@@ -469,17 +469,17 @@ describe('PUBLIC_DATASET: keyless reads of a published dataset', () => {
       () => c.get(`/api/organization/${t.orgId}`),
       () => c.get('/api/auth/me'),
     ]) {
-      await expectRejected(stack.dataDir, call, 401, /API key/);
+      await expectRejected(stack, call, 401, /API key/);
     }
   });
 
   it('a private dataset, an unknown one or no TR-Dataset is 401 alike for the keyless', async () => {
     for (const headers of <Record<string, string>[]>[{ 'tr-dataset': t.datasetId }, { 'tr-dataset': '00000000-0000-4000-8000-000000000000' }, {}]) {
-      await expectRejected(stack.dataDir, () => anon(headers).post('/api/chunk/search', { query: 'seed', search_type: 'bm25' }), 401, /API key/);
+      await expectRejected(stack, () => anon(headers).post('/api/chunk/search', { query: 'seed', search_type: 'bm25' }), 401, /API key/);
     }
     // Naming the public dataset in TR-Dataset does not open another dataset's chunk by id.
     const seed = await t.ds.get('/api/chunk/tracking_id/seed');
-    await expectRejected(stack.dataDir, () => anon({ 'tr-dataset': pub }).get(`/api/chunk/${seed.body.id}`), 404);
+    await expectRejected(stack, () => anon({ 'tr-dataset': pub }).get(`/api/chunk/${seed.body.id}`), 404);
   });
 
   it('the published key is never sent back, the shorthand `true` works, and disabling closes it again', async () => {
@@ -489,7 +489,7 @@ describe('PUBLIC_DATASET: keyless reads of a published dataset', () => {
     expect(got.text).not.toContain('tr-published-by-the-dashboard');
     const off = await t.org.put('/api/dataset', { dataset_id: pub, server_configuration: { PUBLIC_DATASET: { enabled: false } } });
     expect(off.status, off.text).toBe(200);
-    await expectRejected(stack.dataDir, () => anon({ 'tr-dataset': pub }).post('/api/chunk/search', { query: 'apples', search_type: 'bm25' }), 401);
+    await expectRejected(stack, () => anon({ 'tr-dataset': pub }).post('/api/chunk/search', { query: 'apples', search_type: 'bm25' }), 401);
     const on = await t.org.put('/api/dataset', { dataset_id: pub, server_configuration: { PUBLIC_DATASET: true } });
     expect(on.status, on.text).toBe(200);
     const res = await anon({ 'tr-dataset': pub }).post('/api/chunk/search', { query: 'apples', search_type: 'bm25' });
@@ -498,7 +498,7 @@ describe('PUBLIC_DATASET: keyless reads of a published dataset', () => {
 
   it('a malformed PUBLIC_DATASET is 400 naming it', async () => {
     for (const value of ['yes', 1, { enabled: 'true' }, { enabled: true, extra_params: [] }]) {
-      await expectRejected(stack.dataDir, () => t.org.put('/api/dataset', { dataset_id: pub, server_configuration: { PUBLIC_DATASET: value } }), 400, /PUBLIC_DATASET/);
+      await expectRejected(stack, () => t.org.put('/api/dataset', { dataset_id: pub, server_configuration: { PUBLIC_DATASET: value } }), 400, /PUBLIC_DATASET/);
     }
   });
 });

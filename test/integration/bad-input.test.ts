@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from '../helpers/api.js';
 import { createKey, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { expectRejected } from '../helpers/store-snapshot.js';
+import { expectRejected, snapshotStore } from '../helpers/store-snapshot.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BODY_LIMIT = 65_536;
@@ -961,24 +961,24 @@ describe.each(ROUTES.filter((r) => r.scope !== 'public'))('$route', (rc) => {
 
   it('no credentials or a wrong key: 401', async () => {
     for (const key of [undefined, 'tr-' + 'A'.repeat(32), 'Bearer ']) {
-      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, key) }), 401);
+      await expectRejected(stack, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, key) }), 401);
     }
   });
 
   if (rc.scope === 'operator') {
     it('an organization owner key is not the operator: 401', async () => {
-      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: { authorization: t.ownerKey } }), 401);
+      await expectRejected(stack, () => send(rc, { body: bodyFor(), headers: { authorization: t.ownerKey } }), 401);
     });
   }
 
   if (rc.scope === 'ds') {
     it('TR-Dataset missing (400), unknown (404), a tracking id without TR-Organization (400), non-UUID TR-Organization (400)', async () => {
       const body = bodyFor();
-      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey } }), 400, /TR-Dataset/);
-      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-dataset': MISSING } }), 404);
-      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-dataset': ids.dsTracking } }), 400, /TR-Organization/);
+      await expectRejected(stack, () => send(rc, { body, headers: { authorization: t.ownerKey } }), 400, /TR-Dataset/);
+      await expectRejected(stack, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-dataset': MISSING } }), 404);
+      await expectRejected(stack, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-dataset': ids.dsTracking } }), 400, /TR-Organization/);
       await expectRejected(
-        stack.dataDir,
+        stack,
         () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-dataset': ids.ds, 'tr-organization': 'org-1' } }),
         400,
         /Organization/,
@@ -989,85 +989,85 @@ describe.each(ROUTES.filter((r) => r.scope !== 'public'))('$route', (rc) => {
   if (rc.scope === 'org') {
     it('TR-Organization missing or malformed (400), unknown (404)', async () => {
       const body = bodyFor();
-      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey } }), 400, /TR-Organization/);
-      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-organization': 'acme' } }), 400, /Organization/);
-      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-organization': MISSING } }), 404);
+      await expectRejected(stack, () => send(rc, { body, headers: { authorization: t.ownerKey } }), 400, /TR-Organization/);
+      await expectRejected(stack, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-organization': 'acme' } }), 400, /Organization/);
+      await expectRejected(stack, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-organization': MISSING } }), 404);
     });
   }
 
   if (rc.scope === 'dsBody') {
     it('malformed TR-Organization (400); a tracking id needs the right organization (404)', async () => {
       const body = bodyFor();
-      await expectRejected(stack.dataDir, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-organization': 'acme' } }), 400, /Organization/);
+      await expectRejected(stack, () => send(rc, { body, headers: { authorization: t.ownerKey, 'tr-organization': 'acme' } }), 400, /Organization/);
       await expectRejected(
-        stack.dataDir,
+        stack,
         () => send(rc, { body: { tracking_id: ids.dsTracking, dataset_name: 'x' }, headers: { authorization: t.ownerKey, 'tr-organization': other.orgId } }),
         404,
       );
-      await expectRejected(stack.dataDir, () => send(rc, { body: { tracking_id: ids.dsTracking, dataset_name: 'x' }, headers: { authorization: t.ownerKey } }), 400, /TR-Organization/);
+      await expectRejected(stack, () => send(rc, { body: { tracking_id: ids.dsTracking, dataset_name: 'x' }, headers: { authorization: t.ownerKey } }), 400, /TR-Organization/);
     });
   }
 
   if (['ds', 'dsPath', 'dsBody', 'org', 'orgPath'].includes(rc.scope)) {
     it("a key of another organization: 404, as if absent (a 403 would confirm it exists)", async () => {
-      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, other.ownerKey) }), 404);
+      await expectRejected(stack, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, other.ownerKey) }), 404);
     });
   }
 
   if (rc.route !== 'GET /api/auth/me') {
     it('a key whose scopes do not include the route: 403', async () => {
-      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, scopedKey) }), 403, /scope/);
+      await expectRejected(stack, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, scopedKey) }), 403, /scope/);
     });
   }
 
   if (['ds', 'dsPath', 'dsBody'].includes(rc.scope)) {
     it('a key restricted to another dataset: 403', async () => {
-      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, restrictedKey) }), 403, /restricted/);
+      await expectRejected(stack, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, restrictedKey) }), 403, /restricted/);
     });
   }
 
   if (rc.role >= 1 && rc.scope !== 'operator') {
     it(`a read key is below the required role ${rc.role}: 403`, async () => {
-      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, readKey) }), 403, /role/);
+      await expectRejected(stack, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, readKey) }), 403, /role/);
     });
   }
   if (rc.role === 2 && rc.scope !== 'operator') {
     it('an admin key is below owner: 403', async () => {
-      await expectRejected(stack.dataDir, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, adminKey) }), 403, /role/);
+      await expectRejected(stack, () => send(rc, { body: bodyFor(), headers: tenantHeaders(rc, adminKey) }), 403, /role/);
     });
   }
 
   if (rc.body) {
     it('malformed JSON: 400 naming JSON', async () => {
       for (const raw of ['{"a":', '{a: 1}', "{'a': 1}", '[1,]', 'undefined', '{"a":1}}']) {
-        await expectRejected(stack.dataDir, () => send(rc, { raw, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 400, /JSON/i);
+        await expectRejected(stack, () => send(rc, { raw, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 400, /JSON/i);
       }
     });
 
     it('JSON of the wrong top-level type: 400', async () => {
       const raws = ['"a string"', '42', 'true', '[1, 2]', ...(rc.bodyOptional ? [] : ['null'])];
       for (const raw of raws) {
-        await expectRejected(stack.dataDir, () => send(rc, { raw, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 400);
+        await expectRejected(stack, () => send(rc, { raw, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 400);
       }
     });
 
     if (!rc.bodyOptional) {
       it('no body at all: 400', async () => {
-        await expectRejected(stack.dataDir, () => send(rc, { headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 400);
+        await expectRejected(stack, () => send(rc, { headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 400);
       });
     }
 
     it(`a body over the ${BODY_LIMIT}-byte limit: 413`, async () => {
       const valid = bodyFor() as Record<string, unknown>;
       const big = { ...valid, padding: 'x'.repeat(BODY_LIMIT + 10) };
-      await expectRejected(stack.dataDir, () => send(rc, { body: big, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 413, /limit/);
+      await expectRejected(stack, () => send(rc, { body: big, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 413, /limit/);
     });
   }
 
   if (rc.fields) {
     it('wrong field types and missing fields: 400 naming the field', async () => {
       for (const [body, field, status] of rc.fields!(ids)) {
-        const res = await expectRejected(stack.dataDir, () => send(rc, { body, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), status ?? 400);
+        const res = await expectRejected(stack, () => send(rc, { body, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), status ?? 400);
         expect(res.body.message, `${JSON.stringify(body).slice(0, 200)} → ${res.text}`).toMatch(field);
       }
     });
@@ -1076,7 +1076,7 @@ describe.each(ROUTES.filter((r) => r.scope !== 'public'))('$route', (rc) => {
   if (rc.badParams) {
     it('non-UUID / non-integer path or query parameters: 400 naming the parameter', async () => {
       for (const [p, name] of rc.badParams!(ids)) {
-        await expectRejected(stack.dataDir, () => send(rc, { path: p, body: bodyFor(), headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 400, name);
+        await expectRejected(stack, () => send(rc, { path: p, body: bodyFor(), headers: tenantHeaders(rc, ownerKeyFor(rc)) }), 400, name);
       }
     });
   }
@@ -1084,7 +1084,7 @@ describe.each(ROUTES.filter((r) => r.scope !== 'public'))('$route', (rc) => {
   if (rc.unknown) {
     it('unknown ids: 404 (or the documented 400)', async () => {
       for (const [p, body, status] of rc.unknown!(ids)) {
-        await expectRejected(stack.dataDir, () => send(rc, { path: p, body, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), status);
+        await expectRejected(stack, () => send(rc, { path: p, body, headers: tenantHeaders(rc, ownerKeyFor(rc)) }), status);
       }
     });
   }
@@ -1101,27 +1101,27 @@ describe('the valid request of every non-destructive route succeeds (the table i
 
 describe('outside the route table', () => {
   it('unknown routes are 404 and unsupported methods 405, each with a message', async () => {
-    await expectRejected(stack.dataDir, () => request(stack.baseUrl, 'GET', '/api/nothing-here', { headers: { authorization: t.ownerKey } }), 404, /nothing-here/);
-    await expectRejected(stack.dataDir, () => request(stack.baseUrl, 'POST', '/api/chunk/not/a/route', { body: {}, headers: { authorization: t.ownerKey } }), 404);
+    await expectRejected(stack, () => request(stack.baseUrl, 'GET', '/api/nothing-here', { headers: { authorization: t.ownerKey } }), 404, /nothing-here/);
+    await expectRejected(stack, () => request(stack.baseUrl, 'POST', '/api/chunk/not/a/route', { body: {}, headers: { authorization: t.ownerKey } }), 404);
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => request(stack.baseUrl, 'PATCH', '/api/chunk', { body: { chunk_html: 'x' }, headers: { authorization: t.ownerKey, 'tr-dataset': ids.ds } }),
       405,
       /PATCH/,
     );
-    await expectRejected(stack.dataDir, () => request(stack.baseUrl, 'DELETE', '/api/chunks', { headers: { authorization: t.ownerKey, 'tr-dataset': ids.ds } }), 405);
+    await expectRejected(stack, () => request(stack.baseUrl, 'DELETE', '/api/chunks', { headers: { authorization: t.ownerKey, 'tr-dataset': ids.ds } }), 405);
   });
 
   it('multipart bodies are 415; a body that is not JSON under another content type is 400', async () => {
     const headers = { authorization: t.ownerKey, 'tr-dataset': ids.ds };
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => request(stack.baseUrl, 'POST', '/api/chunk', { raw: '--b\r\n\r\nx\r\n--b--', headers: { ...headers, 'content-type': 'multipart/form-data; boundary=b' } }),
       415,
       /Content-Type/,
     );
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => request(stack.baseUrl, 'POST', '/api/chunk', { raw: 'chunk_html=x', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' } }),
       400,
       /JSON/,
@@ -1137,11 +1137,11 @@ describe('outside the route table', () => {
         c.close();
       },
     });
-    const before = (await import('../helpers/store-snapshot.js')).snapshotStore(stack.dataDir);
+    const before = await snapshotStore(stack);
     const res = await fetch(`${stack.baseUrl}/api/chunk`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
     expect(res.status).toBe(413);
     expect(((await res.json()) as { message: string }).message).toMatch(/limit/);
-    expect((await import('../helpers/store-snapshot.js')).snapshotStore(stack.dataDir)).toEqual(before);
+    expect(await snapshotStore(stack)).toEqual(before);
   });
 });
 

@@ -22,7 +22,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const chunkCount = () => countRows(stack.dataDir, 'chunks', 'dataset_id = ?', t.datasetId);
+const chunkCount = (): Promise<number> => countRows(stack, 'chunks', 'dataset_id = ?', t.datasetId);
 
 async function create(body: unknown): Promise<any> {
   const res = await ds.post('/api/chunk', body);
@@ -72,7 +72,7 @@ describe('create', () => {
     const stored = await get(m.id);
     const { content: _content, ...withoutContent } = m;
     expect(stored).toEqual(withoutContent);
-    const row = queryStore(stack.dataDir, 'SELECT semantic_content, fulltext_content FROM chunks WHERE id = ?', m.id);
+    const row = await queryStore(stack, 'SELECT semantic_content, fulltext_content FROM chunks WHERE id = ?', m.id);
     expect(row).toEqual([{ semantic_content: 'semantic text', fulltext_content: 'fulltext text' }]);
   });
 
@@ -85,22 +85,22 @@ describe('create', () => {
   });
 
   it('accepts exactly 120 chunks; 121 is 413 and stores nothing', async () => {
-    const before = chunkCount();
+    const before = await chunkCount();
     const ok = await create(Array.from({ length: 120 }, (_, i) => ({ chunk_html: `bulk ${i}`, tracking_id: `bulk-${i}` })));
     expect(ok).toHaveLength(120);
-    expect(chunkCount()).toBe(before + 120);
+    expect(await chunkCount()).toBe(before + 120);
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => ds.post('/api/chunk', Array.from({ length: 121 }, (_, i) => ({ chunk_html: `over ${i}`, tracking_id: `over-${i}` }))),
       413,
       /120/,
     );
-    expect(countRows(stack.dataDir, 'chunks', "tracking_id LIKE 'over-%'")).toBe(0);
+    expect(await countRows(stack, 'chunks', "tracking_id LIKE 'over-%'")).toBe(0);
   });
 
   it('a tracking_id repeated within a batch is 400 and stores nothing', async () => {
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => ds.post('/api/chunk', [{ chunk_html: 'd1', tracking_id: 'dup-new' }, { chunk_html: 'fresh', tracking_id: 'fresh-1' }, { chunk_html: 'd2', tracking_id: 'dup-new' }]),
       400,
       /dup-new/,
@@ -110,7 +110,7 @@ describe('create', () => {
   it('an existing tracking_id is 400 naming it and stores nothing of the batch', async () => {
     await create({ chunk_html: 'original', tracking_id: 'exists-1' });
     const res = await expectRejected(
-      stack.dataDir,
+      stack,
       () =>
         ds.post('/api/chunk', [
           { chunk_html: 'new A', tracking_id: 'new-a', group_tracking_ids: ['would-be-created'] },
@@ -122,8 +122,8 @@ describe('create', () => {
     );
     expect(res.body.message).toMatch(/exists-1/);
     expect((await ds.get('/api/chunk/tracking_id/exists-1')).body.chunk_html).toBe('original');
-    expect(countRows(stack.dataDir, 'chunk_groups', 'tracking_id = ?', 'would-be-created')).toBe(0);
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunk', { chunk_html: 'again', tracking_id: 'exists-1' }), 400, /exists-1/);
+    expect(await countRows(stack, 'chunk_groups', 'tracking_id = ?', 'would-be-created')).toBe(0);
+    await expectRejected(stack, () => ds.post('/api/chunk', { chunk_html: 'again', tracking_id: 'exists-1' }), 400, /exists-1/);
   });
 
   it('upsert_by_tracking_id replaces the stored chunk (same id, new content)', async () => {
@@ -135,7 +135,7 @@ describe('create', () => {
     expect(stored.metadata).toEqual({ new: true });
     expect(stored.tag_set).toEqual([]);
     expect(stored.num_value).toBeNull();
-    expect(countRows(stack.dataDir, 'chunks', 'tracking_id = ?', 'up-1')).toBe(1);
+    expect(await countRows(stack, 'chunks', 'tracking_id = ?', 'up-1')).toBe(1);
     // Upsert of an unknown tracking id creates.
     const created = await create({ chunk_html: 'v1', tracking_id: 'up-new', upsert_by_tracking_id: true });
     expect((await get(created.id)).tracking_id).toBe('up-new');
@@ -145,28 +145,28 @@ describe('create', () => {
     const m = await create([{ chunk_html: 'e1', tracking_id: '' }, { chunk_html: 'e2', tracking_id: '' }]);
     expect(m.map((c: any) => c.tracking_id)).toEqual([null, null]);
     for (const c of m) expect((await get(c.id)).tracking_id).toBeNull();
-    expect(countRows(stack.dataDir, 'chunks', "tracking_id = ''")).toBe(0);
+    expect(await countRows(stack, 'chunks', "tracking_id = ''")).toBe(0);
   });
 
   it('group_tracking_ids that do not exist create the groups and join them', async () => {
     const m = await create({ chunk_html: 'grouped', tracking_id: 'grp-chunk', group_tracking_ids: ['auto-g1', 'auto-g2'] });
-    const groups = queryStore<{ id: string; tracking_id: string }>(
-      stack.dataDir,
+    const groups = await queryStore<{ id: string; tracking_id: string }>(
+      stack,
       "SELECT id, tracking_id FROM chunk_groups WHERE dataset_id = ? AND tracking_id IN ('auto-g1', 'auto-g2') ORDER BY tracking_id",
       t.datasetId,
     );
     expect(groups.map((g) => g.tracking_id)).toEqual(['auto-g1', 'auto-g2']);
-    const members = queryStore<{ group_id: string }>(stack.dataDir, 'SELECT group_id FROM chunk_group_members WHERE chunk_id = ? ORDER BY group_id', m.id);
+    const members = await queryStore<{ group_id: string }>(stack, 'SELECT group_id FROM chunk_group_members WHERE chunk_id = ? ORDER BY group_id', m.id);
     expect(members.map((r) => r.group_id)).toEqual(groups.map((g) => g.id).sort());
     // A second chunk naming an existing group joins it rather than creating another.
     const m2 = await create({ chunk_html: 'grouped 2', group_tracking_ids: ['auto-g1'] });
-    expect(countRows(stack.dataDir, 'chunk_groups', 'tracking_id = ?', 'auto-g1')).toBe(1);
-    expect(countRows(stack.dataDir, 'chunk_group_members', 'chunk_id = ? AND group_id = ?', m2.id, groups[0]!.id)).toBe(1);
+    expect(await countRows(stack, 'chunk_groups', 'tracking_id = ?', 'auto-g1')).toBe(1);
+    expect(await countRows(stack, 'chunk_group_members', 'chunk_id = ? AND group_id = ?', m2.id, groups[0]!.id)).toBe(1);
   });
 
   it('unknown group_ids are 404 and store nothing', async () => {
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => ds.post('/api/chunk', [{ chunk_html: 'ok', tracking_id: 'gid-ok' }, { chunk_html: 'bad', group_ids: [MISSING] }]),
       404,
       new RegExp(MISSING),
@@ -192,7 +192,7 @@ describe('timestamps, locations, metadata', () => {
   });
 
   it.each(['yesterday', '2024-13-01', '2024-02-30', '2023-02-29', '31/01/2024', '2024-01-31T25:00:00', ''])('invalid time_stamp %j is 400', async (bad) => {
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunk', { chunk_html: 'bad ts', time_stamp: bad }), 400, /time_stamp/);
+    await expectRejected(stack, () => ds.post('/api/chunk', { chunk_html: 'bad ts', time_stamp: bad }), 400, /time_stamp/);
   });
 
   it('accepts locations at the edges and refuses out-of-range or incomplete ones', async () => {
@@ -201,7 +201,7 @@ describe('timestamps, locations, metadata', () => {
       expect((await get(m.id)).location).toEqual(location);
     }
     for (const location of [{ lat: 90.01, lon: 0 }, { lat: 0, lon: -180.5 }, { lat: 10 }, { lat: '1', lon: 2 }, [1, 2]]) {
-      await expectRejected(stack.dataDir, () => ds.post('/api/chunk', { chunk_html: 'bad loc', location }), 400, /location/);
+      await expectRejected(stack, () => ds.post('/api/chunk', { chunk_html: 'bad loc', location }), 400, /location/);
     }
   });
 
@@ -244,7 +244,7 @@ describe('update', () => {
   it.each(FIELDS)('changing only %s keeps every other field (API and stored row)', async (field, value) => {
     const m = await create({ ...FULL, tracking_id: `upd-${field}`, convert_html_to_text: false });
     const before = await get(m.id);
-    const rowBefore = queryStore(stack.dataDir, 'SELECT * FROM chunks WHERE id = ?', m.id)[0] as Record<string, unknown>;
+    const rowBefore = (await queryStore(stack, 'SELECT * FROM chunks WHERE id = ?', m.id))[0] as Record<string, unknown>;
     const res = await ds.put('/api/chunk', { chunk_id: m.id, [field]: value });
     expect(res.status, res.text).toBe(204);
     const after = await get(m.id);
@@ -253,7 +253,7 @@ describe('update', () => {
       if (key === field || key === 'updated_at') continue;
       expect(after[key], key).toEqual(before[key]);
     }
-    const rowAfter = queryStore(stack.dataDir, 'SELECT * FROM chunks WHERE id = ?', m.id)[0] as Record<string, unknown>;
+    const rowAfter = (await queryStore(stack, 'SELECT * FROM chunks WHERE id = ?', m.id))[0] as Record<string, unknown>;
     const columnsOf: Record<string, string[]> = { location: ['lat', 'lon'] };
     const changed = new Set([...(columnsOf[field] ?? [field]), 'updated_at']);
     for (const col of Object.keys(rowBefore)) if (!changed.has(col)) expect(rowAfter[col], col).toEqual(rowBefore[col]);
@@ -283,13 +283,13 @@ describe('update', () => {
   it("changing a tracking_id to another chunk's is 400 and changes nothing", async () => {
     const a = await create({ chunk_html: 'A', tracking_id: 'clash-a' });
     await create({ chunk_html: 'B', tracking_id: 'clash-b' });
-    await expectRejected(stack.dataDir, () => ds.put('/api/chunk', { chunk_id: a.id, tracking_id: 'clash-b', chunk_html: 'A2' }), 400, /clash-b/);
+    await expectRejected(stack, () => ds.put('/api/chunk', { chunk_id: a.id, tracking_id: 'clash-b', chunk_html: 'A2' }), 400, /clash-b/);
   });
 
   it('unknown chunk_id or tracking_id is 404; neither is 400; all change nothing', async () => {
-    await expectRejected(stack.dataDir, () => ds.put('/api/chunk', { chunk_id: MISSING, chunk_html: 'x' }), 404, new RegExp(MISSING));
-    await expectRejected(stack.dataDir, () => ds.put('/api/chunk', { tracking_id: 'never-was', chunk_html: 'x' }), 404, /never-was/);
-    await expectRejected(stack.dataDir, () => ds.put('/api/chunk', { chunk_html: 'x' }), 400, /chunk_id|tracking_id/);
+    await expectRejected(stack, () => ds.put('/api/chunk', { chunk_id: MISSING, chunk_html: 'x' }), 404, new RegExp(MISSING));
+    await expectRejected(stack, () => ds.put('/api/chunk', { tracking_id: 'never-was', chunk_html: 'x' }), 404, /never-was/);
+    await expectRejected(stack, () => ds.put('/api/chunk', { chunk_html: 'x' }), 400, /chunk_id|tracking_id/);
   });
 
   it('group_ids on update replace membership; unknown group_ids are 404 and change nothing', async () => {
@@ -297,15 +297,15 @@ describe('update', () => {
     const g2 = await ds.post('/api/chunk_group', { name: 'g2', tracking_id: 'upd-g2' });
     expect(g2.status, g2.text).toBe(200);
     expect((await ds.put('/api/chunk', { chunk_id: m.id, group_ids: [g2.body.id] })).status).toBe(204);
-    expect(queryStore(stack.dataDir, 'SELECT group_id FROM chunk_group_members WHERE chunk_id = ?', m.id)).toEqual([{ group_id: g2.body.id }]);
-    await expectRejected(stack.dataDir, () => ds.put('/api/chunk', { chunk_id: m.id, chunk_html: 'no', group_ids: [MISSING] }), 404);
+    expect(await queryStore(stack, 'SELECT group_id FROM chunk_group_members WHERE chunk_id = ?', m.id)).toEqual([{ group_id: g2.body.id }]);
+    await expectRejected(stack, () => ds.put('/api/chunk', { chunk_id: m.id, chunk_html: 'no', group_ids: [MISSING] }), 404);
   });
 
   it('the legacy tracking_id/update route updates by tracking id', async () => {
     const m = await create({ chunk_html: 'legacy', tracking_id: 'legacy-1', link: 'keep' });
     expect((await ds.put('/api/chunk/tracking_id/update', { tracking_id: 'legacy-1', chunk_html: 'legacy 2' })).status).toBe(204);
     expect(await get(m.id)).toMatchObject({ chunk_html: 'legacy 2', link: 'keep' });
-    await expectRejected(stack.dataDir, () => ds.put('/api/chunk/tracking_id/update', { tracking_id: 'nope-legacy', chunk_html: 'x' }), 404);
+    await expectRejected(stack, () => ds.put('/api/chunk/tracking_id/update', { tracking_id: 'nope-legacy', chunk_html: 'x' }), 404);
   });
 });
 
@@ -325,41 +325,41 @@ describe('read and delete', () => {
     const byTid = await ds.get('/api/chunk/tracking_id/read-1');
     expect(byTid.status).toBe(200);
     expect(byTid.body.id).toBe(ids[1]);
-    await expectRejected(stack.dataDir, () => ds.get(`/api/chunk/${MISSING}`), 404);
-    await expectRejected(stack.dataDir, () => ds.get('/api/chunk/tracking_id/missing-tid'), 404);
-    await expectRejected(stack.dataDir, () => ds.get('/api/chunk/not-a-uuid'), 400, /chunk_id/);
+    await expectRejected(stack, () => ds.get(`/api/chunk/${MISSING}`), 404);
+    await expectRejected(stack, () => ds.get('/api/chunk/tracking_id/missing-tid'), 404);
+    await expectRejected(stack, () => ds.get('/api/chunk/not-a-uuid'), 400, /chunk_id/);
   });
 
   it('POST /api/chunks keeps the order asked and drops unknown ids; all unknown is 404', async () => {
     const res = await ds.post('/api/chunks', { ids: [ids[2], MISSING, ids[0], ids[1]] });
     expect(res.status, res.text).toBe(200);
     expect(res.body.map((c: any) => c.chunk_html)).toEqual(['r2', 'r0', 'r1']);
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunks', { ids: [MISSING] }), 404);
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunks', { ids: ['nope'] }), 400, /ids/);
+    await expectRejected(stack, () => ds.post('/api/chunks', { ids: [MISSING] }), 404);
+    await expectRejected(stack, () => ds.post('/api/chunks', { ids: ['nope'] }), 400, /ids/);
   });
 
   it('POST /api/chunks/tracking keeps the order asked and drops unknown ids; all unknown is 404', async () => {
     const res = await ds.post('/api/chunks/tracking', { tracking_ids: ['read-1', 'absent', 'read-2', 'read-0'] });
     expect(res.status, res.text).toBe(200);
     expect(res.body.map((c: any) => c.tracking_id)).toEqual(['read-1', 'read-2', 'read-0']);
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunks/tracking', { tracking_ids: ['absent'] }), 404);
+    await expectRejected(stack, () => ds.post('/api/chunks/tracking', { tracking_ids: ['absent'] }), 404);
   });
 
   it('chunks of another dataset are invisible', async () => {
     const other = await createTenant(stack);
-    await expectRejected(stack.dataDir, () => other.ds.get(`/api/chunk/${ids[0]}`), 404);
-    await expectRejected(stack.dataDir, () => other.ds.post('/api/chunks', { ids }), 404);
-    await expectRejected(stack.dataDir, () => other.ds.del(`/api/chunk/${ids[0]}`), 404);
+    await expectRejected(stack, () => other.ds.get(`/api/chunk/${ids[0]}`), 404);
+    await expectRejected(stack, () => other.ds.post('/api/chunks', { ids }), 404);
+    await expectRejected(stack, () => other.ds.del(`/api/chunk/${ids[0]}`), 404);
   });
 
   it('deletes by id and by tracking id; then both are 404', async () => {
     expect((await ds.del(`/api/chunk/${ids[0]}`)).status).toBe(204);
     expect((await ds.del('/api/chunk/tracking_id/read-1')).status).toBe(204);
-    await expectRejected(stack.dataDir, () => ds.get(`/api/chunk/${ids[0]}`), 404);
-    await expectRejected(stack.dataDir, () => ds.get(`/api/chunk/${ids[1]}`), 404);
-    await expectRejected(stack.dataDir, () => ds.del(`/api/chunk/${ids[0]}`), 404);
-    await expectRejected(stack.dataDir, () => ds.del('/api/chunk/tracking_id/read-1'), 404);
-    expect(countRows(stack.dataDir, 'chunks', 'id IN (?, ?)', ids[0], ids[1])).toBe(0);
+    await expectRejected(stack, () => ds.get(`/api/chunk/${ids[0]}`), 404);
+    await expectRejected(stack, () => ds.get(`/api/chunk/${ids[1]}`), 404);
+    await expectRejected(stack, () => ds.del(`/api/chunk/${ids[0]}`), 404);
+    await expectRejected(stack, () => ds.del('/api/chunk/tracking_id/read-1'), 404);
+    expect(await countRows(stack, 'chunks', 'id IN (?, ?)', ids[0], ids[1])).toBe(0);
     expect((await get(ids[2]!)).chunk_html).toBe('r2');
     // The tracking id is free again.
     expect((await create({ chunk_html: 'reborn', tracking_id: 'read-1' })).tracking_id).toBe('read-1');

@@ -10,7 +10,7 @@ import { cosine, FAKE_DIM, fakeVector, startFakeEmbeddings, type FakeEmbeddings 
 import { createDataset, createTenant } from '../helpers/fixtures.js';
 import { randomChunks, randomFilter, randomQuery, rng } from '../helpers/random-corpus.js';
 import { bruteForceBm25, loadChunks } from '../helpers/search-oracle.js';
-import { openStoreReadOnly } from '../helpers/store-snapshot.js';
+import { queryStore } from '../helpers/store-snapshot.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 let stack: Stack;
@@ -70,7 +70,7 @@ describe('the search core hosted by the HTTP process', () => {
   });
 
   it('answers bm25 and fulltext exactly as brute force, with filters', async () => {
-    const chunks = loadChunks(stack.dataDir, datasetId);
+    const chunks = await loadChunks(stack, datasetId);
     const r = rng(4);
     for (let q = 0; q < 20; q++) {
       const query = randomQuery(r);
@@ -99,11 +99,9 @@ describe('the search core hosted by the HTTP process', () => {
       if (Date.now() > until) throw new Error(`embedding did not finish\n${stack.output().slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
-    const db = openStoreReadOnly(stack.dataDir);
-    const rows = db.prepare('SELECT chunk_id, vector FROM chunk_vectors WHERE dataset_id = ?').all(datasetId) as { chunk_id: string; vector: Buffer }[];
-    db.close();
+    const rows = await queryStore<{ chunk_id: string; vector: Buffer }>(stack, 'SELECT chunk_id, vector FROM chunk_vectors WHERE dataset_id = ?', datasetId);
     const vectors = new Map(rows.map((row) => [row.chunk_id, new Float32Array(row.vector.buffer.slice(row.vector.byteOffset, row.vector.byteOffset + row.vector.byteLength))]));
-    const chunks = loadChunks(stack.dataDir, datasetId);
+    const chunks = await loadChunks(stack, datasetId);
     const query = 'protein gene trial';
     const qv = fakeVector(query);
     const expected = chunks.map((c) => cosine(vectors.get(c.id)!, qv)).sort((x, y) => y - x).slice(0, 10);

@@ -17,9 +17,9 @@ const MISSING = '00000000-0000-4000-8000-000000000000';
 const as = (key: string, headers: Record<string, string> = {}): Client => client(stack.baseUrl, { authorization: key, ...headers });
 
 /** Polls until `check` is true (the job worker purges asynchronously). */
-async function eventually(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${stack.output().slice(-3000)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -65,11 +65,11 @@ describe('datasets', () => {
     expect((await c.get(`/api/dataset/${d.id}`)).status).toBe(404);
     expect((await as(t.ownerKey, { 'tr-dataset': d.id }).post('/api/chunk', { chunk_html: 'late' })).status).toBe(404);
     expect((await c.get('/api/dataset/tracking_id/ds-life-2')).status).toBe(404);
-    await eventually(() => countRows(stack.dataDir, 'datasets', 'id = ?', d.id) === 0, 'the dataset purge');
-    expect(countRows(stack.dataDir, 'chunks', 'dataset_id = ?', d.id)).toBe(0);
-    await expectRejected(stack.dataDir, () => c.get(`/api/dataset/${d.id}`), 404);
-    await expectRejected(stack.dataDir, () => as(t.ownerKey, { 'tr-dataset': d.id }).post('/api/chunk', { chunk_html: 'late' }), 404);
-    await expectRejected(stack.dataDir, () => c.get('/api/dataset/tracking_id/ds-life-2'), 404);
+    await eventually(async () => (await countRows(stack, 'datasets', 'id = ?', d.id)) === 0, 'the dataset purge');
+    expect(await countRows(stack, 'chunks', 'dataset_id = ?', d.id)).toBe(0);
+    await expectRejected(stack, () => c.get(`/api/dataset/${d.id}`), 404);
+    await expectRejected(stack, () => as(t.ownerKey, { 'tr-dataset': d.id }).post('/api/chunk', { chunk_html: 'late' }), 404);
+    await expectRejected(stack, () => c.get('/api/dataset/tracking_id/ds-life-2'), 404);
     // Its tracking id is free again.
     expect((await c.post('/api/dataset', { dataset_name: 'again', tracking_id: 'ds-life-2' })).status).toBe(200);
   });
@@ -78,30 +78,30 @@ describe('datasets', () => {
     const id = await createDataset(stack, t.orgId, t.ownerKey, { tracking_id: 'ds-del-tid' });
     expect((await t.org.del('/api/dataset/tracking_id/ds-del-tid')).status).toBe(204);
     expect((await t.org.get(`/api/dataset/${id}`)).status).toBe(404);
-    await eventually(() => countRows(stack.dataDir, 'datasets', 'id = ?', id) === 0, 'the dataset purge');
-    await expectRejected(stack.dataDir, () => t.org.get(`/api/dataset/${id}`), 404);
+    await eventually(async () => (await countRows(stack, 'datasets', 'id = ?', id)) === 0, 'the dataset purge');
+    await expectRejected(stack, () => t.org.get(`/api/dataset/${id}`), 404);
   });
 
   it('a duplicate dataset tracking_id is 400 (create and update) and stores nothing', async () => {
     await createDataset(stack, t.orgId, t.ownerKey, { tracking_id: 'ds-dup' });
     const second = await createDataset(stack, t.orgId, t.ownerKey, { tracking_id: 'ds-dup-other' });
-    await expectRejected(stack.dataDir, () => t.org.post('/api/dataset', { dataset_name: 'x', tracking_id: 'ds-dup' }), 400, /ds-dup/);
-    await expectRejected(stack.dataDir, () => t.org.put('/api/dataset', { dataset_id: second, new_tracking_id: 'ds-dup' }), 400, /ds-dup/);
+    await expectRejected(stack, () => t.org.post('/api/dataset', { dataset_name: 'x', tracking_id: 'ds-dup' }), 400, /ds-dup/);
+    await expectRejected(stack, () => t.org.put('/api/dataset', { dataset_id: second, new_tracking_id: 'ds-dup' }), 400, /ds-dup/);
     // The same tracking id in another organization is fine.
     const other = await createTenant(stack);
     expect((await other.org.post('/api/dataset', { dataset_name: 'x', tracking_id: 'ds-dup' })).status).toBe(200);
   });
 
   it('refuses bad dataset bodies and unknown datasets', async () => {
-    await expectRejected(stack.dataDir, () => t.org.post('/api/dataset', {}), 400, /dataset_name/);
-    await expectRejected(stack.dataDir, () => t.org.post('/api/dataset', { dataset_name: '   ' }), 400, /dataset_name/);
-    await expectRejected(stack.dataDir, () => t.org.post('/api/dataset', { dataset_name: 'x', server_configuration: { BM25_K: 'big' } }), 400, /BM25_K/);
-    await expectRejected(stack.dataDir, () => t.org.post('/api/dataset', { dataset_name: 'x', server_configuration: { DISTANCE_METRIC: 'hamming' } }), 400, /DISTANCE_METRIC/);
-    await expectRejected(stack.dataDir, () => t.org.put('/api/dataset', { dataset_name: 'x' }), 400, /dataset_id|tracking_id/);
-    await expectRejected(stack.dataDir, () => t.org.put('/api/dataset', { dataset_id: MISSING, dataset_name: 'x' }), 404);
-    await expectRejected(stack.dataDir, () => t.org.get(`/api/dataset/${MISSING}`), 404);
-    await expectRejected(stack.dataDir, () => t.org.del(`/api/dataset/${MISSING}`), 404);
-    await expectRejected(stack.dataDir, () => t.org.get('/api/dataset/not-a-uuid'), 400, /dataset_id/);
+    await expectRejected(stack, () => t.org.post('/api/dataset', {}), 400, /dataset_name/);
+    await expectRejected(stack, () => t.org.post('/api/dataset', { dataset_name: '   ' }), 400, /dataset_name/);
+    await expectRejected(stack, () => t.org.post('/api/dataset', { dataset_name: 'x', server_configuration: { BM25_K: 'big' } }), 400, /BM25_K/);
+    await expectRejected(stack, () => t.org.post('/api/dataset', { dataset_name: 'x', server_configuration: { DISTANCE_METRIC: 'hamming' } }), 400, /DISTANCE_METRIC/);
+    await expectRejected(stack, () => t.org.put('/api/dataset', { dataset_name: 'x' }), 400, /dataset_id|tracking_id/);
+    await expectRejected(stack, () => t.org.put('/api/dataset', { dataset_id: MISSING, dataset_name: 'x' }), 404);
+    await expectRejected(stack, () => t.org.get(`/api/dataset/${MISSING}`), 404);
+    await expectRejected(stack, () => t.org.del(`/api/dataset/${MISSING}`), 404);
+    await expectRejected(stack, () => t.org.get('/api/dataset/not-a-uuid'), 400, /dataset_id/);
   });
 
   it('lists the datasets of an organization with chunk counts, usage and tags', async () => {
@@ -135,8 +135,8 @@ describe('datasets', () => {
     expect(tagPage.body.tags).toHaveLength(1);
 
     // Another organization's datasets: 404 as if it did not exist.
-    await expectRejected(stack.dataDir, () => tenant.org.get(`/api/dataset/organization/${t.orgId}`), 404);
-    await expectRejected(stack.dataDir, () => tenant.org.get(`/api/dataset/organization/${tenant.orgId}?limit=-1`), 400, /limit/);
+    await expectRejected(stack, () => tenant.org.get(`/api/dataset/organization/${t.orgId}`), 404);
+    await expectRejected(stack, () => tenant.org.get(`/api/dataset/organization/${tenant.orgId}?limit=-1`), 400, /limit/);
   });
 
   it('clear removes every chunk and group of the dataset and keeps the dataset', async () => {
@@ -146,9 +146,9 @@ describe('datasets', () => {
     expect((await as(tenant.ownerKey, { 'tr-dataset': keep }).post('/api/chunk', { chunk_html: 'other ds' })).status).toBe(200);
     const res = await tenant.ds.put(`/api/dataset/clear/${tenant.datasetId}`);
     expect(res.status, res.text).toBe(204);
-    expect(countRows(stack.dataDir, 'chunks', 'dataset_id = ?', tenant.datasetId)).toBe(0);
-    expect(countRows(stack.dataDir, 'chunk_groups', 'dataset_id = ?', tenant.datasetId)).toBe(0);
-    expect(countRows(stack.dataDir, 'chunks', 'dataset_id = ?', keep)).toBe(1);
+    expect(await countRows(stack, 'chunks', 'dataset_id = ?', tenant.datasetId)).toBe(0);
+    expect(await countRows(stack, 'chunk_groups', 'dataset_id = ?', tenant.datasetId)).toBe(0);
+    expect(await countRows(stack, 'chunks', 'dataset_id = ?', keep)).toBe(1);
     expect((await tenant.ds.get(`/api/dataset/usage/${tenant.datasetId}`)).body.chunk_count).toBe(0);
     expect((await tenant.org.get(`/api/dataset/${tenant.datasetId}`)).status).toBe(200);
   });
@@ -157,8 +157,8 @@ describe('datasets', () => {
 describe('server_configuration bounds', () => {
   const text = (n: number): string => 'p'.repeat(n);
   /** The dataset's server_configuration as stored (the response redacts keys). */
-  const storedConfig = (id: string): string =>
-    queryStore<{ c: string }>(stack.dataDir, 'SELECT server_configuration AS c FROM datasets WHERE id = ?', id)[0]!.c;
+  const storedConfig = async (id: string): Promise<string> =>
+    (await queryStore<{ c: string }>(stack, 'SELECT server_configuration AS c FROM datasets WHERE id = ?', id))[0]!.c;
 
   it('every string is stored at its cap; one past it is a 400 naming the key and the cap (create and update)', async () => {
     const cases: [string, number][] = [
@@ -175,15 +175,15 @@ describe('server_configuration bounds', () => {
     for (const [key, cap] of cases) {
       const ok = await t.org.post('/api/dataset', { dataset_name: `cap ${key}`, server_configuration: { [key]: text(cap) } });
       expect(ok.status, ok.text).toBe(200);
-      expect((JSON.parse(storedConfig(ok.body.id)) as Record<string, string>)[key]).toHaveLength(cap);
+      expect((JSON.parse(await storedConfig(ok.body.id)) as Record<string, string>)[key]).toHaveLength(cap);
       const named = new RegExp(`server_configuration\\.${key}: must be at most ${cap} characters long, got ${cap + 1}`);
-      await expectRejected(stack.dataDir, () => t.org.post('/api/dataset', { dataset_name: 'x', server_configuration: { [key]: text(cap + 1) } }), 400, named);
-      await expectRejected(stack.dataDir, () => t.org.put('/api/dataset', { dataset_id: ok.body.id, server_configuration: { [key]: text(cap + 1) } }), 400, named);
+      await expectRejected(stack, () => t.org.post('/api/dataset', { dataset_name: 'x', server_configuration: { [key]: text(cap + 1) } }), 400, named);
+      await expectRejected(stack, () => t.org.put('/api/dataset', { dataset_id: ok.body.id, server_configuration: { [key]: text(cap + 1) } }), 400, named);
     }
     const keyOk = await t.org.post('/api/dataset', { dataset_name: 'long key', server_configuration: { [text(LIMITS.configStringLength)]: 1 } });
     expect(keyOk.status, keyOk.text).toBe(200);
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => t.org.post('/api/dataset', { dataset_name: 'x', server_configuration: { [text(LIMITS.configStringLength + 1)]: 1 } }),
       400,
       new RegExp(`server_configuration: keys must be at most ${LIMITS.configStringLength} characters`),
@@ -200,18 +200,18 @@ describe('server_configuration bounds', () => {
     };
     // Each update is small (under the body limit); together they would grow the stored object without end.
     const entry = (k: number) => [`K${String(k).padStart(4, '0')}`, text(1000)] as const; // ,"K0000":"<1000>" = 1011 bytes
-    const room = () => LIMITS.configBytes - Buffer.byteLength(storedConfig(id));
+    const room = async () => LIMITS.configBytes - Buffer.byteLength(await storedConfig(id));
     let k = 0;
-    while (room() - 20 * 1011 >= 500) await put(Object.fromEntries(Array.from({ length: 20 }, () => entry(k++))));
-    while (room() - 1011 >= 500) await put(Object.fromEntries([entry(k++)]));
+    while ((await room()) - 20 * 1011 >= 500) await put(Object.fromEntries(Array.from({ length: 20 }, () => entry(k++))));
+    while ((await room()) - 1011 >= 500) await put(Object.fromEntries([entry(k++)]));
     // Exactly to the cap with two more keys (,"PADi":"<v>" = 10 + v bytes).
-    const left = room();
+    const left = await room();
     const v0 = Math.min(1000, left - 30);
     const v1 = left - 10 - v0 - 10;
     await put({ PAD0: text(v0), PAD1: text(v1) });
-    expect(Buffer.byteLength(storedConfig(id))).toBe(LIMITS.configBytes);
+    expect(Buffer.byteLength(await storedConfig(id))).toBe(LIMITS.configBytes);
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => t.org.put('/api/dataset', { dataset_id: id, server_configuration: { PAD1: text(v1 + 1) } }),
       400,
       new RegExp(`server_configuration: must be at most ${LIMITS.configBytes} bytes as JSON`),
@@ -237,12 +237,12 @@ describe('organizations', () => {
     const admin = await createKey(stack, t.orgId, { role: 1 });
     const read = await createKey(stack, t.orgId, { role: 0 });
     for (const key of [admin, read]) {
-      await expectRejected(stack.dataDir, () => as(key, { 'tr-organization': t.orgId }).put('/api/organization', { name: 'Nope' }), 403);
+      await expectRejected(stack, () => as(key, { 'tr-organization': t.orgId }).put('/api/organization', { name: 'Nope' }), 403);
     }
     expect((await as(read, { 'tr-organization': t.orgId }).get(`/api/organization/${t.orgId}`)).status).toBe(200);
-    await expectRejected(stack.dataDir, () => t.org.put('/api/organization', { name: 17 }), 400, /name/);
-    await expectRejected(stack.dataDir, () => t.org.put('/api/organization', { partner_configuration: 'x' }), 400, /partner_configuration/);
-    await expectRejected(stack.dataDir, () => t.org.get(`/api/organization/${MISSING}`), 404);
+    await expectRejected(stack, () => t.org.put('/api/organization', { name: 17 }), 400, /name/);
+    await expectRejected(stack, () => t.org.put('/api/organization', { partner_configuration: 'x' }), 400, /partner_configuration/);
+    await expectRejected(stack, () => t.org.get(`/api/organization/${MISSING}`), 404);
   });
 
   it('the deletion flag stops the keys at once and the job worker purges every row', async () => {
@@ -265,12 +265,12 @@ describe('organizations', () => {
     expect((await as(stack.adminKey, { 'tr-dataset': tenant.datasetId }).get(`/api/chunk/${created.body.chunk_metadata[0].id}`)).status).toBe(404);
     // The job removes the index files first, then the rows in slices, the organization's row last
     // (workers/jobs/maintenance.ts): once that row is gone, so are the files.
-    await eventually(() => countRows(stack.dataDir, 'organizations', 'id = ?', tenant.orgId) === 0, 'the organization purge');
-    expect(countRows(stack.dataDir, 'datasets', 'organization_id = ?', tenant.orgId)).toBe(0);
-    expect(countRows(stack.dataDir, 'api_keys', 'organization_id = ?', tenant.orgId)).toBe(0);
-    expect(countRows(stack.dataDir, 'chunks', 'dataset_id = ?', tenant.datasetId)).toBe(0);
-    expect(countRows(stack.dataDir, 'chunk_groups', 'dataset_id = ?', tenant.datasetId)).toBe(0);
-    expect(countRows(stack.dataDir, 'change_log', 'dataset_id = ?', tenant.datasetId)).toBe(0);
+    await eventually(async () => (await countRows(stack, 'organizations', 'id = ?', tenant.orgId)) === 0, 'the organization purge');
+    expect(await countRows(stack, 'datasets', 'organization_id = ?', tenant.orgId)).toBe(0);
+    expect(await countRows(stack, 'api_keys', 'organization_id = ?', tenant.orgId)).toBe(0);
+    expect(await countRows(stack, 'chunks', 'dataset_id = ?', tenant.datasetId)).toBe(0);
+    expect(await countRows(stack, 'chunk_groups', 'dataset_id = ?', tenant.datasetId)).toBe(0);
+    expect(await countRows(stack, 'change_log', 'dataset_id = ?', tenant.datasetId)).toBe(0);
     expect(fs.existsSync(path.join(stack.dataDir, 'index', tenant.datasetId))).toBe(false);
     // The other organization is untouched.
     expect((await t.org.get(`/api/organization/${t.orgId}`)).status).toBe(200);
@@ -279,10 +279,10 @@ describe('organizations', () => {
   it('DELETE /api/organization/{id} does the same; non-owners get 403', async () => {
     const tenant = await createTenant(stack);
     const admin = await createKey(stack, tenant.orgId, { role: 1 });
-    await expectRejected(stack.dataDir, () => as(admin, { 'tr-organization': tenant.orgId }).del(`/api/organization/${tenant.orgId}`), 403);
+    await expectRejected(stack, () => as(admin, { 'tr-organization': tenant.orgId }).del(`/api/organization/${tenant.orgId}`), 403);
     expect((await tenant.org.del(`/api/organization/${tenant.orgId}`)).status).toBe(204);
     expect((await tenant.ds.get(`/api/dataset/usage/${tenant.datasetId}`)).status).toBe(401);
-    await eventually(() => countRows(stack.dataDir, 'organizations', 'id = ?', tenant.orgId) === 0, 'the organization purge');
+    await eventually(async () => (await countRows(stack, 'organizations', 'id = ?', tenant.orgId)) === 0, 'the organization purge');
   });
 });
 
@@ -299,7 +299,7 @@ describe('users', () => {
     // The key is an owner key: it can create a dataset and write chunks.
     const ds = await createDataset(stack, organization_id, api_key);
     expect((await as(api_key, { 'tr-dataset': ds }).post('/api/chunk', { chunk_html: 'mine' })).status).toBe(200);
-    const keyRows = queryStore(stack.dataDir, 'SELECT role, user_id FROM api_keys WHERE organization_id = ?', organization_id);
+    const keyRows = await queryStore(stack, 'SELECT role, user_id FROM api_keys WHERE organization_id = ?', organization_id);
     expect(keyRows).toEqual([{ role: 2, user_id: user.id }]);
     // The same email again: same user, a second organization.
     const again = await as(stack.adminKey).post('/api/auth/create_api_only_user', { user_email: email, user_name: 'Api User' });
@@ -310,9 +310,9 @@ describe('users', () => {
 
   it('create_api_only_user without ADMIN_API_KEY is 401 and stores nothing', async () => {
     const body = { user_email: `${unique('nope')}@example.com`, user_name: 'N' };
-    await expectRejected(stack.dataDir, () => request(stack.baseUrl, 'POST', '/api/auth/create_api_only_user', { body }), 401);
-    await expectRejected(stack.dataDir, () => as(t.ownerKey).post('/api/auth/create_api_only_user', body), 401);
-    await expectRejected(stack.dataDir, () => as(stack.adminKey).post('/api/auth/create_api_only_user', { user_email: 'not-an-email', user_name: 'N' }), 400, /user_email/);
+    await expectRejected(stack, () => request(stack.baseUrl, 'POST', '/api/auth/create_api_only_user', { body }), 401);
+    await expectRejected(stack, () => as(t.ownerKey).post('/api/auth/create_api_only_user', body), 401);
+    await expectRejected(stack, () => as(stack.adminKey).post('/api/auth/create_api_only_user', { user_email: 'not-an-email', user_name: 'N' }), 400, /user_email/);
   });
 
   it('GET /api/auth/me describes the caller', async () => {
@@ -333,35 +333,35 @@ describe('users', () => {
     const orgId = created.body.organization_id as string;
     const userId = created.body.user.id as string;
     const owner = as(created.body.api_key, { 'tr-organization': orgId });
-    const membership = () => queryStore<{ role: number; scopes: string | null }>(stack.dataDir, 'SELECT role, scopes FROM memberships WHERE user_id = ? AND organization_id = ?', userId, orgId)[0];
+    const membership = async () => (await queryStore<{ role: number; scopes: string | null }>(stack, 'SELECT role, scopes FROM memberships WHERE user_id = ? AND organization_id = ?', userId, orgId))[0];
 
     // A key minted by this user (role 1) acts at most as admin.
     const adminKey = await createKey(stack, orgId, { role: 1 }, created.body.api_key);
     const admin = as(adminKey, { 'tr-organization': orgId });
-    await expectRejected(stack.dataDir, () => admin.put('/api/user', { user_id: userId, role: 2 }), 403, /role/);
+    await expectRejected(stack, () => admin.put('/api/user', { user_id: userId, role: 2 }), 403, /role/);
     // Raising or keeping at the own level is allowed; lowering too.
     const scopes = ['PUT /api/user', 'GET /api/organization/{organization_id}'];
     expect((await owner.put('/api/user', { role: 2, scopes })).status).toBe(204);
-    expect(membership()).toEqual({ role: 2, scopes: JSON.stringify(scopes) });
+    expect(await membership()).toEqual({ role: 2, scopes: JSON.stringify(scopes) });
     // The user's scopes now bind every key of the user: other routes are 403.
     expect((await owner.get(`/api/organization/${orgId}`)).status).toBe(200);
-    await expectRejected(stack.dataDir, () => owner.post('/api/dataset', { dataset_name: 'outside scopes' }), 403, /scope/);
+    await expectRejected(stack, () => owner.post('/api/dataset', { dataset_name: 'outside scopes' }), 403, /scope/);
     expect((await owner.put('/api/user', { user_id: userId, scopes: null })).status).toBe(204);
     expect((await owner.post('/api/dataset', { dataset_name: 'inside again' })).status).toBe(200);
     expect((await owner.put('/api/user', { user_id: userId, role: 1 })).status).toBe(204);
-    expect(membership()).toEqual({ role: 1, scopes: null });
+    expect(await membership()).toEqual({ role: 1, scopes: null });
     // Demoted: the owner key now acts as admin and cannot climb back.
-    await expectRejected(stack.dataDir, () => owner.put('/api/user', { role: 2 }), 403, /role/);
-    await expectRejected(stack.dataDir, () => owner.post('/api/dataset', { dataset_name: 'x' }), 403);
-    expect(membership()).toEqual({ role: 1, scopes: null });
+    await expectRejected(stack, () => owner.put('/api/user', { role: 2 }), 403, /role/);
+    await expectRejected(stack, () => owner.post('/api/dataset', { dataset_name: 'x' }), 403);
+    expect(await membership()).toEqual({ role: 1, scopes: null });
     // Restore through the operator key.
     expect((await as(stack.adminKey, { 'tr-organization': orgId }).put('/api/user', { user_id: userId, role: 2 })).status).toBe(204);
-    expect(membership()!.role).toBe(2);
+    expect((await membership())!.role).toBe(2);
 
-    await expectRejected(stack.dataDir, () => owner.put('/api/user', { role: 3 }), 400, /role/);
-    await expectRejected(stack.dataDir, () => owner.put('/api/user', { user_id: 'nope' }), 400, /user_id/);
-    await expectRejected(stack.dataDir, () => owner.put('/api/user', { user_id: MISSING, role: 0 }), 400, /member/);
-    await expectRejected(stack.dataDir, () => owner.put('/api/user', { scopes: ['bad scope'] }), 400, /scope/);
+    await expectRejected(stack, () => owner.put('/api/user', { role: 3 }), 400, /role/);
+    await expectRejected(stack, () => owner.put('/api/user', { user_id: 'nope' }), 400, /user_id/);
+    await expectRejected(stack, () => owner.put('/api/user', { user_id: MISSING, role: 0 }), 400, /member/);
+    await expectRejected(stack, () => owner.put('/api/user', { scopes: ['bad scope'] }), 400, /scope/);
   });
 });
 
@@ -379,7 +379,7 @@ describe('organization usage and users', () => {
     expect((await as(owner, { 'tr-dataset': gone }).post('/api/chunk', { chunk_html: 'd' })).status).toBe(200);
     expect((await as(owner).del(`/api/dataset/${gone}`)).status).toBe(204);
     // The purge job removes its rows later; wait so the unchanged-store checks below are not racing it.
-    await eventually(() => countRows(stack.dataDir, 'datasets', 'id = ?', gone) === 0, 'the purge of the deleted dataset');
+    await eventually(async () => (await countRows(stack, 'datasets', 'id = ?', gone)) === 0, 'the purge of the deleted dataset');
 
     const usage = await as(owner).get(`/api/organization/usage/${orgId}`);
     expect(usage.status, usage.text).toBe(200);
@@ -389,13 +389,13 @@ describe('organization usage and users', () => {
     const extended = await as(owner).post(`/api/organization/usage/${orgId}`, { v1_usage: true });
     expect(extended.status, extended.text).toBe(200);
     expect(extended.body).toMatchObject({ dataset_count: 2, user_count: 1, chunk_count: 3, search_count: 0, message_count: 0 });
-    await expectRejected(stack.dataDir, () => as(owner).post(`/api/organization/usage/${orgId}`, { v1_usage: 'yes' }), 400, /v1_usage/);
+    await expectRejected(stack, () => as(owner).post(`/api/organization/usage/${orgId}`, { v1_usage: 'yes' }), 400, /v1_usage/);
 
     // Admin or above; another organization's key sees nothing; a bad id is 400.
     const read = await createKey(stack, orgId, { role: 0 }, owner);
-    await expectRejected(stack.dataDir, () => as(read).get(`/api/organization/usage/${orgId}`), 403, /role/);
-    await expectRejected(stack.dataDir, () => as(t.ownerKey).get(`/api/organization/usage/${orgId}`), 404);
-    await expectRejected(stack.dataDir, () => as(owner).get('/api/organization/usage/nope'), 400, /organization_id/);
+    await expectRejected(stack, () => as(read).get(`/api/organization/usage/${orgId}`), 403, /role/);
+    await expectRejected(stack, () => as(t.ownerKey).get(`/api/organization/usage/${orgId}`), 404);
+    await expectRejected(stack, () => as(owner).get('/api/organization/usage/nope'), 400, /organization_id/);
   });
 
   it('GET /api/organization/users/{id} lists the members as SlimUsers showing this organization only', async () => {
@@ -419,8 +419,8 @@ describe('organization usage and users', () => {
     expect(users.text).not.toContain(again.body.organization_id);
 
     const read = await createKey(stack, orgId, { role: 0 }, owner);
-    await expectRejected(stack.dataDir, () => as(read).get(`/api/organization/users/${orgId}`), 403, /role/);
-    await expectRejected(stack.dataDir, () => as(t.ownerKey).get(`/api/organization/users/${orgId}`), 404);
+    await expectRejected(stack, () => as(read).get(`/api/organization/users/${orgId}`), 403, /role/);
+    await expectRejected(stack, () => as(t.ownerKey).get(`/api/organization/users/${orgId}`), 404);
     // An organization made by ADMIN_API_KEY has no members yet.
     const empty = await as(stack.adminKey).get(`/api/organization/users/${t.orgId}`);
     expect(empty.status, empty.text).toBe(200);

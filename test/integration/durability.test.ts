@@ -2,7 +2,7 @@
  * Durability of acknowledged writes across restarts and crashes of the real processes:
  * (a) SIGTERM restart of every process, (b) kill -9 of the facade under 4 concurrent writers,
  * (c) kill -9 of every process, (d) health naming the core while it is down.
- * Oracle: the SQLite file (read-only) and the API after restart.
+ * Oracle: the store (read-only) and the API after restart.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -68,13 +68,13 @@ async function expectSeedIntact(): Promise<void> {
 
 describe('durability', () => {
   it('(a) every process exits 0 on SIGTERM and the data is intact after a restart', async () => {
-    const before = dataOf(snapshotStore(stack.dataDir));
+    const before = dataOf(await snapshotStore(stack));
     for (const name of ['facade', 'jobs', 'core'] as ProcessName[]) {
       expect(await stack.kill(name, 'SIGTERM'), `${name} exit\n${stack.output().slice(-2000)}`).toBe(0);
     }
-    expect(dataOf(snapshotStore(stack.dataDir))).toEqual(before);
+    expect(dataOf(await snapshotStore(stack))).toEqual(before);
     await startAll();
-    expect(dataOf(snapshotStore(stack.dataDir))).toEqual(before);
+    expect(dataOf(await snapshotStore(stack))).toEqual(before);
     await expectSeedIntact();
   });
 
@@ -122,8 +122,8 @@ describe('durability', () => {
     expect(acked.length).toBeGreaterThanOrEqual(40);
 
     await stack.start('facade');
-    const rows = queryStore<{ tracking_id: string; chunk_html: string; metadata: string; tag_set: string }>(
-      stack.dataDir,
+    const rows = await queryStore<{ tracking_id: string; chunk_html: string; metadata: string; tag_set: string }>(
+      stack,
       "SELECT tracking_id, chunk_html, metadata, tag_set FROM chunks WHERE dataset_id = ? AND tracking_id LIKE 'w%-b%'",
       t.datasetId,
     );
@@ -156,14 +156,14 @@ describe('durability', () => {
   });
 
   it('(c) kill -9 of core and jobs too: health 200 again and the data intact', async () => {
-    const before = dataOf(snapshotStore(stack.dataDir));
+    const before = dataOf(await snapshotStore(stack));
     for (const name of ['core', 'jobs', 'facade'] as ProcessName[]) expect(await stack.kill(name, 'SIGKILL')).toBe('SIGKILL');
     await startAll();
-    const after = dataOf(snapshotStore(stack.dataDir));
+    const after = dataOf(await snapshotStore(stack));
     // Rows of (b)'s unanswered batches may surface now (see `unacknowledged`): each batch whole
     // or not at all, and nothing else may differ.
     const tracking = new Map(
-      queryStore<{ id: string; tracking_id: string }>(stack.dataDir, 'SELECT id, tracking_id FROM chunks WHERE dataset_id = ?', t.datasetId).map((r) => [r.tracking_id, r.id]),
+      (await queryStore<{ id: string; tracking_id: string }>(stack, 'SELECT id, tracking_id FROM chunks WHERE dataset_id = ?', t.datasetId)).map((r) => [r.tracking_id, r.id]),
     );
     const surfaced = new Set<string>();
     for (const batch of unacknowledged) {
@@ -223,7 +223,7 @@ describe('durability', () => {
           }),
         );
         for (const r of results) expect(r.code, r.err).toBe(0);
-        const tables = queryStore<{ name: string }>(dir, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'chunks'");
+        const tables = await queryStore<{ name: string }>({ dataDir: dir, databaseUrl: null }, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'chunks'");
         expect(tables).toHaveLength(1);
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });

@@ -61,7 +61,7 @@ beforeAll(async () => {
     const res = await ds.post('/api/chunk', payloads.slice(i, i + 120));
     expect(res.status, res.text).toBe(200);
   }
-  chunks = loadChunks(stack.dataDir, datasetId);
+  chunks = await loadChunks(stack, datasetId);
   byId = new Map(chunks.map((c) => [c.id, c]));
   for (let g = 0; g < GROUPS; g++) {
     const res = await ds.get(`/api/chunk_group/tracking_id/sg-${g}`);

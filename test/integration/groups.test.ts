@@ -32,8 +32,8 @@ async function createChunks(n: number, prefix: string, extra: Record<string, unk
   expect(res.status, res.text).toBe(200);
   return res.body.chunk_metadata;
 }
-const members = (groupId: string) =>
-  queryStore<{ chunk_id: string }>(stack.dataDir, 'SELECT chunk_id FROM chunk_group_members WHERE group_id = ? ORDER BY chunk_id', groupId).map((r) => r.chunk_id);
+const members = async (groupId: string): Promise<string[]> =>
+  (await queryStore<{ chunk_id: string }>(stack, 'SELECT chunk_id FROM chunk_group_members WHERE group_id = ? ORDER BY chunk_id', groupId)).map((r) => r.chunk_id);
 
 describe('create', () => {
   it('a single group returns the group object', async () => {
@@ -56,19 +56,19 @@ describe('create', () => {
     const ok = await ds.post('/api/chunk_group', Array.from({ length: 1000 }, (_, i) => ({ name: `many ${i}` })));
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body).toHaveLength(1000);
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunk_group', Array.from({ length: 1001 }, (_, i) => ({ name: `too many ${i}` }))), 413, /1000/);
+    await expectRejected(stack, () => ds.post('/api/chunk_group', Array.from({ length: 1001 }, (_, i) => ({ name: `too many ${i}` }))), 413, /1000/);
   });
 
   it('a tracking_id repeated in the batch or already stored is 400 and stores nothing', async () => {
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunk_group', [{ name: 'x', tracking_id: 'g-dup' }, { name: 'y', tracking_id: 'g-dup' }]), 400, /g-dup/);
+    await expectRejected(stack, () => ds.post('/api/chunk_group', [{ name: 'x', tracking_id: 'g-dup' }, { name: 'y', tracking_id: 'g-dup' }]), 400, /g-dup/);
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => ds.post('/api/chunk_group', [{ name: 'x', tracking_id: 'g-fresh' }, { name: 'y', tracking_id: 'g-shirts' }]),
       400,
       /g-shirts/,
     );
     await expectRejected(
-      stack.dataDir,
+      stack,
       () => ds.post('/api/chunk_group', [{ name: 'x', tracking_id: 'g-dup2', upsert_by_tracking_id: true }, { name: 'y', tracking_id: 'g-dup2', upsert_by_tracking_id: true }]),
       400,
       /g-dup2/,
@@ -81,7 +81,7 @@ describe('create', () => {
     expect(up.id).toBe(g.id);
     const got = (await ds.get('/api/chunk_group/tracking_id/g-up')).body;
     expect(got).toMatchObject({ id: g.id, name: 'renamed', tracking_id: 'g-up' });
-    expect(countRows(stack.dataDir, 'chunk_groups', 'tracking_id = ?', 'g-up')).toBe(1);
+    expect(await countRows(stack, 'chunk_groups', 'tracking_id = ?', 'g-up')).toBe(1);
   });
 });
 
@@ -90,9 +90,9 @@ describe('read and update', () => {
     const g = await createGroup({ name: 'readable', tracking_id: 'g-read' });
     expect((await ds.get(`/api/chunk_group/${g.id}`)).body.name).toBe('readable');
     expect((await ds.get('/api/chunk_group/tracking_id/g-read')).body.id).toBe(g.id);
-    await expectRejected(stack.dataDir, () => ds.get(`/api/chunk_group/${MISSING}`), 404);
-    await expectRejected(stack.dataDir, () => ds.get('/api/chunk_group/tracking_id/g-nothing'), 404);
-    await expectRejected(stack.dataDir, () => ds.get('/api/chunk_group/not-a-uuid'), 400, /group_id/);
+    await expectRejected(stack, () => ds.get(`/api/chunk_group/${MISSING}`), 404);
+    await expectRejected(stack, () => ds.get('/api/chunk_group/tracking_id/g-nothing'), 404);
+    await expectRejected(stack, () => ds.get('/api/chunk_group/not-a-uuid'), 400, /group_id/);
   });
 
   it('update keeps every absent field', async () => {
@@ -122,13 +122,13 @@ describe('read and update', () => {
     await createGroup({ name: 'taken', tracking_id: 'g-taken' });
     expect((await ds.put('/api/chunk_group', { group_id: g.id, tracking_id: 'g-ren2' })).status).toBe(204);
     expect((await ds.get(`/api/chunk_group/${g.id}`)).body.tracking_id).toBe('g-ren2');
-    await expectRejected(stack.dataDir, () => ds.put('/api/chunk_group', { group_id: g.id, tracking_id: 'g-taken', name: 'no' }), 400, /g-taken/);
+    await expectRejected(stack, () => ds.put('/api/chunk_group', { group_id: g.id, tracking_id: 'g-taken', name: 'no' }), 400, /g-taken/);
   });
 
   it('update of an unknown group is 404; without an identifier 400', async () => {
-    await expectRejected(stack.dataDir, () => ds.put('/api/chunk_group', { group_id: MISSING, name: 'x' }), 404);
-    await expectRejected(stack.dataDir, () => ds.put('/api/chunk_group', { tracking_id: 'g-none', name: 'x' }), 404);
-    await expectRejected(stack.dataDir, () => ds.put('/api/chunk_group', { name: 'x' }), 400, /group_id|tracking_id/);
+    await expectRejected(stack, () => ds.put('/api/chunk_group', { group_id: MISSING, name: 'x' }), 404);
+    await expectRejected(stack, () => ds.put('/api/chunk_group', { tracking_id: 'g-none', name: 'x' }), 404);
+    await expectRejected(stack, () => ds.put('/api/chunk_group', { name: 'x' }), 400, /group_id|tracking_id/);
   });
 });
 
@@ -146,25 +146,25 @@ describe('membership', () => {
     expect((await ds.post('/api/chunk_group/tracking_id/g-members', { chunk_id: chunks[2].id })).status).toBe(204);
     // Adding again is harmless.
     expect((await ds.post(`/api/chunk_group/chunk/${group.id}`, { chunk_id: chunks[0].id })).status).toBe(204);
-    expect(members(group.id)).toEqual(chunks.map((c) => c.id).sort());
+    expect(await members(group.id)).toEqual(chunks.map((c) => c.id).sort());
   });
 
   it('removes chunks by id and by tracking id', async () => {
     expect((await ds.del(`/api/chunk_group/chunk/${group.id}`, { chunk_id: chunks[0].id })).status).toBe(204);
     expect((await ds.del(`/api/chunk_group/chunk/${group.id}`, { chunk_tracking_id: 'mem-1' })).status).toBe(204);
-    expect(members(group.id)).toEqual([chunks[2].id]);
+    expect(await members(group.id)).toEqual([chunks[2].id]);
     // The chunks themselves remain.
     expect((await ds.get(`/api/chunk/${chunks[0].id}`)).status).toBe(200);
   });
 
   it('unknown groups or chunks are 404 and change nothing', async () => {
-    await expectRejected(stack.dataDir, () => ds.post(`/api/chunk_group/chunk/${MISSING}`, { chunk_id: chunks[0].id }), 404);
-    await expectRejected(stack.dataDir, () => ds.post(`/api/chunk_group/chunk/${group.id}`, { chunk_id: MISSING }), 404);
-    await expectRejected(stack.dataDir, () => ds.post(`/api/chunk_group/chunk/${group.id}`, { chunk_tracking_id: 'nope' }), 404);
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunk_group/tracking_id/g-nope', { chunk_id: chunks[0].id }), 404);
-    await expectRejected(stack.dataDir, () => ds.del(`/api/chunk_group/chunk/${MISSING}`, { chunk_id: chunks[0].id }), 404);
-    await expectRejected(stack.dataDir, () => ds.del(`/api/chunk_group/chunk/${group.id}`, { chunk_id: MISSING }), 404);
-    await expectRejected(stack.dataDir, () => ds.post(`/api/chunk_group/chunk/${group.id}`, {}), 400, /chunk_id/);
+    await expectRejected(stack, () => ds.post(`/api/chunk_group/chunk/${MISSING}`, { chunk_id: chunks[0].id }), 404);
+    await expectRejected(stack, () => ds.post(`/api/chunk_group/chunk/${group.id}`, { chunk_id: MISSING }), 404);
+    await expectRejected(stack, () => ds.post(`/api/chunk_group/chunk/${group.id}`, { chunk_tracking_id: 'nope' }), 404);
+    await expectRejected(stack, () => ds.post('/api/chunk_group/tracking_id/g-nope', { chunk_id: chunks[0].id }), 404);
+    await expectRejected(stack, () => ds.del(`/api/chunk_group/chunk/${MISSING}`, { chunk_id: chunks[0].id }), 404);
+    await expectRejected(stack, () => ds.del(`/api/chunk_group/chunk/${group.id}`, { chunk_id: MISSING }), 404);
+    await expectRejected(stack, () => ds.post(`/api/chunk_group/chunk/${group.id}`, {}), 400, /chunk_id/);
   });
 
   it('POST /api/chunk_group/chunks lists the groups of chunks by id and tracking id', async () => {
@@ -174,7 +174,7 @@ describe('membership', () => {
     expect(res.status, res.text).toBe(200);
     const byChunk = Object.fromEntries(res.body.map((e: any) => [e.chunk_uuid, e.slim_groups.map((g: any) => g.id).sort()]));
     expect(byChunk).toEqual({ [chunks[2].id]: [group.id, g2.id].sort(), [chunks[0].id]: [] });
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunk_group/chunks', { chunk_ids: [MISSING] }), 404);
+    await expectRejected(stack, () => ds.post('/api/chunk_group/chunks', { chunk_ids: [MISSING] }), 404);
   });
 });
 
@@ -199,8 +199,8 @@ describe('pages', () => {
     expect(empty.body.chunks).toEqual([]);
     const v1 = await ds.get(`/api/chunk_group/${g.id}/1`, { 'x-api-version': 'V1' });
     expect(v1.status).toBe(200);
-    await expectRejected(stack.dataDir, () => ds.get(`/api/chunk_group/${g.id}/abc`), 400, /page/);
-    await expectRejected(stack.dataDir, () => ds.get(`/api/chunk_group/${MISSING}/1`), 404);
+    await expectRejected(stack, () => ds.get(`/api/chunk_group/${g.id}/abc`), 400, /page/);
+    await expectRejected(stack, () => ds.get(`/api/chunk_group/${MISSING}/1`), 404);
   });
 
   it("lists the dataset's groups with total_pages", async () => {
@@ -223,9 +223,9 @@ describe('delete', () => {
     const g = await createGroup({ name: 'del-keep', tracking_id: 'g-del-keep' });
     const chunks = await createChunks(2, 'keepme', { group_ids: [g.id] });
     expect((await ds.del(`/api/chunk_group/${g.id}`)).status).toBe(204);
-    await expectRejected(stack.dataDir, () => ds.get(`/api/chunk_group/${g.id}`), 404);
+    await expectRejected(stack, () => ds.get(`/api/chunk_group/${g.id}`), 404);
     for (const c of chunks) expect((await ds.get(`/api/chunk/${c.id}`)).status).toBe(200);
-    expect(members(g.id)).toEqual([]);
+    expect(await members(g.id)).toEqual([]);
   });
 
   it('with delete_chunks=true removes the group and its chunks', async () => {
@@ -233,7 +233,7 @@ describe('delete', () => {
     const chunks = await createChunks(2, 'dropme', { group_ids: [g.id] });
     const bystander = (await createChunks(1, 'bystander'))[0];
     expect((await ds.del(`/api/chunk_group/${g.id}?delete_chunks=true`)).status).toBe(204);
-    for (const c of chunks) await expectRejected(stack.dataDir, () => ds.get(`/api/chunk/${c.id}`), 404);
+    for (const c of chunks) await expectRejected(stack, () => ds.get(`/api/chunk/${c.id}`), 404);
     expect((await ds.get(`/api/chunk/${bystander.id}`)).status).toBe(200);
   });
 
@@ -241,8 +241,8 @@ describe('delete', () => {
     const g = await createGroup({ name: 'del-tid', tracking_id: 'g-del-tid' });
     const [c] = await createChunks(1, 'tidchunk', { group_ids: [g.id] });
     expect((await ds.del('/api/chunk_group/tracking_id/g-del-tid?delete_chunks=true')).status).toBe(204);
-    await expectRejected(stack.dataDir, () => ds.get('/api/chunk_group/tracking_id/g-del-tid'), 404);
-    await expectRejected(stack.dataDir, () => ds.get(`/api/chunk/${c.id}`), 404);
+    await expectRejected(stack, () => ds.get('/api/chunk_group/tracking_id/g-del-tid'), 404);
+    await expectRejected(stack, () => ds.get(`/api/chunk/${c.id}`), 404);
     const g2 = await createGroup({ name: 'del-tid2', tracking_id: 'g-del-tid2' });
     const [c2] = await createChunks(1, 'tidchunk2', { group_ids: [g2.id] });
     expect((await ds.del('/api/chunk_group/tracking_id/g-del-tid2')).status).toBe(204);
@@ -250,17 +250,17 @@ describe('delete', () => {
   });
 
   it('unknown groups are 404; a bad delete_chunks value is 400', async () => {
-    await expectRejected(stack.dataDir, () => ds.del(`/api/chunk_group/${MISSING}`), 404);
-    await expectRejected(stack.dataDir, () => ds.del('/api/chunk_group/tracking_id/never'), 404);
+    await expectRejected(stack, () => ds.del(`/api/chunk_group/${MISSING}`), 404);
+    await expectRejected(stack, () => ds.del('/api/chunk_group/tracking_id/never'), 404);
     const g = await createGroup({ name: 'flag' });
-    await expectRejected(stack.dataDir, () => ds.del(`/api/chunk_group/${g.id}?delete_chunks=maybe`), 400, /delete_chunks/);
+    await expectRejected(stack, () => ds.del(`/api/chunk_group/${g.id}?delete_chunks=maybe`), 400, /delete_chunks/);
   });
 
   it("groups of another dataset are invisible (404) and untouched", async () => {
     const other = await createTenant(stack);
     const g = await createGroup({ name: 'mine' });
-    await expectRejected(stack.dataDir, () => other.ds.get(`/api/chunk_group/${g.id}`), 404);
-    await expectRejected(stack.dataDir, () => other.ds.del(`/api/chunk_group/${g.id}`), 404);
-    await expectRejected(stack.dataDir, () => other.ds.put('/api/chunk_group', { group_id: g.id, name: 'stolen' }), 404);
+    await expectRejected(stack, () => other.ds.get(`/api/chunk_group/${g.id}`), 404);
+    await expectRejected(stack, () => other.ds.del(`/api/chunk_group/${g.id}`), 404);
+    await expectRejected(stack, () => other.ds.put('/api/chunk_group', { group_id: g.id, name: 'stolen' }), 404);
   });
 });

@@ -39,7 +39,7 @@ beforeAll(async () => {
     const usage = await ds.get(`/api/dataset/usage/${datasetId}`);
     return usage.status === 200 && usage.body.chunks_pending_embedding === 0;
   });
-  chunks = loadChunks(stack.dataDir, datasetId);
+  chunks = await loadChunks(stack, datasetId);
   byTracking = new Map(chunks.map((c) => [c.trackingId!, c]));
   core = connectCore(stack.env.QUARRY_CORE_ADDRESS!, 10_000);
 }, 120_000);

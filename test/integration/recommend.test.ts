@@ -12,7 +12,7 @@ import { FAKE_DIM, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { startFakeEmbeddingSetup, type Tenant } from '../helpers/fixtures.js';
 import { randomChunks } from '../helpers/random-corpus.js';
 import { bruteForceBm25, filterHolds, loadChunks, type OracleChunk } from '../helpers/search-oracle.js';
-import { openStoreReadOnly } from '../helpers/store-snapshot.js';
+import { queryStore } from '../helpers/store-snapshot.js';
 import type { Stack } from '../helpers/stack.js';
 import { createAnalyzer } from '../../workers/shard/bm25/analyzer.js';
 import { eventually } from '../helpers/eventually.js';
@@ -37,14 +37,9 @@ async function waitEmbedded(timeoutMs = 60_000): Promise<void> {
 }
 
 /** Stored vectors by chunk id, unit-normalised (cosine compares directions). */
-function storedVectors(): Map<string, Float64Array> {
-  const db = openStoreReadOnly(stack.dataDir);
-  try {
-    const rows = db.prepare('SELECT chunk_id, vector FROM chunk_vectors WHERE dataset_id = ?').all(datasetId) as { chunk_id: string; vector: Buffer }[];
-    return new Map(rows.map((r) => [r.chunk_id, unit(new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength)))]));
-  } finally {
-    db.close();
-  }
+async function storedVectors(): Promise<Map<string, Float64Array>> {
+  const rows = await queryStore<{ chunk_id: string; vector: Buffer }>(stack, 'SELECT chunk_id, vector FROM chunk_vectors WHERE dataset_id = ?', datasetId);
+  return new Map(rows.map((r) => [r.chunk_id, unit(new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength)))]));
 }
 
 function unit(v: ArrayLike<number>): Float64Array {
@@ -106,9 +101,9 @@ beforeAll(async () => {
     expect(res.status, res.text).toBe(200);
   }
   await waitEmbedded();
-  chunks = loadChunks(stack.dataDir, datasetId);
+  chunks = await loadChunks(stack, datasetId);
   byTracking = new Map(chunks.map((c) => [c.trackingId!, c]));
-  vectors = storedVectors();
+  vectors = await storedVectors();
   expect(vectors.size).toBe(chunks.length);
 }, 120_000);
 

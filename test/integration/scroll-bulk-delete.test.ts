@@ -57,7 +57,7 @@ afterAll(async () => {
 
 describe('scroll', () => {
   it('visits every chunk exactly once in id order when paging with next_offset_chunk_id', async () => {
-    const stored = loadChunks(stack.dataDir, tenant.datasetId).map((c) => c.id).sort();
+    const stored = (await loadChunks(stack, tenant.datasetId)).map((c) => c.id).sort();
     for (const pageSize of [1, 7, 100, 259, 260, 261]) {
       const { ids, pages } = await scrollAll(ds, pageSize);
       expect(ids, `page_size ${pageSize}`).toEqual(stored);
@@ -66,7 +66,7 @@ describe('scroll', () => {
   });
 
   it('with filters, visits exactly the matching chunks once each, in id order', async () => {
-    const chunks = loadChunks(stack.dataDir, tenant.datasetId);
+    const chunks = await loadChunks(stack, tenant.datasetId);
     const r = rng(5);
     for (let i = 0; i < 12; i++) {
       const filters = randomFilter(r, chunks.map((c) => c.id));
@@ -77,7 +77,7 @@ describe('scroll', () => {
   });
 
   it('starts the page at offset_chunk_id itself, or at the next matching chunk when it does not match the filter', async () => {
-    const chunks = loadChunks(stack.dataDir, tenant.datasetId);
+    const chunks = await loadChunks(stack, tenant.datasetId);
     const sorted = chunks.map((c) => c.id).sort();
     const at = sorted[100]!;
     const res = await ds.post('/api/chunks/scroll', { offset_chunk_id: at, page_size: 5 });
@@ -102,10 +102,10 @@ describe('scroll', () => {
     expect(sorted.status, sorted.text).toBe(200);
     expect(sorted.body.chunks).toHaveLength(5);
     expect(sorted.body.next_offset_chunk_id).toBeNull();
-    const any = loadChunks(stack.dataDir, tenant.datasetId)[0]!.id;
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunks/scroll', { offset_chunk_id: any, sort_by: { field: 'num_value' } }), 400, /sort_by and offset_chunk_id/);
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunks/scroll', { offset_chunk_id: '00000000-0000-4000-8000-000000000000' }), 404, /offset_chunk_id/);
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunks/scroll', { offset_chunk_id: 'not-a-uuid' }), 400);
+    const any = (await loadChunks(stack, tenant.datasetId))[0]!.id;
+    await expectRejected(stack, () => ds.post('/api/chunks/scroll', { offset_chunk_id: any, sort_by: { field: 'num_value' } }), 400, /sort_by and offset_chunk_id/);
+    await expectRejected(stack, () => ds.post('/api/chunks/scroll', { offset_chunk_id: '00000000-0000-4000-8000-000000000000' }), 404, /offset_chunk_id/);
+    await expectRejected(stack, () => ds.post('/api/chunks/scroll', { offset_chunk_id: 'not-a-uuid' }), 400);
   });
 });
 
@@ -134,7 +134,7 @@ describe('bulk delete by filter', () => {
   }, 60_000);
 
   it('deletes exactly the matching chunks from the store and from search, in a job, and keeps the others', async () => {
-    const before = loadChunks(stack.dataDir, datasetId);
+    const before = await loadChunks(stack, datasetId);
     const filter = { must: [{ field: 'tag_set', match_any: ['red', 'blue'] }], must_not: [{ field: 'num_value', range: { gt: 60 } }] };
     const doomed = new Set(before.filter((c) => filterHolds(c, filter)).map((c) => c.id));
     expect(doomed.size).toBeGreaterThan(20);
@@ -144,7 +144,7 @@ describe('bulk delete by filter', () => {
     expect(res.text).toBe('');
     const [done] = await waitBulkDeletes(bulk, 1);
     expect(done!.count).toBe(doomed.size);
-    const after = loadChunks(stack.dataDir, datasetId);
+    const after = await loadChunks(stack, datasetId);
     expect(after.map((c) => c.id).sort()).toEqual(before.filter((c) => !doomed.has(c.id)).map((c) => c.id).sort());
     // The index followed the store: scroll and search see exactly the remaining chunks.
     expect((await scrollAll(bulk, 100)).ids).toEqual(after.map((c) => c.id).sort());
@@ -160,33 +160,33 @@ describe('bulk delete by filter', () => {
   });
 
   it('resolves group tracking ids and metadata filters like search does', async () => {
-    const before = loadChunks(stack.dataDir, datasetId);
+    const before = await loadChunks(stack, datasetId);
     const filter = { should: [{ field: 'group_tracking_ids', match_any: ['g2'] }, { field: 'metadata.color', match_any: ['coral'] }] };
     const doomed = new Set(before.filter((c) => filterHolds(c, filter)).map((c) => c.id));
     expect(doomed.size).toBeGreaterThan(0);
     expect((await bulk.del('/api/chunk', { filter })).status).toBe(204);
     const events = await waitBulkDeletes(bulk, 2);
     expect(events.map((e) => e.count).sort((a, b) => a - b)).toContain(doomed.size);
-    expect(loadChunks(stack.dataDir, datasetId).map((c) => c.id).sort()).toEqual(before.filter((c) => !doomed.has(c.id)).map((c) => c.id).sort());
+    expect((await loadChunks(stack, datasetId)).map((c) => c.id).sort()).toEqual(before.filter((c) => !doomed.has(c.id)).map((c) => c.id).sort());
   });
 
   it('answers before the job runs and spares matching chunks written after the request', async () => {
     await stack.kill('jobs');
     try {
       const filter = { must: [{ field: 'metadata.color', match_any: ['amber'] }] };
-      const before = loadChunks(stack.dataDir, datasetId);
+      const before = await loadChunks(stack, datasetId);
       const doomed = new Set(before.filter((c) => filterHolds(c, filter)).map((c) => c.id));
       expect(doomed.size).toBeGreaterThan(0);
       const res = await bulk.del('/api/chunk', { filter });
       expect(res.status, res.text).toBe(204);
       // Nothing happened yet: the job workers are down.
-      expect(loadChunks(stack.dataDir, datasetId).length).toBe(before.length);
+      expect((await loadChunks(stack, datasetId)).length).toBe(before.length);
       await new Promise((r) => setTimeout(r, 5));
       const late = await bulk.post('/api/chunk', { chunk_html: 'written after the delete request', tracking_id: 'late-amber', metadata: { color: 'amber' } });
       expect(late.status, late.text).toBe(200);
       await stack.start('jobs');
       await waitBulkDeletes(bulk, 3);
-      const after = loadChunks(stack.dataDir, datasetId);
+      const after = await loadChunks(stack, datasetId);
       expect(after.map((c) => c.id).sort()).toEqual([...before.filter((c) => !doomed.has(c.id)).map((c) => c.id), late.body.chunk_metadata.id].sort());
     } finally {
       if (stack.exits.jobs !== undefined) await stack.start('jobs').catch(() => {});
@@ -198,39 +198,38 @@ describe('bulk delete by filter', () => {
     expect(res.status, res.text).toBe(200);
     const large = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': res.body.id });
     await ingest(large, Array.from({ length: 2300 }, (_, i) => ({ chunk_html: `row ${i}`, num_value: i % 9 })));
-    const before = loadChunks(stack.dataDir, res.body.id);
+    const before = await loadChunks(stack, res.body.id);
     const filter = { must: [{ field: 'num_value', range: { lte: 4 } }] };
     const doomed = new Set(before.filter((c) => filterHolds(c, filter)).map((c) => c.id));
     expect(doomed.size).toBeGreaterThan(1000);
     expect((await large.del('/api/chunk', { filter })).status).toBe(204);
     const [done] = await waitBulkDeletes(large, 1, 60_000);
     expect(done!.count).toBe(doomed.size);
-    const after = loadChunks(stack.dataDir, res.body.id);
+    const after = await loadChunks(stack, res.body.id);
     expect(after.map((c) => c.id).sort()).toEqual(before.filter((c) => !doomed.has(c.id)).map((c) => c.id).sort());
     expect((await scrollAll(large, 500)).ids).toEqual(after.map((c) => c.id).sort());
   });
 
   it('refuses bad bodies and filters with a 4xx {message}, writing nothing', async () => {
-    const dir = stack.dataDir;
-    await expectRejected(dir, () => bulk.del('/api/chunk', {}), 400, /filter is required/);
-    await expectRejected(dir, () => bulk.del('/api/chunk'), 400);
-    await expectRejected(dir, () => bulk.del('/api/chunk', { filter: null }), 400, /filter is required/);
-    await expectRejected(dir, () => bulk.del('/api/chunk', { filter: {} }), 400, /no condition/);
-    await expectRejected(dir, () => bulk.del('/api/chunk', { filter: { must: [] } }), 400, /no condition/);
-    await expectRejected(dir, () => bulk.del('/api/chunk', { filter: 'tag_set' }), 400);
-    await expectRejected(dir, () => bulk.del('/api/chunk', [{ filter: {} }]), 400);
-    await expectRejected(dir, () => bulk.del('/api/chunk', { filter: { must: [{ field: 'colour', match_any: ['x'] }] } }), 400, /unknown filter field "colour"/);
-    await expectRejected(dir, () => bulk.del('/api/chunk', { filter: { must: [{ field: 'tag_set', range: { gt: 1 } }] } }), 400, /range/);
-    await expectRejected(dir, () => bulk.del('/api/chunk', { filter: { must: [{ field: 'tag_set' }] } }), 400, /no filter condition/);
-    await expectRejected(dir, () => bulk.del('/api/chunk', { filter: { must: [{ field: 'num_value', range: { gt: 'x' } }] } }), 400);
+    await expectRejected(stack, () => bulk.del('/api/chunk', {}), 400, /filter is required/);
+    await expectRejected(stack, () => bulk.del('/api/chunk'), 400);
+    await expectRejected(stack, () => bulk.del('/api/chunk', { filter: null }), 400, /filter is required/);
+    await expectRejected(stack, () => bulk.del('/api/chunk', { filter: {} }), 400, /no condition/);
+    await expectRejected(stack, () => bulk.del('/api/chunk', { filter: { must: [] } }), 400, /no condition/);
+    await expectRejected(stack, () => bulk.del('/api/chunk', { filter: 'tag_set' }), 400);
+    await expectRejected(stack, () => bulk.del('/api/chunk', [{ filter: {} }]), 400);
+    await expectRejected(stack, () => bulk.del('/api/chunk', { filter: { must: [{ field: 'colour', match_any: ['x'] }] } }), 400, /unknown filter field "colour"/);
+    await expectRejected(stack, () => bulk.del('/api/chunk', { filter: { must: [{ field: 'tag_set', range: { gt: 1 } }] } }), 400, /range/);
+    await expectRejected(stack, () => bulk.del('/api/chunk', { filter: { must: [{ field: 'tag_set' }] } }), 400, /no filter condition/);
+    await expectRejected(stack, () => bulk.del('/api/chunk', { filter: { must: [{ field: 'num_value', range: { gt: 'x' } }] } }), 400);
     const ids = Array.from({ length: 1001 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
-    await expectRejected(dir, () => bulk.del('/api/chunk', { filter: { must_not: [{ ids }] } }), 400, /at most 1000/);
-    await expectRejected(dir, () => bulk.req('DELETE', '/api/chunk', { raw: '{"filter": ', headers: { 'content-type': 'application/json' } }), 400);
+    await expectRejected(stack, () => bulk.del('/api/chunk', { filter: { must_not: [{ ids }] } }), 400, /at most 1000/);
+    await expectRejected(stack, () => bulk.req('DELETE', '/api/chunk', { raw: '{"filter": ', headers: { 'content-type': 'application/json' } }), 400);
     // Deleting is an admin's right: a read-only key is refused.
     const readKey = await createKey(stack, tenant.orgId, { role: 0 });
     const reader = client(stack.baseUrl, { authorization: readKey, 'tr-dataset': datasetId });
-    await expectRejected(dir, () => reader.del('/api/chunk', { filter: { must: [{ field: 'tag_set', match_any: ['red'] }] } }), 403);
-    await expectRejected(dir, () => client(stack.baseUrl).del('/api/chunk', { filter: { must: [{ field: 'tag_set', match_any: ['red'] }] } }, { 'tr-dataset': datasetId }), 401);
+    await expectRejected(stack, () => reader.del('/api/chunk', { filter: { must: [{ field: 'tag_set', match_any: ['red'] }] } }), 403);
+    await expectRejected(stack, () => client(stack.baseUrl).del('/api/chunk', { filter: { must: [{ field: 'tag_set', match_any: ['red'] }] } }, { 'tr-dataset': datasetId }), 401);
     // None of them left a job behind.
     await new Promise((r) => setTimeout(r, 500));
     const events = await bulk.post('/api/dataset/events', { event_types: ['chunks_bulk_deleted'], page_size: 100 });

@@ -136,11 +136,11 @@ describe('bad search input', () => {
     ['scroll', '/api/chunks/scroll', { offset_chunk_id: 'not-a-uuid' }, /offset_chunk_id/],
   ];
   it.each(cases)('%s %j gets a 400 naming the problem, and writes nothing', async (_what, path, body, message) => {
-    const before = snapshotStore(stack.dataDir);
+    const before = await snapshotStore(stack);
     const res = await ds.post(path, body);
     expect(res.status, res.text).toBe(400);
     expect(res.body.message).toMatch(message);
-    expect(snapshotStore(stack.dataDir)).toEqual(before);
+    expect(await snapshotStore(stack)).toEqual(before);
   });
 
   it('answers 404 for an unknown scroll offset and 400 for malformed JSON', async () => {

@@ -36,7 +36,7 @@ beforeAll(async () => {
     const res = await ds.post('/api/chunk', payloads.slice(i, i + 100));
     expect(res.status, res.text).toBe(200);
   }
-  chunks = loadChunks(stack.dataDir, datasetId);
+  chunks = await loadChunks(stack, datasetId);
 }, 120_000);
 
 afterAll(async () => {

@@ -34,7 +34,7 @@ async function datasetWith(config: Record<string, unknown>): Promise<{ c: Client
   const id = await createDataset(stack, tenant.orgId, tenant.ownerKey, { server_configuration: config });
   const c = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': id });
   await ingest(c, randomChunks(20, 3));
-  const chunkId = loadChunks(stack.dataDir, id)[0]!.id;
+  const chunkId = (await loadChunks(stack, id))[0]!.id;
   return { c, id, chunkId };
 }
 
@@ -43,7 +43,7 @@ beforeAll(async () => {
   tenant = await createTenant(stack);
   ds = tenant.ds;
   await ingest(ds, randomChunks(240, 9));
-  chunks = loadChunks(stack.dataDir, tenant.datasetId);
+  chunks = await loadChunks(stack, tenant.datasetId);
 }, 120_000);
 
 afterAll(async () => {
@@ -78,7 +78,7 @@ describe('server_configuration search type flags', () => {
     for (const [config, type, flag] of cases) {
       const { c, chunkId } = await datasetWith(config);
       for (const [route, body] of requestsOf(type, chunkId)) {
-        const res = await expectRejected(stack.dataDir, () => c.post(route, body), 400, new RegExp(flag));
+        const res = await expectRejected(stack, () => c.post(route, body), 400, new RegExp(flag));
         expect(res.body.message, `${route} ${type}`).toContain(`"${type}"`);
       }
     }
@@ -86,9 +86,9 @@ describe('server_configuration search type flags', () => {
 
   it('refuses a re-scoring by a disabled type (sort_by.rerank_type), and the semantic default of recommend', async () => {
     const { c, chunkId } = await datasetWith({ SEMANTIC_ENABLED: false, BM25_ENABLED: false });
-    await expectRejected(stack.dataDir, () => c.post('/api/chunk/search', { query: 'gene', search_type: 'fulltext', sort_options: { sort_by: { rerank_type: 'bm25' } } }), 400, /sort_by.rerank_type "bm25".*BM25_ENABLED/);
-    await expectRejected(stack.dataDir, () => c.post('/api/chunk/search', { query: 'gene', search_type: 'fulltext', sort_by: { rerank_type: 'semantic' } }), 400, /SEMANTIC_ENABLED/);
-    await expectRejected(stack.dataDir, () => c.post('/api/chunk/recommend', { positive_chunk_ids: [chunkId] }), 400, /recommend_type "semantic".*SEMANTIC_ENABLED/);
+    await expectRejected(stack, () => c.post('/api/chunk/search', { query: 'gene', search_type: 'fulltext', sort_options: { sort_by: { rerank_type: 'bm25' } } }), 400, /sort_by.rerank_type "bm25".*BM25_ENABLED/);
+    await expectRejected(stack, () => c.post('/api/chunk/search', { query: 'gene', search_type: 'fulltext', sort_by: { rerank_type: 'semantic' } }), 400, /SEMANTIC_ENABLED/);
+    await expectRejected(stack, () => c.post('/api/chunk/recommend', { positive_chunk_ids: [chunkId] }), 400, /recommend_type "semantic".*SEMANTIC_ENABLED/);
     // The enabled type still answers on the same dataset.
     const ok = await c.post('/api/chunk/search', { query: 'gene', search_type: 'fulltext' });
     expect(ok.status, ok.text).toBe(200);
@@ -97,7 +97,7 @@ describe('server_configuration search type flags', () => {
   it('leaves the other types enabled, defaults every flag to enabled, and follows a dataset update', async () => {
     const { c, id } = await datasetWith({ SEMANTIC_ENABLED: false });
     for (const type of ['bm25', 'fulltext']) {
-      for (const [route, body] of requestsOf(type, loadChunks(stack.dataDir, id)[0]!.id)) {
+      for (const [route, body] of requestsOf(type, (await loadChunks(stack, id))[0]!.id)) {
         const res = await c.post(route, body);
         // The group search names a group that may not exist in this small dataset: anything but the flag's 400.
         expect(res.status === 200 || res.status === 404, `${route} ${type}: ${res.text}`).toBe(true);
@@ -107,7 +107,7 @@ describe('server_configuration search type flags', () => {
     expect(on.status, on.text).toBe(200);
     const org = tenant.org;
     expect((await org.put('/api/dataset', { dataset_id: id, server_configuration: { SEMANTIC_ENABLED: false, BM25_ENABLED: false } })).status).toBe(200);
-    await expectRejected(stack.dataDir, () => c.post('/api/chunk/search', { query: 'gene', search_type: 'bm25' }), 400, /BM25_ENABLED/);
+    await expectRejected(stack, () => c.post('/api/chunk/search', { query: 'gene', search_type: 'bm25' }), 400, /BM25_ENABLED/);
     expect((await org.put('/api/dataset', { dataset_id: id, server_configuration: { SEMANTIC_ENABLED: false, BM25_ENABLED: true } })).status).toBe(200);
     expect((await c.post('/api/chunk/search', { query: 'gene', search_type: 'bm25' })).status).toBe(200);
   });
@@ -213,10 +213,10 @@ describe('group-oriented autocomplete', () => {
       [{ query: 'gene', search_type: 'bm25', filters: { must: [{ field: 'nope', match_any: ['x'] }] } }, /unknown filter field/],
       [[], /body/],
     ] as [unknown, RegExp][]) {
-      await expectRejected(stack.dataDir, () => ds.post(route, body), 400, message);
+      await expectRejected(stack, () => ds.post(route, body), 400, message);
     }
-    await expectRejected(stack.dataDir, () => ds.post(route, { query: 'gene', search_type: 'bm25' }, { 'tr-dataset': undefined }), undefined);
-    await expectRejected(stack.dataDir, () => ds.post(route, { query: 'gene', search_type: 'bm25' }, { authorization: undefined }), 401);
+    await expectRejected(stack, () => ds.post(route, { query: 'gene', search_type: 'bm25' }, { 'tr-dataset': undefined }), undefined);
+    await expectRejected(stack, () => ds.post(route, { query: 'gene', search_type: 'bm25' }, { authorization: undefined }), 401);
   });
 });
 
@@ -282,7 +282,7 @@ describe('geo_polygon filters', () => {
       geo,
       points.map((p) => ({ chunk_html: `place ${p.tid}`, tracking_id: p.tid, location: { lat: p.lat, lon: p.lon } })).concat([{ chunk_html: 'place nowhere', tracking_id: 'no-location' } as any]),
     );
-    stored = loadChunks(stack.dataDir, id);
+    stored = await loadChunks(stack, id);
   }, 60_000);
 
   /** Ids the service returns for a filter, by scroll and by search. */
@@ -354,9 +354,9 @@ describe('geo_polygon filters', () => {
       { interior: [] },
       { exterior: concave, interior: [[{ lat: 1, lon: 1 }]] },
     ]) {
-      await expectRejected(stack.dataDir, () => geo.post('/api/chunks/scroll', { filters: { must: [{ field: 'location', geo_polygon: polygon }] } }), 400);
+      await expectRejected(stack, () => geo.post('/api/chunks/scroll', { filters: { must: [{ field: 'location', geo_polygon: polygon }] } }), 400);
     }
-    await expectRejected(stack.dataDir, () => geo.post('/api/chunks/scroll', { filters: { must: [{ field: 'tag_set', geo_polygon: { exterior: concave } }] } }), 400, /geo conditions cannot be used on field "tag_set"/);
+    await expectRejected(stack, () => geo.post('/api/chunks/scroll', { filters: { must: [{ field: 'tag_set', geo_polygon: { exterior: concave } }] } }), 400, /geo conditions cannot be used on field "tag_set"/);
   });
 });
 
@@ -376,9 +376,9 @@ describe('POST /api/chunk/split', () => {
 
   it('refuses pages of 256 KiB and more with a 413, bad bodies with a 400, and anonymous callers with a 401', async () => {
     const big = '<h1>a</h1>' + 'x'.repeat(262_144);
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunk/split', { chunk_html: big }), 413, /too large/);
+    await expectRejected(stack, () => ds.post('/api/chunk/split', { chunk_html: big }), 413, /too large/);
     // Multi-byte characters count in UTF-8 bytes, as the reference measures.
-    await expectRejected(stack.dataDir, () => ds.post('/api/chunk/split', { chunk_html: 'é'.repeat(131_072) }), 413, /too large/);
+    await expectRejected(stack, () => ds.post('/api/chunk/split', { chunk_html: 'é'.repeat(131_072) }), 413, /too large/);
     expect((await ds.post('/api/chunk/split', { chunk_html: 'x'.repeat(262_143) })).status).toBe(200);
     for (const [body, message] of [
       [{}, /chunk_html/],
@@ -389,8 +389,8 @@ describe('POST /api/chunk/split', () => {
       [{ chunk_html: '<p>x</p>', heading_remove_strings: ['x'.repeat(1025)] }, /1024/],
       ['<h1>x</h1>', /body/],
     ] as [unknown, RegExp][]) {
-      await expectRejected(stack.dataDir, () => ds.post('/api/chunk/split', body), 400, message);
+      await expectRejected(stack, () => ds.post('/api/chunk/split', body), 400, message);
     }
-    await expectRejected(stack.dataDir, () => client(stack.baseUrl).post('/api/chunk/split', { chunk_html: '<h1>x</h1>' }), 401);
+    await expectRejected(stack, () => client(stack.baseUrl).post('/api/chunk/split', { chunk_html: '<h1>x</h1>' }), 401);
   });
 });

@@ -46,7 +46,7 @@ beforeAll(async () => {
     expect([204, 404]).toContain(res.status);
   }
   for (let i = 0; i < 30; i++) await ds.del(`/api/chunk/tracking_id/doc-${Math.floor(r() * 400)}`);
-  chunks = loadChunks(stack.dataDir, datasetId);
+  chunks = await loadChunks(stack, datasetId);
 }, 120_000);
 
 afterAll(async () => {
@@ -100,7 +100,7 @@ describe('bm25 search against brute force from the store', () => {
     const added = await ds.post('/api/chunk', [{ tracking_id: 'stats-probe', chunk_html: 'gamma gamma delta probe' }]);
     expect(added.status, added.text).toBe(200);
     try {
-      const now = loadChunks(stack.dataDir, datasetId);
+      const now = await loadChunks(stack, datasetId);
       const again = await ds.post('/api/chunk/search', { query, search_type: 'bm25', page_size: 10 });
       expectSameRanking(again.body.chunks.map((x: any) => ({ id: x.chunk.id, score: x.score })), bruteForceBm25(now, query, null).slice(0, 10), 'after a write');
     } finally {

@@ -42,7 +42,7 @@ async function indexedIds(): Promise<string[]> {
 
 /** Asserts the index holds exactly the store's chunks and ranks as brute force does. */
 async function expectIndexMatchesStore(seed: number): Promise<void> {
-  const chunks = loadChunks(stack.dataDir, datasetId);
+  const chunks = await loadChunks(stack, datasetId);
   expect(await indexedIds()).toEqual(chunks.map((c) => c.id).sort());
   const r = rng(seed);
   for (let i = 0; i < 10; i++) {

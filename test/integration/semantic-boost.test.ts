@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type Client } from '../helpers/api.js';
 import { cosine, fakeVector, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { startFakeEmbeddingSetup, type Tenant } from '../helpers/fixtures.js';
-import { openStoreReadOnly } from '../helpers/store-snapshot.js';
+import { queryStore } from '../helpers/store-snapshot.js';
 import type { Stack } from '../helpers/stack.js';
 
 let stack: Stack;
@@ -61,16 +61,13 @@ function expectedVectors(): Map<string, Float32Array> {
 }
 
 /** Stored vectors by tracking id. */
-function storedVectors(): Map<string, Float32Array> {
-  const db = openStoreReadOnly(stack.dataDir);
-  try {
-    const rows = db
-      .prepare('SELECT c.tracking_id, v.vector FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id WHERE v.dataset_id = ?')
-      .all(datasetId) as { tracking_id: string; vector: Buffer }[];
-    return new Map(rows.map((r) => [r.tracking_id, new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength))]));
-  } finally {
-    db.close();
-  }
+async function storedVectors(): Promise<Map<string, Float32Array>> {
+  const rows = await queryStore<{ tracking_id: string; vector: Buffer }>(
+    stack,
+    'SELECT c.tracking_id, v.vector FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id WHERE v.dataset_id = ?',
+    datasetId,
+  );
+  return new Map(rows.map((r) => [r.tracking_id, new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength))]));
 }
 
 /** Brute-force ranking by cosine against a query vector: tracking ids and scores, best first. */
@@ -113,8 +110,8 @@ afterAll(async () => {
 });
 
 describe('semantic_boost at ingestion', () => {
-  it('stores v moved toward (or away from) the phrase vector by distance_factor, renormalised', () => {
-    const stored = storedVectors();
+  it('stores v moved toward (or away from) the phrase vector by distance_factor, renormalised', async () => {
+    const stored = await storedVectors();
     const expected = expectedVectors();
     expect([...stored.keys()].sort()).toEqual([...expected.keys()].sort());
     for (const [tid, v] of expected) {
@@ -143,7 +140,7 @@ describe('semantic_boost at ingestion', () => {
     const target = moved(fakeVector(TEXT), fakeVector(PHRASE), 0.9);
     const until = Date.now() + 30_000;
     for (;;) {
-      const v = storedVectors().get('away')!;
+      const v = (await storedVectors()).get('away')!;
       if (Math.abs(cosine(v, target) - 1) < 1e-6) break;
       if (Date.now() > until) throw new Error('the updated boost was not re-embedded');
       await new Promise((r) => setTimeout(r, 200));
@@ -153,7 +150,7 @@ describe('semantic_boost at ingestion', () => {
     // Put it back for the other tests' oracle.
     expect((await ds.put('/api/chunk', { tracking_id: 'away', semantic_boost: { phrase: PHRASE, distance_factor: -0.5 } })).status).toBe(204);
     const back = moved(fakeVector(TEXT), fakeVector(PHRASE), -0.5);
-    while (Math.abs(cosine(storedVectors().get('away')!, back) - 1) >= 1e-6) {
+    while (Math.abs(cosine((await storedVectors()).get('away')!, back) - 1) >= 1e-6) {
       if (Date.now() > until) throw new Error('the restored boost was not re-embedded');
       await new Promise((r) => setTimeout(r, 200));
     }

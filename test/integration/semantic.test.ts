@@ -10,7 +10,7 @@ import { cosine, FAKE_DIM, fakeRerankScore, fakeVector, startFakeEmbeddings, typ
 import { createDataset, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { randomChunks, randomFilter, randomQuery, rng } from '../helpers/random-corpus.js';
 import { bruteForceBm25, filterHolds, loadChunks } from '../helpers/search-oracle.js';
-import { openStoreReadOnly } from '../helpers/store-snapshot.js';
+import { queryStore } from '../helpers/store-snapshot.js';
 import { client } from '../helpers/api.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
@@ -35,14 +35,9 @@ async function waitEmbedded(c: Client, datasetId: string, timeoutMs = 60_000): P
 }
 
 /** Stored vectors of a dataset, by chunk id. */
-function storedVectors(datasetId: string): Map<string, Float32Array> {
-  const db = openStoreReadOnly(stack.dataDir);
-  try {
-    const rows = db.prepare('SELECT chunk_id, vector FROM chunk_vectors WHERE dataset_id = ?').all(datasetId) as { chunk_id: string; vector: Buffer }[];
-    return new Map(rows.map((r) => [r.chunk_id, new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength))]));
-  } finally {
-    db.close();
-  }
+async function storedVectors(datasetId: string): Promise<Map<string, Float32Array>> {
+  const rows = await queryStore<{ chunk_id: string; vector: Buffer }>(stack, 'SELECT chunk_id, vector FROM chunk_vectors WHERE dataset_id = ?', datasetId);
+  return new Map(rows.map((r) => [r.chunk_id, new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength))]));
 }
 
 beforeAll(async () => {
@@ -64,8 +59,8 @@ describe('semantic search', () => {
     const payloads = randomChunks(200, 13);
     for (let i = 0; i < payloads.length; i += 100) expect((await ds.post('/api/chunk', payloads.slice(i, i + 100))).status).toBe(200);
     await waitEmbedded(ds, tenant.datasetId);
-    const chunks = loadChunks(stack.dataDir, tenant.datasetId);
-    const vectors = storedVectors(tenant.datasetId);
+    const chunks = await loadChunks(stack, tenant.datasetId);
+    const vectors = await storedVectors(tenant.datasetId);
     expect(vectors.size).toBe(chunks.length);
     for (const c of chunks) expect(Array.from(vectors.get(c.id)!)).toEqual(Array.from(fakeVector(c.text)).map((x) => expect.closeTo(x, 6)));
     const r = rng(3);
@@ -87,8 +82,8 @@ describe('semantic search', () => {
   });
 
   it('fuses fulltext and semantic candidates for hybrid search exactly as the documented fusion', async () => {
-    const chunks = loadChunks(stack.dataDir, tenant.datasetId);
-    const vectors = storedVectors(tenant.datasetId);
+    const chunks = await loadChunks(stack, tenant.datasetId);
+    const vectors = await storedVectors(tenant.datasetId);
     const r = rng(8);
     for (let q = 0; q < 10; q++) {
       const query = randomQuery(r);
@@ -114,8 +109,8 @@ describe('semantic search', () => {
   });
 
   it('sums weighted query embeddings for multi-query semantic search', async () => {
-    const chunks = loadChunks(stack.dataDir, tenant.datasetId);
-    const vectors = storedVectors(tenant.datasetId);
+    const chunks = await loadChunks(stack, tenant.datasetId);
+    const vectors = await storedVectors(tenant.datasetId);
     const parts = [{ query: 'fox quick', weight: 0.7 }, { query: 'gene trial dose', weight: 0.3 }];
     const qv = new Float32Array(FAKE_DIM);
     for (const p of parts) fakeVector(p.query).forEach((x, i) => (qv[i]! += p.weight * x));
@@ -131,7 +126,7 @@ describe('semantic search', () => {
   it('reranks hybrid candidates with the configured cross-encoder', async () => {
     const put = await tenant.org.put('/api/dataset', { dataset_id: tenant.datasetId, server_configuration: { ...config(), RERANKER_BASE_URL: fake.rerankUrl } });
     expect(put.status, put.text).toBe(200);
-    const chunks = new Map(loadChunks(stack.dataDir, tenant.datasetId).map((c) => [c.id, c]));
+    const chunks = new Map((await loadChunks(stack, tenant.datasetId)).map((c) => [c.id, c]));
     fake.reranked.length = 0;
     const query = 'fox quick protein';
     const res = await ds.post('/api/chunk/search', { query, search_type: 'hybrid', page_size: 10 });
@@ -185,16 +180,15 @@ describe('semantic search', () => {
     fake.delayMs = 0;
     await stack.start('jobs');
     await waitEmbedded(ds, tenant.datasetId, 120_000);
-    const chunks = loadChunks(stack.dataDir, tenant.datasetId);
-    const db = openStoreReadOnly(stack.dataDir);
-    try {
-      const perChunk = db.prepare('SELECT chunk_id, COUNT(*) AS n FROM chunk_vectors WHERE dataset_id = ? GROUP BY chunk_id').all(tenant.datasetId) as { chunk_id: string; n: number }[];
-      expect(perChunk.length).toBe(chunks.length);
-      expect(perChunk.every((r) => r.n === 1)).toBe(true);
-    } finally {
-      db.close();
-    }
-    const vectors = storedVectors(tenant.datasetId);
+    const chunks = await loadChunks(stack, tenant.datasetId);
+    const perChunk = await queryStore<{ chunk_id: string; n: number }>(
+      stack,
+      'SELECT chunk_id, COUNT(*) AS n FROM chunk_vectors WHERE dataset_id = ? GROUP BY chunk_id',
+      tenant.datasetId,
+    );
+    expect(perChunk.length).toBe(chunks.length);
+    expect(perChunk.every((r) => r.n === 1)).toBe(true);
+    const vectors = await storedVectors(tenant.datasetId);
     for (const c of chunks) expect(cosine(vectors.get(c.id)!, fakeVector(c.text))).toBeCloseTo(1, 5);
     const res = await ds.post('/api/chunk/search', { query: 'fox quick', search_type: 'semantic', page_size: 1000, get_total_pages: true });
     expect(res.body.total_pages).toBe(1);

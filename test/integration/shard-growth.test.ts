@@ -17,7 +17,7 @@ import { loadConfig } from '../../core/config.js';
 import { ShardNotLoadedError } from '../../core/pool/shard-not-loaded.js';
 import { ShardPool } from '../../core/pool/shard-pool.js';
 import { Engine } from '../../core/router/engine.js';
-import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
+import { openStore } from '../../store/open-store.js';
 import { readShardSnapshot } from '../../workers/shard/persist/shard-snapshot.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { eventually } from '../helpers/eventually.js';
@@ -65,7 +65,7 @@ async function ranked(query: string, pageSize = 20): Promise<{ id: string; score
 
 /** Compares the service's bm25 ranking of random queries with the brute-force oracle over the store. */
 async function matchesOracle(seed: number): Promise<void> {
-  const chunks = loadChunks(stack.dataDir, tenant.datasetId);
+  const chunks = await loadChunks(stack, tenant.datasetId);
   const r = rng(seed);
   for (let q = 0; q < 15; q++) {
     const query = randomQuery(r);
@@ -214,7 +214,7 @@ describe('slow inline queries', () => {
     // A second engine over the same store, in this process, loads the dataset from its change log
     // (no snapshot in its own directory) while a callback counts the event loop's turns.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-slices-'));
-    const store = openSqliteStore(slowStack.dataDir);
+    const store = await openStore(slowStack);
     const pool = new ShardPool(1);
     const engine = new Engine(loadConfig({ QUARRY_DATA_DIR: dir }), store, pool, pino({ level: 'silent' }));
     try {
@@ -273,7 +273,7 @@ describe('slow inline queries', () => {
     };
     await post(0);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-drop-'));
-    const store = openSqliteStore(slowStack.dataDir);
+    const store = await openStore(slowStack);
     const pool = new ShardPool(1);
     const engine = new Engine(loadConfig({ QUARRY_DATA_DIR: dir }), store, pool, pino({ level: 'silent' }));
     try {

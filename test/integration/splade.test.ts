@@ -10,7 +10,7 @@ import { FAKE_DIM, fakeSparse, startFakeEmbeddings, type FakeEmbeddings } from '
 import { createDataset, createTenant } from '../helpers/fixtures.js';
 import { randomChunks, randomFilter, randomQuery, rng } from '../helpers/random-corpus.js';
 import { filterHolds, loadChunks, type OracleChunk } from '../helpers/search-oracle.js';
-import { openStoreReadOnly } from '../helpers/store-snapshot.js';
+import { queryStore } from '../helpers/store-snapshot.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 let stack: Stack;
@@ -21,20 +21,19 @@ let datasetId: string;
 type Sparse = Map<number, number>;
 
 /** Stored sparse vectors of the dataset, by chunk id. */
-function storedSparse(): Map<string, Sparse> {
-  const db = openStoreReadOnly(stack.dataDir);
-  try {
-    const rows = db.prepare('SELECT chunk_id, indices, vals FROM chunk_sparse_vectors WHERE dataset_id = ?').all(datasetId) as { chunk_id: string; indices: Buffer; vals: Buffer }[];
-    return new Map(
-      rows.map((r) => {
-        const idx = new Uint32Array(r.indices.buffer.slice(r.indices.byteOffset, r.indices.byteOffset + r.indices.byteLength));
-        const val = new Float32Array(r.vals.buffer.slice(r.vals.byteOffset, r.vals.byteOffset + r.vals.byteLength));
-        return [r.chunk_id, new Map(Array.from(idx, (i, k) => [i, val[k]!]))];
-      }),
-    );
-  } finally {
-    db.close();
-  }
+async function storedSparse(): Promise<Map<string, Sparse>> {
+  const rows = await queryStore<{ chunk_id: string; indices: Buffer; vals: Buffer }>(
+    stack,
+    'SELECT chunk_id, indices, vals FROM chunk_sparse_vectors WHERE dataset_id = ?',
+    datasetId,
+  );
+  return new Map(
+    rows.map((r) => {
+      const idx = new Uint32Array(r.indices.buffer.slice(r.indices.byteOffset, r.indices.byteOffset + r.indices.byteLength));
+      const val = new Float32Array(r.vals.buffer.slice(r.vals.byteOffset, r.vals.byteOffset + r.vals.byteLength));
+      return [r.chunk_id, new Map(Array.from(idx, (i, k) => [i, val[k]!]))];
+    }),
+  );
 }
 
 const asMap = (list: { index: number; value: number }[]): Sparse => {
@@ -70,8 +69,8 @@ async function waitEncoded(timeoutMs = 60_000): Promise<void> {
 }
 
 async function expectExact(queries: number, seed: number): Promise<number> {
-  const chunks = loadChunks(stack.dataDir, datasetId);
-  const vectors = storedSparse();
+  const chunks = await loadChunks(stack, datasetId);
+  const vectors = await storedSparse();
   const r = rng(seed);
   let nonEmpty = 0;
   for (let q = 0; q < queries; q++) {
@@ -113,9 +112,9 @@ afterAll(async () => {
 });
 
 describe('fulltext with a SPLADE encoder', () => {
-  it('stores the document encoder vector of every chunk', () => {
-    const chunks = loadChunks(stack.dataDir, datasetId);
-    const vectors = storedSparse();
+  it('stores the document encoder vector of every chunk', async () => {
+    const chunks = await loadChunks(stack, datasetId);
+    const vectors = await storedSparse();
     expect(vectors.size).toBe(chunks.length);
     for (const c of chunks) expect(vectors.get(c.id)).toEqual(asMap(fakeSparse(c.text, 'doc')));
     // Queries went to the query encoder, documents to the document encoder.
@@ -125,7 +124,7 @@ describe('fulltext with a SPLADE encoder', () => {
   it('ranks exactly by dot product over the stored vectors, with filters and counts', async () => {
     expect(await expectExact(30, 5)).toBeGreaterThan(15);
     const count = await ds.post('/api/chunk/count', { query: 'protein gene', search_type: 'fulltext' });
-    const expected = bruteForce(loadChunks(stack.dataDir, datasetId), storedSparse(), asMap(fakeSparse('protein gene', 'query')), undefined);
+    const expected = bruteForce(await loadChunks(stack, datasetId), await storedSparse(), asMap(fakeSparse('protein gene', 'query')), undefined);
     expect(count.body.count).toBe(expected.length);
   });
 
@@ -138,7 +137,7 @@ describe('fulltext with a SPLADE encoder', () => {
     });
     const phrase = asMap(fakeSparse('gene', 'query'));
     const q = new Map([...asMap(fakeSparse('protein gene', 'query'))].map(([i, v]) => [i, phrase.has(i) ? v * 3 : v]));
-    const expected = bruteForce(loadChunks(stack.dataDir, datasetId), storedSparse(), q, undefined).slice(0, 10);
+    const expected = bruteForce(await loadChunks(stack, datasetId), await storedSparse(), q, undefined).slice(0, 10);
     expect(res.body.chunks.map((x: any) => x.score)).toEqual(expected.map((e) => expect.closeTo(e.score, 5)));
   });
 
