@@ -5,6 +5,8 @@
 # First run: generates an admin key (<data>/admin.env), creates a demo organisation, owner API key
 # and dataset (<data>/demo.json). Every run prints the ids, the key and two curl commands, then
 # waits; Ctrl-C stops everything cleanly. Later runs reuse the same data, key and dataset.
+# QUARRY_DATABASE_URL=postgres://... stores into PostgreSQL instead of SQLite; QUARRY_LOCAL_POSTGRES=1
+# runs a cluster of its own in <data>/postgres for that (README: "PostgreSQL").
 set -euo pipefail
 REPO=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 # A relative QUARRY_DATA_DIR means relative to where the user ran the script, not to the repo.
@@ -51,6 +53,7 @@ export ADMIN_API_KEY
 
 # --- process management -----------------------------------------------------------------------
 STARTED_REDIS=0
+STARTED_POSTGRES=0
 RUNALL_PID=""
 STOPPING=0
 
@@ -72,6 +75,9 @@ cleanup() {
   # Normally already stopped by run-all; this catches a run-all that died before it could.
   if [ "$STARTED_REDIS" = 1 ]; then
     ./deploy/redis.sh stop "$DATA/redis" || true
+  fi
+  if [ "$STARTED_POSTGRES" = 1 ]; then
+    ./deploy/postgres.sh stop "$DATA/postgres" || true
   fi
   exit "$code"
 }
@@ -96,6 +102,26 @@ if [ -z "${QUARRY_REDIS_URL:-}" ]; then
   REDIS_HINT=" (Redis log: $DATA/redis/redis.log)"
 else
   say "using Redis at $QUARRY_REDIS_URL (not starting one)"
+fi
+
+# --- store ----------------------------------------------------------------------------------------
+# SQLite in the data dir unless QUARRY_DATABASE_URL names a PostgreSQL database; with
+# QUARRY_LOCAL_POSTGRES=1 this script runs a PostgreSQL cluster of its own in <data>/postgres
+# (Debian's postgresql, installed when missing) on QUARRY_POSTGRES_PORT (default 5433).
+DEMO_FILE="$DATA/demo.json"
+if [ "${QUARRY_LOCAL_POSTGRES:-0}" = 1 ] && [ -z "${QUARRY_DATABASE_URL:-}" ]; then
+  PG_PORT=${QUARRY_POSTGRES_PORT:-5433}
+  STARTED_POSTGRES=1
+  say "starting PostgreSQL in $DATA/postgres on 127.0.0.1:$PG_PORT..."
+  ./deploy/postgres.sh start "$PG_PORT" "$DATA/postgres" || die "PostgreSQL did not start (log: $DATA/postgres/server.log)"
+  ./deploy/postgres.sh createdb "$PG_PORT" quarry
+  QUARRY_DATABASE_URL=$(./deploy/postgres.sh url "$PG_PORT" quarry)
+  export QUARRY_DATABASE_URL
+fi
+if [ -n "${QUARRY_DATABASE_URL:-}" ]; then
+  say "store: PostgreSQL at ${QUARRY_DATABASE_URL//:*@/:***@}"
+  # The demo ids live in that database: remember them per database, not beside SQLite's.
+  DEMO_FILE="$DATA/demo-postgres-$(printf '%s' "$QUARRY_DATABASE_URL" | sha256sum | cut -c1-12).json"
 fi
 
 # --- services -----------------------------------------------------------------------------------
@@ -162,7 +188,7 @@ while :; do
 done
 
 # --- demo organisation, key and dataset (first run only) ----------------------------------------
-if [ ! -f "$DATA/demo.json" ]; then
+if [ ! -f "$DEMO_FILE" ]; then
   say "creating the demo organisation, API key and dataset..."
   org_json=$(API_AUTH=$ADMIN_API_KEY api POST /api/organization '{"name":"Demo"}') ||
     die "creating the demo organisation failed: $org_json"
@@ -178,13 +204,13 @@ if [ ! -f "$DATA/demo.json" ]; then
     const e = process.env;
     const demo = { organization_id: e.ORG_ID, dataset_id: e.DATASET_ID, api_key: e.API_KEY,
       created_at: new Date().toISOString() };
-    process.stdout.write(JSON.stringify(demo, null, 2) + "\n");' >"$DATA/demo.json.tmp"
-  chmod 600 "$DATA/demo.json.tmp"
-  mv "$DATA/demo.json.tmp" "$DATA/demo.json"
+    process.stdout.write(JSON.stringify(demo, null, 2) + "\n");' >"$DEMO_FILE.tmp"
+  chmod 600 "$DEMO_FILE.tmp"
+  mv "$DEMO_FILE.tmp" "$DEMO_FILE"
 else
-  ORG_ID=$(json_get organization_id <"$DATA/demo.json")
-  DATASET_ID=$(json_get dataset_id <"$DATA/demo.json")
-  API_KEY=$(json_get api_key <"$DATA/demo.json")
+  ORG_ID=$(json_get organization_id <"$DEMO_FILE")
+  DATASET_ID=$(json_get dataset_id <"$DEMO_FILE")
+  API_KEY=$(json_get api_key <"$DEMO_FILE")
 fi
 
 # --- summary ------------------------------------------------------------------------------------
