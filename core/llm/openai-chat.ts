@@ -1,0 +1,154 @@
+/**
+ * The OpenAI-compatible provider (OpenAI, OpenRouter, vLLM, Ollama, llama.cpp, ...) through the
+ * official `openai` client: its retries with backoff on 408/409/429/5xx and connection errors,
+ * its per-attempt timeout, and the caller's signal passed down so that a client that goes away
+ * aborts the upstream HTTP request. Every failure becomes the reference's 400 "Bad response from
+ * LLM server provider: ..."; a stream that ends without a finish reason is one too, so that a
+ * connection cut mid-answer never passes for a complete answer.
+ */
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
+import { QuarryError } from '../domain/errors.js';
+import type { ChatMessage, GenerationOptions, GenerationRequest, LlmEndpoint, TokenUsage } from '../domain/rag.js';
+import { abortError, providerError, raceAbort, throwIfAborted } from './llm-errors.js';
+import { buildMessages, messagesText, plainMessages } from './prompt.js';
+import type { LlmDeps, LlmProvider } from './provider.js';
+import { countTokens } from './token-count.js';
+
+/** Default time for the provider to start answering, and longest silence inside a stream, in ms. */
+export const DEFAULT_LLM_TIMEOUT_MS = 60_000;
+
+/** Default retries on 429/5xx/connection errors (the client's own default). */
+export const DEFAULT_LLM_MAX_RETRIES = 2;
+
+/** Sent as the API key to servers that need none: the client refuses to run without one. */
+const PLACEHOLDER_API_KEY = 'quarry-no-api-key';
+
+/** Longest provider error text repeated to the caller, in characters. */
+const MAX_DETAIL_CHARS = 500;
+
+type ChatParams = Omit<ChatCompletionCreateParamsBase, 'messages' | 'stream' | 'stream_options'>;
+
+/** The sampling options on the wire. */
+function chatParams(o: GenerationOptions): ChatParams {
+  return {
+    model: o.model,
+    temperature: o.temperature,
+    frequency_penalty: o.frequencyPenalty,
+    presence_penalty: o.presencePenalty,
+    ...(o.maxTokens === undefined ? {} : { max_tokens: o.maxTokens }),
+    ...(o.stopTokens.length === 0 ? {} : { stop: [...o.stopTokens] }),
+  };
+}
+
+/** The provider's usage, or counted from the texts when it sent none. */
+function usageOf(reported: { prompt_tokens: number; completion_tokens: number } | null | undefined, prompt: string, answer: string): TokenUsage {
+  if (reported != null && Number.isFinite(reported.prompt_tokens) && Number.isFinite(reported.completion_tokens)) {
+    return { promptTokens: reported.prompt_tokens, completionTokens: reported.completion_tokens };
+  }
+  return { promptTokens: countTokens(prompt), completionTokens: countTokens(answer) };
+}
+
+/** An OpenAI-compatible chat-completions endpoint. */
+export class OpenAiChatProvider implements LlmProvider {
+  private readonly client: OpenAI;
+  private readonly timeoutMs: number;
+
+  constructor(endpoint: LlmEndpoint, deps: LlmDeps) {
+    this.timeoutMs = deps.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS;
+    this.client = new OpenAI({
+      baseURL: endpoint.baseUrl,
+      apiKey: endpoint.apiKey === '' ? PLACEHOLDER_API_KEY : endpoint.apiKey,
+      // Explicit, so that OPENAI_* variables of the process never change what a dataset sends.
+      organization: null,
+      project: null,
+      timeout: this.timeoutMs,
+      maxRetries: deps.maxRetries ?? DEFAULT_LLM_MAX_RETRIES,
+      logLevel: 'off',
+    });
+  }
+
+  async *stream(request: GenerationRequest, signal: AbortSignal): AsyncGenerator<string, TokenUsage, undefined> {
+    throwIfAborted(signal);
+    const messages = buildMessages(request);
+    // Aborted when the stream stays silent for timeoutMs: the client's own timeout ends at the headers.
+    const silence = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => silence.abort(), this.timeoutMs);
+    };
+    const pieces: string[] = [];
+    let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
+    let finished = false;
+    try {
+      arm();
+      const upstream = AbortSignal.any([signal, silence.signal]);
+      const chunks = await raceAbort(
+        this.client.chat.completions.create(
+          { ...chatParams(request.options), messages, stream: true, stream_options: { include_usage: true } },
+          { signal: upstream },
+        ),
+        signal,
+      );
+      for await (const chunk of chunks) {
+        if (chunk.usage != null) reported = chunk.usage;
+        for (const choice of chunk.choices ?? []) {
+          if (choice.index !== 0) continue;
+          if (choice.finish_reason != null) finished = true;
+          const text = choice.delta?.content;
+          if (typeof text === 'string' && text !== '') {
+            pieces.push(text);
+            // The consumer's own pace is not the provider's silence.
+            clearTimeout(timer);
+            yield text;
+            arm();
+          }
+        }
+      }
+      // The client ends an aborted stream quietly: the abort is ours to report.
+      throwIfAborted(signal);
+      if (silence.signal.aborted) throw this.silent();
+      if (!finished) throw providerError('the stream ended before the answer was complete');
+    } catch (err) {
+      throw this.failure(err, signal, silence.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+    return usageOf(reported, messagesText(messages), pieces.join(''));
+  }
+
+  async complete(messages: readonly ChatMessage[], options: GenerationOptions, signal: AbortSignal): Promise<{ text: string; usage: TokenUsage }> {
+    throwIfAborted(signal);
+    const wire = plainMessages(messages);
+    try {
+      const res = await raceAbort(this.client.chat.completions.create({ ...chatParams(options), messages: wire, stream: false }, { signal }), signal);
+      // A server that is not quite OpenAI's may answer 200 with another shape.
+      const text: unknown = (res as Partial<typeof res> | undefined)?.choices?.[0]?.message?.content;
+      if (typeof text !== 'string') throw providerError('the answer has no message content');
+      return { text, usage: usageOf(res.usage, messagesText(wire), text) };
+    } catch (err) {
+      throw this.failure(err, signal, null);
+    }
+  }
+
+  private silent(): QuarryError {
+    return providerError(`no answer within ${this.timeoutMs} ms`);
+  }
+
+  /** Maps anything thrown while talking to the provider to the error the caller sees. */
+  private failure(err: unknown, signal: AbortSignal, silence: AbortSignal | null): QuarryError {
+    if (signal.aborted) return abortError(signal);
+    if (silence?.aborted === true || err instanceof APIConnectionTimeoutError) return this.silent();
+    if (err instanceof QuarryError) return err;
+    if (err instanceof APIUserAbortError) return abortError(signal);
+    if (err instanceof APIConnectionError) {
+      const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+      return providerError(`could not reach the server${cause}`.slice(0, MAX_DETAIL_CHARS), err);
+    }
+    if (err instanceof APIError) return providerError(err.message.slice(0, MAX_DETAIL_CHARS), err);
+    if (err instanceof SyntaxError) return providerError(`malformed stream: ${err.message}`.slice(0, MAX_DETAIL_CHARS), err);
+    const message = err instanceof Error ? err.message : String(err);
+    return providerError(`connection lost: ${message}`.slice(0, MAX_DETAIL_CHARS), err);
+  }
+}

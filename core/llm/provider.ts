@@ -1,0 +1,59 @@
+/**
+ * The one interface every caller of a language model uses (the job workers' answers, topic
+ * names, suggested queries), and the factory that picks the implementation from the dataset's
+ * endpoint: the embedded extractive answerer when no `LLM_BASE_URL` is configured, else the
+ * OpenAI-compatible provider.
+ */
+import type { ChatMessage, GenerationOptions, GenerationRequest, LlmEndpoint, TokenUsage } from '../domain/rag.js';
+import { ExtractiveProvider } from './extractive.js';
+import { OpenAiChatProvider } from './openai-chat.js';
+import { cleanTopicName, parseSuggestions, SUGGESTION_LIMIT, suggestionMessages, topicNameMessages } from './short-tasks.js';
+
+/** A language model behind one dataset's endpoint. */
+export interface LlmProvider {
+  /**
+   * Streams the answer's text deltas in order and returns the token usage. Aborting `signal`
+   * aborts the upstream request at once. Provider failures throw QuarryError('bad_request',
+   * 'Bad response from LLM server provider: <detail>'); the deadline/abort throws
+   * QuarryError('cancelled' | 'timeout').
+   */
+  stream(request: GenerationRequest, signal: AbortSignal): AsyncGenerator<string, TokenUsage, undefined>;
+  /** One short non-streamed completion (topic names, suggested queries). Same errors. */
+  complete(messages: readonly ChatMessage[], options: GenerationOptions, signal: AbortSignal): Promise<{ text: string; usage: TokenUsage }>;
+}
+
+/** What a provider needs besides the endpoint. */
+export interface LlmDeps {
+  /** Encodes sentences for the extractive answerer (the job workers pass USE-Lite); absent: lexical only. */
+  readonly encodeSentences?: (texts: readonly string[], signal: AbortSignal) => Promise<Float32Array[]>;
+  /** Per-request timeout towards the provider, ms. */
+  readonly timeoutMs?: number;
+  /** Retries on 429/5xx/connection errors, with backoff. */
+  readonly maxRetries?: number;
+}
+
+/** The extractive answerer when `endpoint.baseUrl` is empty, else the OpenAI-compatible provider. */
+export function createProvider(endpoint: LlmEndpoint, deps: LlmDeps): LlmProvider {
+  if (endpoint.baseUrl.trim() === '') return new ExtractiveProvider(deps);
+  return new OpenAiChatProvider(endpoint, deps);
+}
+
+/** A topic name from its first user message (<= 100 chars, one line, never empty). */
+export async function topicName(provider: LlmProvider, firstMessage: string, options: GenerationOptions, signal: AbortSignal): Promise<string> {
+  const { text } = await provider.complete(topicNameMessages(firstMessage), options, signal);
+  return cleanTopicName(text, firstMessage);
+}
+
+/** Up to 10 suggested search queries from the given texts (POST /api/chunk/suggestions). */
+export async function suggestQueries(
+  provider: LlmProvider,
+  texts: readonly string[],
+  query: string | null,
+  options: GenerationOptions,
+  signal: AbortSignal,
+): Promise<string[]> {
+  // The extractive answerer cannot follow an instruction: it picks phrases of the texts itself.
+  if (provider instanceof ExtractiveProvider) return provider.suggest(texts, query, signal);
+  const { text } = await provider.complete(suggestionMessages(texts, query), options, signal);
+  return parseSuggestions(text, query).slice(0, SUGGESTION_LIMIT);
+}
