@@ -35,8 +35,11 @@ export const TABLES = [
   'chunk_vectors',
   'chunk_sparse_vectors',
   'dataset_events',
+  'topics',
+  'messages',
   'search_queries',
   'recommendation_queries',
+  'rag_queries',
 ] as const;
 
 /** Rows per INSERT unless told otherwise. */

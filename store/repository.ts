@@ -6,6 +6,7 @@
 import type { RecommendationRecord, SearchRecord } from '../core/domain/analytics.js';
 import type { ChunkInput, ChunkPatch, ChunkRecord } from '../core/domain/chunk.js';
 import type { GroupInput, GroupRecord } from '../core/domain/group.js';
+import type { ChatRole, MessageRecord, RagRecord, TopicRecord } from '../core/domain/rag.js';
 import type { SparseVector } from '../core/domain/sparse-vector.js';
 import type {
   ApiKeyRecord,
@@ -287,12 +288,62 @@ export interface AnalyticsRepository {
   getSearch(datasetId: string, id: string): Promise<SearchRecord | undefined>;
   /** A page of the dataset's search records, newest first. */
   listSearches(datasetId: string, page: { limit: number; offset: number }): Promise<SearchRecord[]>;
+  /** Stores the RAG records whose id is new, in one transaction; returns how many were new. */
+  insertRags(records: readonly RagRecord[]): Promise<number>;
+  /** One RAG record of the dataset, or undefined. */
+  getRag(datasetId: string, id: string): Promise<RagRecord | undefined>;
+  /** A page of the dataset's RAG records, newest first (ties by id). */
+  listRags(datasetId: string, page: { limit: number; offset: number }): Promise<RagRecord[]>;
   /**
-   * Deletes search and recommendation records created before `cutoffMs` (epoch ms), in short
+   * Deletes search, recommendation and RAG records created before `cutoffMs` (epoch ms), in short
    * transactions of at most `batch` rows so that other writers are never held up long; returns
    * how many went.
    */
   purgeBefore(cutoffMs: number, batch?: number): Promise<number>;
+}
+
+/**
+ * Topics: the conversations of a dataset, each owned by a caller-chosen id. A topic's messages
+ * live in {@link MessageRepository}; deleting or cloning a topic takes its messages along.
+ */
+export interface TopicRepository {
+  /** Creates a topic (name already decided by the caller); 404 when the dataset does not exist. */
+  create(input: { datasetId: string; name: string; ownerId: string; metadata: unknown }): Promise<TopicRecord>;
+  /** A live topic of the dataset, or undefined (unknown, deleted, or another dataset's). */
+  get(datasetId: string, id: string): Promise<TopicRecord | undefined>;
+  /** Renames a live topic; 404 QuarryError when it is not the dataset's live topic. */
+  update(datasetId: string, id: string, patch: { name?: string; metadata?: unknown }): Promise<TopicRecord>;
+  /** Deletes a topic and its messages (one transaction); 404 when unknown. */
+  delete(datasetId: string, id: string): Promise<void>;
+  /** Copies a live topic and its live messages (new ids, same sort orders) in one transaction; 404 when unknown. */
+  clone(datasetId: string, id: string, patch: { ownerId?: string; name?: string }): Promise<TopicRecord>;
+  /** The owner's live topics of the dataset, newest first (ties by id). */
+  listByOwner(datasetId: string, ownerId: string): Promise<TopicRecord[]>;
+}
+
+/** A message to append to a topic. */
+export interface NewMessage {
+  readonly role: ChatRole;
+  readonly content: string;
+  /** @defaultValue `0` */
+  readonly promptTokens?: number;
+  /** @defaultValue `0` */
+  readonly completionTokens?: number;
+}
+
+/** The messages of topics. Live messages of a topic have sort orders 1..n without gaps. */
+export interface MessageRepository {
+  /** Live messages of a live topic of the dataset, by sort order; 404 when the topic is unknown. */
+  list(datasetId: string, topicId: string): Promise<MessageRecord[]>;
+  /**
+   * In ONE transaction: marks the topic's live messages with sort_order >= `fromSortOrder` deleted (none when
+   * undefined), then appends `messages` after the highest remaining live sort order (so sort orders of live
+   * messages are 1..n without gaps), and bumps the topic's updated_at. 404 when the topic is not the dataset's live
+   * topic; 400 (nothing stored) for a role that is not a chat role. Returns the stored messages. Used after an
+   * answer completes, so a half-written answer is never stored. Appends to one topic are serialized (on
+   * PostgreSQL by a lock on the topic's row), so concurrent appends never share a sort order.
+   */
+  append(datasetId: string, topicId: string, messages: readonly NewMessage[], fromSortOrder?: number): Promise<MessageRecord[]>;
 }
 
 /** The whole store. */
@@ -308,6 +359,8 @@ export interface Store {
   readonly sparseVectors: SparseVectorRepository;
   readonly events: DatasetEventRepository;
   readonly analytics: AnalyticsRepository;
+  readonly topics: TopicRepository;
+  readonly messages: MessageRepository;
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
   /**

@@ -1,6 +1,7 @@
 /** Row <-> record conversion shared by the SQLite and PostgreSQL repositories (both stores keep the same column types: JSON as text, booleans as 0/1, epoch ms as integers). */
 import type { ChunkRecord } from '../core/domain/chunk.js';
 import type { GroupRecord } from '../core/domain/group.js';
+import type { ChatRole, MessageRecord, RagRecord, RagType, TopicRecord } from '../core/domain/rag.js';
 import type {
   ApiKeyRecord,
   DatasetRecord,
@@ -121,5 +122,57 @@ export function datasetFromRow(r: Row): DatasetRecord {
     deleted: r.deleted === 1,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+  };
+}
+
+/** Topic row to record. */
+export function topicFromRow(r: Row): TopicRecord {
+  return {
+    id: r.id,
+    datasetId: r.dataset_id,
+    name: r.name,
+    ownerId: r.owner_id,
+    metadata: fromJson(r.metadata, null),
+    deleted: r.deleted === 1,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Message row to record. */
+export function messageFromRow(r: Row): MessageRecord {
+  return {
+    id: r.id,
+    topicId: r.topic_id,
+    datasetId: r.dataset_id,
+    sortOrder: r.sort_order,
+    role: r.role as ChatRole,
+    content: r.content,
+    deleted: r.deleted === 1,
+    promptTokens: r.prompt_tokens,
+    completionTokens: r.completion_tokens,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** RAG analytics row (`rag_queries`) to record. */
+export function ragFromRow(r: Row): RagRecord {
+  return {
+    id: r.id,
+    datasetId: r.dataset_id,
+    ragType: r.rag_type as RagType,
+    userMessage: r.user_message,
+    searchId: r.search_id,
+    topicId: r.topic_id,
+    results: JSON.parse(r.results),
+    llmResponse: r.llm_response,
+    topScore: r.top_score,
+    userId: r.user_id,
+    metadata: fromJson(r.metadata, null),
+    promptTokens: r.prompt_tokens,
+    completionTokens: r.completion_tokens,
+    latencyMs: r.latency,
+    createdAt: r.created_at,
   };
 }

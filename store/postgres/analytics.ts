@@ -1,7 +1,7 @@
-/** PostgreSQL analytics repository: `search_queries` and `recommendation_queries`. */
+/** PostgreSQL analytics repository: `search_queries`, `recommendation_queries` and `rag_queries`. */
 import type { SearchKind, SearchRecord } from '../../core/domain/analytics.js';
 import type { AnalyticsRepository } from '../repository.js';
-import { fromJson, toJson } from '../rows.js';
+import { fromJson, ragFromRow, toJson } from '../rows.js';
 import type { PgDb, Row } from './database.js';
 
 /**
@@ -68,10 +68,14 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
   const insertRecommendationsSql = `INSERT INTO recommendation_queries (id, dataset_id, recommendation_type, positive_ids, negative_ids, positive_tracking_ids, negative_tracking_ids, request_params, results, top_score, user_id, metadata, created_at)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::float8[], $11::text[], $12::text[], $13::bigint[])
      ON CONFLICT (id) DO NOTHING`;
+  const insertRagsSql = `INSERT INTO rag_queries (id, dataset_id, rag_type, user_message, search_id, topic_id, results, llm_response, top_score, user_id, metadata, prompt_tokens, completion_tokens, latency, created_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::float8[], $10::text[], $11::text[], $12::int[], $13::int[], $14::float8[], $15::bigint[])
+     ON CONFLICT (id) DO NOTHING`;
   // By primary key through the created_at indexes: each statement is one short transaction.
   const purgeSearches = 'DELETE FROM search_queries WHERE id IN (SELECT id FROM search_queries WHERE created_at < $1 LIMIT $2)';
   const purgeRecommendations =
     'DELETE FROM recommendation_queries WHERE id IN (SELECT id FROM recommendation_queries WHERE created_at < $1 LIMIT $2)';
+  const purgeRags = 'DELETE FROM rag_queries WHERE id IN (SELECT id FROM rag_queries WHERE created_at < $1 LIMIT $2)';
 
   /** The records as one array per column, in `columns` order. */
   const columns = <R>(records: readonly R[], of: readonly ((r: R) => unknown)[]): unknown[][] => of.map((f) => records.map(f));
@@ -133,9 +137,47 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
       ]);
       return rows.map(searchFromRow);
     },
+    async insertRags(records) {
+      const rows = records.filter((r) =>
+        complete(r.id, r.datasetId, r.ragType, r.userMessage, r.llmResponse, r.promptTokens, r.completionTokens, r.createdAt),
+      );
+      if (rows.length === 0) return 0;
+      return db.run(
+        insertRagsSql,
+        columns(rows, [
+          (r) => r.id,
+          (r) => r.datasetId,
+          (r) => r.ragType,
+          (r) => text(r.userMessage),
+          (r) => r.searchId ?? null,
+          (r) => r.topicId ?? null,
+          (r) => jsonOf(r.results),
+          (r) => text(r.llmResponse),
+          (r) => finite(r.topScore),
+          (r) => text(r.userId ?? null),
+          (r) => toJson(r.metadata),
+          (r) => integer(r.promptTokens),
+          (r) => integer(r.completionTokens),
+          (r) => finite(r.latencyMs),
+          (r) => integer(r.createdAt),
+        ]),
+      );
+    },
+    async getRag(datasetId, id) {
+      const row = await db.get('SELECT * FROM rag_queries WHERE dataset_id = $1 AND id = $2', [datasetId, id]);
+      return row ? ragFromRow(row) : undefined;
+    },
+    async listRags(datasetId, page) {
+      const rows = await db.all('SELECT * FROM rag_queries WHERE dataset_id = $1 ORDER BY created_at DESC, id LIMIT $2 OFFSET $3', [
+        datasetId,
+        limitOf(page.limit),
+        offsetOf(page.offset),
+      ]);
+      return rows.map(ragFromRow);
+    },
     async purgeBefore(cutoffMs, batch = 5000) {
       let deleted = 0;
-      for (const statement of [purgeSearches, purgeRecommendations]) {
+      for (const statement of [purgeSearches, purgeRecommendations, purgeRags]) {
         for (;;) {
           const n = await db.run(statement, [cutoffMs, batch]);
           deleted += n;

@@ -200,4 +200,56 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX chunk_sparse_vectors_dataset ON chunk_sparse_vectors(dataset_id);
   `),
+  // v2: RAG (issue 13), the tables of ../sqlite/migrations.ts v6 (see there why each is as it is).
+  bytewise(`
+  CREATE TABLE topics (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    metadata TEXT,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE INDEX topics_owner ON topics(dataset_id, owner_id, created_at);
+  CREATE TABLE messages (
+    id TEXT PRIMARY KEY,
+    topic_id TEXT NOT NULL REFERENCES topics(id) ON DELETE CASCADE,
+    dataset_id TEXT NOT NULL,
+    sort_order INTEGER NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
+    content TEXT NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE INDEX messages_topic ON messages(topic_id, sort_order);
+  CREATE UNIQUE INDEX messages_live_order ON messages(topic_id, sort_order) WHERE deleted = 0;
+  CREATE INDEX messages_dataset ON messages(dataset_id);
+  CREATE TABLE rag_queries (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    rag_type TEXT NOT NULL,
+    user_message TEXT NOT NULL,
+    search_id TEXT,
+    topic_id TEXT,
+    results TEXT NOT NULL,
+    llm_response TEXT NOT NULL,
+    top_score DOUBLE PRECISION NOT NULL,
+    user_id TEXT,
+    metadata TEXT,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    latency DOUBLE PRECISION NOT NULL,
+    query_rating TEXT,
+    hallucination_score DOUBLE PRECISION NOT NULL DEFAULT 0,
+    detected_hallucinations TEXT NOT NULL DEFAULT '[]',
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX rag_queries_dataset ON rag_queries(dataset_id, created_at);
+  CREATE INDEX rag_queries_created ON rag_queries(created_at);
+  `),
 ];

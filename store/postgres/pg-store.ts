@@ -8,9 +8,11 @@ import { pgChunks } from './chunks.js';
 import { PgDb, type PgOptions } from './database.js';
 import { pgDatasets } from './datasets.js';
 import { pgGroups } from './groups.js';
+import { pgMessages } from './messages.js';
 import { pgOrganizations } from './organizations.js';
 import { pgPurger } from './purge.js';
 import { pgSparseVectors } from './sparse-vectors.js';
+import { pgTopics } from './topics.js';
 import { pgUsers } from './users.js';
 import { pgDatasetEvents, pgVectors } from './vectors.js';
 
@@ -42,6 +44,8 @@ export async function openPgStore(url: string, options: PgOptions = {}): Promise
     sparseVectors: pgSparseVectors(db),
     events: pgDatasetEvents(db),
     analytics: pgAnalytics(db),
+    topics: pgTopics(db),
+    messages: pgMessages(db),
     async ping() {
       await db.run('SELECT 1');
     },

@@ -33,9 +33,13 @@ const DATASET_TABLES = [
   { table: 'chunk_groups', key: 'id' },
   { table: 'change_log', key: 'seq' },
   { table: 'dataset_events', key: 'id' },
+  // Messages before their topics: a topic's delete would cascade to all its messages in one slice.
+  { table: 'messages', key: 'id' },
+  { table: 'topics', key: 'id' },
   // Analytics rows have no foreign key (a batch flushed after its dataset went must still insert).
   { table: 'search_queries', key: 'id' },
   { table: 'recommendation_queries', key: 'id' },
+  { table: 'rag_queries', key: 'id' },
 ] as const;
 
 /** Builds the purger of `db`. */

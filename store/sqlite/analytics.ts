@@ -1,8 +1,9 @@
-/** SQLite analytics repository: `search_queries` and `recommendation_queries` (migration 3). */
+/** SQLite analytics repository: `search_queries` and `recommendation_queries` (migration 3), `rag_queries` (migration 6). */
 import type { RecommendationRecord, SearchKind, SearchRecord } from '../../core/domain/analytics.js';
+import type { RagRecord } from '../../core/domain/rag.js';
 import type { AnalyticsRepository } from '../repository.js';
 import type { Db } from './database.js';
-import { fromJson, toJson } from '../rows.js';
+import { fromJson, ragFromRow, toJson } from '../rows.js';
 
 type Row = Record<string, any>;
 
@@ -44,7 +45,13 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
     `INSERT OR IGNORE INTO recommendation_queries (id, dataset_id, recommendation_type, positive_ids, negative_ids, positive_tracking_ids, negative_tracking_ids, request_params, results, top_score, user_id, metadata, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  const insertRag = db.prepare(
+    `INSERT OR IGNORE INTO rag_queries (id, dataset_id, rag_type, user_message, search_id, topic_id, results, llm_response, top_score, user_id, metadata, prompt_tokens, completion_tokens, latency, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
   const getSearch = db.prepare('SELECT * FROM search_queries WHERE dataset_id = ? AND id = ?');
+  const getRag = db.prepare('SELECT * FROM rag_queries WHERE dataset_id = ? AND id = ?');
+  const listRags = db.prepare('SELECT * FROM rag_queries WHERE dataset_id = ? ORDER BY created_at DESC, id LIMIT ? OFFSET ?');
   const listSearches = db.prepare('SELECT * FROM search_queries WHERE dataset_id = ? ORDER BY created_at DESC, id LIMIT ? OFFSET ?');
 
   // By rowid through the created_at indexes: each statement is one short transaction.
@@ -52,6 +59,7 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
   const purgeRecommendations = db.prepare(
     'DELETE FROM recommendation_queries WHERE rowid IN (SELECT rowid FROM recommendation_queries WHERE created_at < ? LIMIT ?)',
   );
+  const purgeRags = db.prepare('DELETE FROM rag_queries WHERE rowid IN (SELECT rowid FROM rag_queries WHERE created_at < ? LIMIT ?)');
 
   const searches = db.transaction((records: readonly SearchRecord[]): number => {
     let added = 0;
@@ -96,6 +104,30 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
     return added;
   });
 
+  const rags = db.transaction((records: readonly RagRecord[]): number => {
+    let added = 0;
+    for (const r of records) {
+      added += insertRag.run(
+        r.id,
+        r.datasetId,
+        r.ragType,
+        r.userMessage,
+        r.searchId ?? null,
+        r.topicId ?? null,
+        jsonOf(r.results),
+        r.llmResponse,
+        finite(r.topScore),
+        r.userId ?? null,
+        toJson(r.metadata),
+        r.promptTokens,
+        r.completionTokens,
+        finite(r.latencyMs),
+        r.createdAt,
+      ).changes;
+    }
+    return added;
+  });
+
   return {
     async insertSearches(records) {
       return records.length === 0 ? 0 : searches.immediate(records);
@@ -110,9 +142,19 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
     async listSearches(datasetId, page) {
       return (listSearches.all(datasetId, page.limit, page.offset) as Row[]).map(searchFromRow);
     },
+    async insertRags(records) {
+      return records.length === 0 ? 0 : rags.immediate(records);
+    },
+    async getRag(datasetId, id) {
+      const row = getRag.get(datasetId, id) as Row | undefined;
+      return row ? ragFromRow(row) : undefined;
+    },
+    async listRags(datasetId, page) {
+      return (listRags.all(datasetId, page.limit, page.offset) as Row[]).map(ragFromRow);
+    },
     async purgeBefore(cutoffMs, batch = 5000) {
       let deleted = 0;
-      for (const statement of [purgeSearches, purgeRecommendations]) {
+      for (const statement of [purgeSearches, purgeRecommendations, purgeRags]) {
         for (;;) {
           const n = statement.run(cutoffMs, batch).changes;
           deleted += n;

@@ -207,4 +207,62 @@ export const MIGRATIONS: readonly string[] = [
     WHERE vector_hash IS NULL OR semantic_hash IS NULL OR vector_hash != semantic_hash;
   CREATE INDEX chunks_vector_model ON chunks(dataset_id, vector_model) WHERE vector_model IS NOT NULL;
   `,
+  // v6: RAG (issue 13). Topics (conversations of an owner) and their messages; a message is never
+  // overwritten: a regenerated or edited tail is flagged deleted and new messages appended, so the
+  // sort orders of live messages stay 1..n. The unique index over live messages makes two appends
+  // that raced to the same sort order fail instead of both storing it. messages.dataset_id is
+  // indexed for the purge's slices. rag_queries is the RAG analytics record, named as the
+  // reference's ClickHouse columns like search_queries (no foreign key, for the same reason);
+  // query_rating, hallucination_score and detected_hallucinations are filled by later analytics.
+  `
+  CREATE TABLE topics (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    metadata TEXT,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX topics_owner ON topics(dataset_id, owner_id, created_at);
+  CREATE TABLE messages (
+    id TEXT PRIMARY KEY,
+    topic_id TEXT NOT NULL REFERENCES topics(id) ON DELETE CASCADE,
+    dataset_id TEXT NOT NULL,
+    sort_order INTEGER NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
+    content TEXT NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX messages_topic ON messages(topic_id, sort_order);
+  CREATE UNIQUE INDEX messages_live_order ON messages(topic_id, sort_order) WHERE deleted = 0;
+  CREATE INDEX messages_dataset ON messages(dataset_id);
+  CREATE TABLE rag_queries (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    rag_type TEXT NOT NULL,
+    user_message TEXT NOT NULL,
+    search_id TEXT,
+    topic_id TEXT,
+    results TEXT NOT NULL,
+    llm_response TEXT NOT NULL,
+    top_score REAL NOT NULL,
+    user_id TEXT,
+    metadata TEXT,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    latency REAL NOT NULL,
+    query_rating TEXT,
+    hallucination_score REAL NOT NULL DEFAULT 0,
+    detected_hallucinations TEXT NOT NULL DEFAULT '[]',
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX rag_queries_dataset ON rag_queries(dataset_id, created_at);
+  CREATE INDEX rag_queries_created ON rag_queries(created_at);
+  `,
 ];

@@ -36,9 +36,13 @@ const DATASET_TABLES = [
   'chunk_groups',
   'change_log',
   'dataset_events',
+  // Messages before their topics: a topic's delete would cascade to all its messages in one slice.
+  'messages',
+  'topics',
   // Analytics rows have no foreign key (a batch flushed after its dataset went must still insert).
   'search_queries',
   'recommendation_queries',
+  'rag_queries',
 ] as const;
 
 /**

@@ -8,10 +8,12 @@ import { openDatabase, type Db } from './database.js';
 import { WriteEpoch } from './epoch-cache.js';
 import { sqliteDatasets } from './datasets.js';
 import { sqliteGroups } from './groups.js';
+import { sqliteMessages } from './messages.js';
 import { sqliteOrganizations } from './organizations.js';
 import { sqlitePurger } from './purge.js';
 import { sqliteUsers } from './users.js';
 import { sqliteSparseVectors } from './sparse-vectors.js';
+import { sqliteTopics } from './topics.js';
 import { sqliteDatasetEvents, sqliteVectors } from './vectors.js';
 
 /** Options of a store connection. */
@@ -54,6 +56,8 @@ export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): SqliteS
     sparseVectors: sqliteSparseVectors(db, log),
     events: sqliteDatasetEvents(db),
     analytics: sqliteAnalytics(db),
+    topics: sqliteTopics(db),
+    messages: sqliteMessages(db),
     async ping() {
       ping.get();
     },

@@ -36,7 +36,9 @@ export const WRITE_METHODS: { readonly [R in RepositoryName]: readonly MethodOf<
   vectors: ['put'],
   sparseVectors: ['put'],
   events: ['add'],
-  analytics: ['insertSearches', 'insertRecommendations', 'purgeBefore'],
+  analytics: ['insertSearches', 'insertRecommendations', 'insertRags', 'purgeBefore'],
+  topics: ['create', 'update', 'delete', 'clone'],
+  messages: ['append'],
 };
 
 /** Pause before a dead writer thread is replaced, in ms. */

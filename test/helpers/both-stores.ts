@@ -9,6 +9,7 @@ import type { Store } from '../../store/repository.js';
 import { openPgStore } from '../../store/postgres/pg-store.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { freshPgDatabase } from './pg.js';
+import type { StoreLocation } from './store-snapshot.js';
 
 /** The store implementations. */
 export const STORE_KINDS = ['sqlite', 'postgres'] as const;
@@ -18,6 +19,8 @@ export type StoreKind = (typeof STORE_KINDS)[number];
 /** A store of a test's own, and its removal. */
 export interface TestStore {
   readonly store: Store;
+  /** Where it keeps its rows, for reading them behind its back (store-snapshot.ts). */
+  readonly loc: StoreLocation;
   /** Closes the store and removes its data (directory or database). */
   dispose(): Promise<void>;
 }
@@ -29,6 +32,7 @@ export async function openTestStore(kind: StoreKind): Promise<TestStore> {
     const store = openSqliteStore(dir);
     return {
       store,
+      loc: { dataDir: dir, databaseUrl: null },
       async dispose() {
         await store.close();
         fs.rmSync(dir, { recursive: true, force: true });
@@ -39,6 +43,7 @@ export async function openTestStore(kind: StoreKind): Promise<TestStore> {
   const store = await openPgStore(db.url, { poolSize: 4 });
   return {
     store,
+    loc: { dataDir: '', databaseUrl: db.url },
     async dispose() {
       await store.close();
       await db.drop();

@@ -22,6 +22,7 @@ import { client, type Client } from '../helpers/api.js';
 import { eventually } from '../helpers/eventually.js';
 import { createKey, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { freshPgDatabase, testStore, type TestDatabase } from '../helpers/pg.js';
+import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { freePort, startStack, type Stack } from '../helpers/stack.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -44,8 +45,11 @@ const TABLES = [
   'chunk_vectors',
   'chunk_sparse_vectors',
   'dataset_events',
+  'topics',
+  'messages',
   'search_queries',
   'recommendation_queries',
+  'rag_queries',
 ];
 
 interface Doc {
@@ -264,6 +268,40 @@ describe.skipIf(testStore() === 'postgres')('migrate-to-postgres', () => {
     for (const name of ['facade', 'jobs', 'core'] as const) await stack.kill(name, 'SIGTERM');
     // The core snapshots its indexes on shutdown: the PostgreSQL stack starts from them.
     expect(fs.existsSync(path.join(stack.dataDir, 'index', t.datasetId))).toBe(true);
+    // RAG rows, through the store of the stopped stack: two topics (one a clone), messages (one
+    // replaced, so flagged deleted), a RAG record; the copy and its checksums must cover them.
+    const sqlite = openSqliteStore(stack.dataDir);
+    try {
+      const chat = await sqlite.topics.create({ datasetId: t.datasetId, name: 'scurvy', ownerId: 'owner-1', metadata: { k: 1 } });
+      await sqlite.messages.append(t.datasetId, chat.id, [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: docs[0]!.title },
+        { role: 'assistant', content: 'first answer', promptTokens: 120, completionTokens: 9 },
+      ]);
+      await sqlite.messages.append(t.datasetId, chat.id, [{ role: 'assistant', content: 'second answer ü', promptTokens: 130, completionTokens: 11 }], 3);
+      await sqlite.topics.clone(t.datasetId, chat.id, { ownerId: 'owner-2' });
+      await sqlite.analytics.insertRags([
+        {
+          id: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+          datasetId: t.datasetId,
+          ragType: 'chosen_chunks',
+          userMessage: docs[0]!.title,
+          searchId: null,
+          topicId: chat.id,
+          results: [{ id: before.searches[0]!.ids[0]!, score: 0 }],
+          llmResponse: 'second answer ü',
+          topScore: 0,
+          userId: 'user-1',
+          metadata: { k: 1.5 },
+          promptTokens: 130,
+          completionTokens: 11,
+          latencyMs: 812.25,
+          createdAt: Date.now(),
+        },
+      ]);
+    } finally {
+      await sqlite.close();
+    }
     source = sqliteCounts(stack.dataDir);
   }, 240_000);
 
@@ -299,6 +337,7 @@ describe.skipIf(testStore() === 'postgres')('migrate-to-postgres', () => {
     expect(source.chunk_group_members).toBeGreaterThanOrEqual(30);
     expect(source.search_queries).toBeGreaterThanOrEqual(SEARCHES);
     expect(source.recommendation_queries).toBeGreaterThanOrEqual(1);
+    expect([source.topics, source.messages, source.rag_queries]).toEqual([2, 7, 1]);
     // The change log keeps its numbers, and the identity continues above them.
     const [maxSeq] = sqliteRows<{ m: number }>(stack.dataDir, 'SELECT MAX(seq) AS m FROM change_log');
     expect(first.nextChangeSeq).toBeGreaterThan(maxSeq!.m);
@@ -325,6 +364,8 @@ describe.skipIf(testStore() === 'postgres')('migrate-to-postgres', () => {
     expect(await pgRows(db.url, q, [t.datasetId])).toEqual(sqliteSearches);
     const r = 'SELECT id, positive_tracking_ids, results FROM recommendation_queries WHERE dataset_id = $1 ORDER BY id';
     expect(await pgRows(db.url, r, [t.datasetId])).toEqual(sqliteRows(stack.dataDir, r.replace('$1', '?'), t.datasetId));
+    const m = 'SELECT topic_id, sort_order, role, content, deleted FROM messages WHERE dataset_id = $1 ORDER BY topic_id, sort_order, deleted';
+    expect(await pgRows(db.url, m, [t.datasetId])).toEqual(sqliteRows(stack.dataDir, m.replace('$1', '?'), t.datasetId));
 
     pgStack = await startStack({ env: { QUARRY_DATABASE_URL: db.url, QUARRY_DATA_DIR: stack.dataDir } });
     const owner = client(pgStack.baseUrl, { authorization: t.ownerKey, 'tr-dataset': t.datasetId });
