@@ -144,6 +144,21 @@ export interface Config {
    * ones every hour. 0 keeps them forever. @defaultValue `90`
    */
   readonly analyticsRetentionDays: number;
+  /**
+   * Answers one job-worker process generates at once (RAG jobs wait on the language model, so
+   * many run together). @defaultValue `64`
+   */
+  readonly ragConcurrency: number;
+  /**
+   * Longest a RAG answer may take from its request to its last token, in ms (the reference's
+   * 120 s for /api/chunk/generate and /api/message); past it the answer ends with an error.
+   * @defaultValue `120000`
+   */
+  readonly ragDeadlineMs: number;
+  /** Longest one request to a dataset's LLM_BASE_URL may take, in ms (each retry its own). @defaultValue `60000` */
+  readonly llmTimeoutMs: number;
+  /** Retries of a request to LLM_BASE_URL after a 429, a 5xx or a connection error, with backoff. @defaultValue `2` */
+  readonly llmMaxRetries: number;
 }
 
 function boolVar(env: Env, name: string, fallback: boolean): boolean {
@@ -231,5 +246,9 @@ export function loadConfig(env: Env = process.env): Config {
     serverTiming: boolVar(env, 'QUARRY_SERVER_TIMING', false),
     maxChunkTextBytes: intVar(env, 'QUARRY_MAX_CHUNK_TEXT_BYTES', LIMITS.chunkTextBytes, 1, 2 ** 31 - 1),
     analyticsRetentionDays: intVar(env, 'QUARRY_ANALYTICS_RETENTION_DAYS', 90, 0, 36_500),
+    ragConcurrency: intVar(env, 'QUARRY_RAG_CONCURRENCY', 64, 1, 10_000),
+    ragDeadlineMs: intVar(env, 'QUARRY_RAG_DEADLINE_MS', 120_000, 100, 3_600_000),
+    llmTimeoutMs: intVar(env, 'QUARRY_LLM_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    llmMaxRetries: intVar(env, 'QUARRY_LLM_MAX_RETRIES', 2, 0, 10),
   });
 }

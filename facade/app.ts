@@ -12,6 +12,7 @@ import { requestId } from './middleware/request-id.js';
 import { chunkGroupRoutes } from './routes/chunk-group.js';
 import { chunkRoutes } from './routes/chunk.js';
 import { datasetRoutes } from './routes/dataset.js';
+import { generateRoutes } from './routes/generate.js';
 import { groupSearchRoutes } from './routes/group-search.js';
 import { healthRoutes } from './routes/health.js';
 import { organizationRoutes } from './routes/organization.js';
@@ -35,6 +36,8 @@ export function createApp(services: Services): Koa<RequestState> {
   searchRoutes(router, services);
   recommendRoutes(router, services);
   groupSearchRoutes(router, services);
+  // Before chunkRoutes: /api/chunk/generate must not be taken for /api/chunk/:chunk_id.
+  generateRoutes(router, services);
   chunkRoutes(router, services);
   chunkGroupRoutes(router, services);
 

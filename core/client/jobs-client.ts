@@ -3,6 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { QuarryError } from '../domain/errors.js';
 import { BULK_DELETE_ATTEMPTS, EMBED_ATTEMPTS, Jobs, Queues, embedJobId, type BulkDeleteJob, type EmbedJob, type PurgeJob } from '../domain/queues.js';
+import { ragClient, type RagClient } from './rag-client.js';
 
 /** The jobs the facade can ask for. */
 export interface JobsClient {
@@ -14,6 +15,8 @@ export interface JobsClient {
   embedDataset(datasetId: string): Promise<void>;
   /** Asks the job workers to delete the chunks matching a filter (503 when Redis does not take the job). */
   bulkDeleteChunks(job: BulkDeleteJob): Promise<void>;
+  /** RAG answers: the generation job and its stream of tokens (blocking readers connect on first use). */
+  readonly rag: RagClient;
   /** Resolves when Redis answers PING. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -32,6 +35,7 @@ export function connectJobs(url: string, options: { embedBackoffMs?: number } = 
   embed.on('error', () => {});
   const bulkDelete = new Queue<BulkDeleteJob>(Queues.bulkDelete, { connection: redis });
   bulkDelete.on('error', () => {});
+  const rag = ragClient(redis, url);
   const add = async (name: string, id: string): Promise<void> => {
     try {
       // jobId makes a repeated request idempotent: one purge per resource (BullMQ refuses ':' in ids).
@@ -65,6 +69,7 @@ export function connectJobs(url: string, options: { embedBackoffMs?: number } = 
         throw new QuarryError('unavailable', `could not enqueue the bulk delete for dataset ${job.datasetId}: ${(err as Error).message}`, { cause: err, retryAfterSeconds: 5 });
       }
     },
+    rag,
     async ping() {
       const reply = await redis.ping();
       if (reply !== 'PONG') throw new Error(`unexpected PING reply ${reply}`);
@@ -73,6 +78,7 @@ export function connectJobs(url: string, options: { embedBackoffMs?: number } = 
       await maintenance.close().catch(() => {});
       await embed.close().catch(() => {});
       await bulkDelete.close().catch(() => {});
+      await rag.close();
       redis.disconnect();
     },
   };

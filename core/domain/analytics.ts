@@ -5,6 +5,8 @@
  * BullMQ names and payload of the job that carries them from the facade to the store.
  */
 
+import type { RagRecord } from './rag.js';
+
 /**
  * What kind of request a search record describes: the reference's `search_type` column
  * (`ClickhouseSearchTypes`), not the search method.
@@ -88,4 +90,6 @@ export interface AnalyticsBatch {
   readonly id: string;
   readonly searches: readonly SearchRecord[];
   readonly recommendations: readonly RecommendationRecord[];
+  /** RAG answers (`rag_queries`). Batches sent before RAG existed lack it: readers take it as empty. */
+  readonly rags?: readonly RagRecord[];
 }

@@ -10,6 +10,8 @@ import { trimTrailingSlashes } from './trim-slashes.js';
 export const DATASET_CONFIG_DEFAULTS = Object.freeze({
   /** OpenAI-compatible chat endpoint for RAG; empty uses the embedded extractive answerer. */
   LLM_BASE_URL: '',
+  /** Bearer key sent to LLM_BASE_URL (never shown back: see facade/present/tenancy.ts); empty sends a placeholder. */
+  LLM_API_KEY: '',
   /** Chat model name sent to LLM_BASE_URL. */
   LLM_DEFAULT_MODEL: 'gpt-4o',
   /** OpenAI-compatible /v1/embeddings endpoint; empty uses the embedded USE-Lite model. */
@@ -132,4 +134,29 @@ export function rerankerSpec(stored: Record<string, unknown>): { baseUrl: string
 export function maxLimitOf(config: Record<string, unknown>): number {
   const v = config.MAX_LIMIT;
   return typeof v === 'number' && v > 0 ? v : DATASET_CONFIG_DEFAULTS.MAX_LIMIT;
+}
+
+/** A dataset's RAG settings, defaults filled in. */
+export interface LlmSpec {
+  /** LLM_BASE_URL (trailing slashes dropped; empty: the extractive answerer) and LLM_API_KEY. */
+  readonly endpoint: { readonly baseUrl: string; readonly apiKey: string };
+  /** LLM_DEFAULT_MODEL. */
+  readonly model: string;
+  /** TEMPERATURE, when within 0..2; else the default. */
+  readonly temperature: number;
+  readonly systemPrompt: string;
+  readonly ragPrompt: string;
+}
+
+/** The RAG settings of a stored configuration (LLM_BASE_URL, LLM_API_KEY, LLM_DEFAULT_MODEL, TEMPERATURE, SYSTEM_PROMPT, RAG_PROMPT). */
+export function llmSpec(stored: Record<string, unknown>): LlmSpec {
+  const d = DATASET_CONFIG_DEFAULTS;
+  const t = stored.TEMPERATURE;
+  return {
+    endpoint: { baseUrl: trimTrailingSlashes(str(stored.LLM_BASE_URL, d.LLM_BASE_URL).trim()), apiKey: str(stored.LLM_API_KEY, d.LLM_API_KEY) },
+    model: str(stored.LLM_DEFAULT_MODEL, d.LLM_DEFAULT_MODEL),
+    temperature: typeof t === 'number' && t >= 0 && t <= 2 ? t : d.TEMPERATURE,
+    systemPrompt: str(stored.SYSTEM_PROMPT, d.SYSTEM_PROMPT),
+    ragPrompt: str(stored.RAG_PROMPT, d.RAG_PROMPT),
+  };
 }

@@ -87,6 +87,18 @@ export const LIMITS = Object.freeze({
    * (and every search and job reads it).
    */
   configBytes: 65_536,
+  /** Most `chunk_ids` of one POST /api/chunk/generate (each is a document in the model's context). */
+  ragChunkIds: 100,
+  /** Most `prev_messages` of one POST /api/chunk/generate. */
+  ragMessages: 1000,
+  /** Longest content of one message given to the model (`prev_messages[].content`). */
+  ragMessageLength: 65_536,
+  /** Most `stop_tokens` (what OpenAI-compatible endpoints take). */
+  ragStopTokens: 4,
+  /** Longest stop token. */
+  ragStopTokenLength: 256,
+  /** Most `image_config.images_per_chunk`. */
+  ragImagesPerChunk: 100,
 });
 
 /**

@@ -178,4 +178,20 @@ export const ragCancelKey = (id: string): string => `quarry:rag:${id}:cancel`;
 export type StreamEvent =
   | { readonly t: 'delta'; readonly text: string }
   | { readonly t: 'done'; readonly usage: TokenUsage }
-  | { readonly t: 'error'; readonly message: string; readonly provider: boolean };
+  | { readonly t: 'error'; readonly message: string; readonly provider: boolean; readonly code?: StreamErrorCode };
+
+/**
+ * Set by the job worker while it generates an answer (refreshed every {@link RAG_HEARTBEAT_MS},
+ * lives {@link RAG_ALIVE_TTL_MS}): a follower that finds the job started but this key gone knows
+ * the worker was lost (killed, partitioned) and ends its answer instead of waiting for the deadline.
+ */
+export const ragAliveKey = (id: string): string => `quarry:rag:${id}:alive`;
+
+/** How often a job worker refreshes the alive keys of its answers and checks their cancel keys, in ms. */
+export const RAG_HEARTBEAT_MS = 250;
+
+/** Lifetime of an alive key, in ms: several missed heartbeats before a follower calls the worker lost. */
+export const RAG_ALIVE_TTL_MS = 3000;
+
+/** Error codes an `error` {@link StreamEvent} may carry (additive field `code`; absent: `bad_request` when `provider`, else `unavailable`). */
+export type StreamErrorCode = 'bad_request' | 'timeout' | 'cancelled' | 'unavailable';

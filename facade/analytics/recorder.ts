@@ -1,7 +1,7 @@
 /**
  * Buffers analytics records off the request path and hands them to the job workers in batches.
  *
- * `recordSearch`/`recordRecommendation` only push into memory, so a request never waits for Redis.
+ * `recordSearch`/`recordRecommendation`/`recordRag` only push into memory, so a request never waits for Redis.
  * A flusher cuts the buffer into batches (every `flushIntervalMs`, or at once when `batchSize`
  * records wait) and sends them one at a time, oldest first. A batch keeps its id across retries,
  * so a send whose reply was lost and is sent again is deduplicated (BullMQ job id, then the
@@ -11,6 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { AnalyticsBatch, RecommendationRecord, SearchRecord } from '../../core/domain/analytics.js';
+import type { RagRecord } from '../../core/domain/rag.js';
 import { newId } from '../../core/domain/ids.js';
 import { measureJson } from '../../core/domain/limits.js';
 
@@ -62,7 +63,11 @@ export interface RecorderSinks {
 }
 
 /** A buffered record and its size as JSON (what it costs in memory, roughly). */
-type Entry = ({ readonly type: 'search'; readonly record: SearchRecord } | { readonly type: 'recommendation'; readonly record: RecommendationRecord }) & {
+type Entry = (
+  | { readonly type: 'search'; readonly record: SearchRecord }
+  | { readonly type: 'recommendation'; readonly record: RecommendationRecord }
+  | { readonly type: 'rag'; readonly record: RagRecord }
+) & {
   readonly bytes: number;
 };
 
@@ -90,11 +95,13 @@ const DROP_WARN_INTERVAL_MS = 5000;
 function payload(batch: PendingBatch): AnalyticsBatch {
   const searches: SearchRecord[] = [];
   const recommendations: RecommendationRecord[] = [];
+  const rags: RagRecord[] = [];
   for (const e of batch.entries) {
     if (e.type === 'search') searches.push(e.record);
-    else recommendations.push(e.record);
+    else if (e.type === 'recommendation') recommendations.push(e.record);
+    else rags.push(e.record);
   }
-  return { id: batch.id, searches, recommendations };
+  return { id: batch.id, searches, recommendations, rags };
 }
 
 /**
@@ -113,6 +120,14 @@ function sizeOf(record: SearchRecord | RecommendationRecord): number {
       for (const id of list) bytes += 3 * id.length + 3;
     }
   }
+  return bytes;
+}
+
+/** An upper bound of a RAG record's size as JSON, as {@link sizeOf}: the answer and the question dominate. */
+function ragSizeOf(record: RagRecord): number {
+  let bytes = 512 + measureJson(record.metadata, Infinity, Infinity).bytes;
+  bytes += 3 * (record.userMessage.length + record.llmResponse.length + (record.userId?.length ?? 0));
+  for (const r of record.results) bytes += 3 * r.id.length + 40;
   return bytes;
 }
 
@@ -170,6 +185,11 @@ export class AnalyticsRecorder {
   /** Buffers a recommendation record; returns at once. */
   recordRecommendation(record: RecommendationRecord): void {
     this.push({ type: 'recommendation', record, bytes: sizeOf(record) });
+  }
+
+  /** Buffers a RAG answer's record; returns at once. */
+  recordRag(record: RagRecord): void {
+    this.push({ type: 'rag', record, bytes: ragSizeOf(record) });
   }
 
   /** Current counters. */

@@ -98,4 +98,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ QUARRY_MAX_CHUNK_TEXT_BYTES: '0' })).toThrow(/QUARRY_MAX_CHUNK_TEXT_BYTES/);
     expect(() => loadConfig({ QUARRY_ANALYTICS_RETENTION_DAYS: '-1' })).toThrow(/QUARRY_ANALYTICS_RETENTION_DAYS/);
   });
+
+  it('reads the RAG job concurrency, answer deadline and LLM request settings', () => {
+    expect(loadConfig({})).toMatchObject({ ragConcurrency: 64, ragDeadlineMs: 120_000, llmTimeoutMs: 60_000, llmMaxRetries: 2 });
+    expect(
+      loadConfig({ QUARRY_RAG_CONCURRENCY: '8', QUARRY_RAG_DEADLINE_MS: '5000', QUARRY_LLM_TIMEOUT_MS: '2000', QUARRY_LLM_MAX_RETRIES: '0' }),
+    ).toMatchObject({ ragConcurrency: 8, ragDeadlineMs: 5000, llmTimeoutMs: 2000, llmMaxRetries: 0 });
+    expect(() => loadConfig({ QUARRY_RAG_CONCURRENCY: '0' })).toThrow(/QUARRY_RAG_CONCURRENCY/);
+    expect(() => loadConfig({ QUARRY_RAG_DEADLINE_MS: '99' })).toThrow(/QUARRY_RAG_DEADLINE_MS/);
+    expect(() => loadConfig({ QUARRY_LLM_TIMEOUT_MS: 'soon' })).toThrow(/QUARRY_LLM_TIMEOUT_MS/);
+    expect(() => loadConfig({ QUARRY_LLM_MAX_RETRIES: '11' })).toThrow(/QUARRY_LLM_MAX_RETRIES/);
+  });
 });

@@ -1,4 +1,4 @@
-/** Entry point of the job workers (BullMQ): maintenance purges, embedding and analytics flushes. */
+/** Entry point of the job workers (BullMQ): maintenance purges, embedding, RAG answers and analytics flushes. */
 import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { connectCore } from '../../core/client/core-client.js';
@@ -17,6 +17,8 @@ import { embedProcessor } from './embed.js';
 import { jobWorker } from './job-worker.js';
 import { watchEventLoop } from './loop-monitor.js';
 import { maintenanceProcessor, sweepDeleted } from './maintenance.js';
+import { ragProcessor } from './rag.js';
+import { RAG_QUEUE, type GenerationJob } from '../../core/domain/rag.js';
 
 const SWEEP_INTERVAL_MS = 60_000;
 /** How often datasets with pending embeddings are (re-)enqueued: the safety net for lost or refused jobs. */
@@ -65,6 +67,18 @@ embed.on('failed', (job, err) => {
     .add(job.data.datasetId, 'embedding_failed', { error: err.message, attempts: job.attemptsMade })
     .catch((e: unknown) => logger.error({ err: e }, 'could not record embedding failure'));
 });
+
+// RAG answers wait on the language model: many at once. A stalled answer is failed, never run
+// again (maxStalledCount 0): its text went out once already, and the facade has ended it.
+const ragRedis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+ragRedis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (rag streams)'));
+const rag = jobWorker<GenerationJob, { completed: boolean }>(
+  RAG_QUEUE,
+  ragProcessor(ragRedis, embedders, logger, { timeoutMs: config.llmTimeoutMs, maxRetries: config.llmMaxRetries }),
+  connection,
+  logger,
+  { concurrency: config.ragConcurrency, maxStalledCount: 0 },
+);
 
 const analytics = analyticsWorker(store, connection, logger);
 const bulkDelete = bulkDeleteWorker(store, core, connection, logger);
@@ -125,10 +139,12 @@ onShutdown(logger, async () => {
     closeWithin(embed, 'embed', config.shutdownGraceMs),
     closeWithin(analytics, 'analytics', config.shutdownGraceMs),
     closeWithin(bulkDelete, 'bulk delete', config.shutdownGraceMs),
+    closeWithin(rag, 'rag', config.shutdownGraceMs),
   ]);
   await embedders.close();
   await jobs.close();
   core.close();
   connection.disconnect();
+  ragRedis.disconnect();
   await store.close();
 }, config.shutdownGraceMs);

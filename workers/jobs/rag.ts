@@ -1,0 +1,194 @@
+/**
+ * RAG generation jobs: one job is one answer. The worker streams the provider's text into the
+ * answer's Redis stream (`core/domain/rag.ts`), which the facade that enqueued it relays to its
+ * client, and ends it with exactly one `done` or `error`. One attempt only (a retried answer
+ * would send its text twice): a worker killed mid-answer is noticed by the facade through the
+ * alive key this worker keeps fresh, and a stalled job is failed, never run again
+ * (`maxStalledCount: 0` in main.ts).
+ *
+ * Answers wait on the language model, so a worker runs many at once; one heartbeat timer serves
+ * all of them (a pipeline per tick refreshes their alive keys and reads their cancel keys).
+ */
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { embeddingSpec } from '../../core/domain/dataset-config.js';
+import { QuarryError } from '../../core/domain/errors.js';
+import {
+  RAG_ALIVE_TTL_MS,
+  RAG_HEARTBEAT_MS,
+  RAG_STREAM_TTL_S,
+  ragAliveKey,
+  ragCancelKey,
+  ragStreamKey,
+  type GenerationJob,
+  type StreamErrorCode,
+  type StreamEvent,
+  type TokenUsage,
+} from '../../core/domain/rag.js';
+import type { EmbedderCache } from '../../core/embed/embedder-cache.js';
+import { createProvider, type LlmDeps } from '../../core/llm/provider.js';
+
+/** The answers a worker is generating: their alive keys refreshed, their cancel keys watched. */
+class AnswerWatch {
+  private readonly answers = new Map<string, AbortController>();
+  private timer: NodeJS.Timeout | null = null;
+  private ticking = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Marks the answer alive now and until {@link release}; `ctl` is aborted when the facade cancels it. */
+  async hold(id: string, ctl: AbortController): Promise<void> {
+    this.answers.set(id, ctl);
+    this.timer ??= setInterval(() => void this.tick(), RAG_HEARTBEAT_MS);
+    await this.redis.set(ragAliveKey(id), '1', 'PX', RAG_ALIVE_TTL_MS);
+  }
+
+  /** Stops watching the answer and drops its alive key. */
+  async release(id: string): Promise<void> {
+    this.answers.delete(id);
+    if (this.answers.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+    await this.redis.del(ragAliveKey(id)).catch(() => {});
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ticking || this.answers.size === 0) return;
+    this.ticking = true;
+    const ids = [...this.answers.keys()];
+    try {
+      const pipeline = this.redis.pipeline();
+      for (const id of ids) pipeline.set(ragAliveKey(id), '1', 'PX', RAG_ALIVE_TTL_MS).exists(ragCancelKey(id));
+      const replies = (await pipeline.exec()) ?? [];
+      ids.forEach((id, i) => {
+        const [err, cancelled] = replies[2 * i + 1] ?? [null, 0];
+        if (!err && cancelled === 1) this.answers.get(id)?.abort(new QuarryError('cancelled', 'the client went away before the answer ended'));
+      });
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message, answers: ids.length }, 'rag heartbeat failed');
+    } finally {
+      this.ticking = false;
+    }
+  }
+}
+
+/**
+ * The writer of one answer's stream. Deltas produced while a write is in flight are joined into
+ * the next one: order is kept, and a fast provider costs one round trip per batch, not per token.
+ */
+class StreamWriter {
+  private pending = '';
+  private writing: Promise<void> = Promise.resolve();
+  private failed: Error | null = null;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly key: string,
+  ) {}
+
+  delta(text: string): void {
+    if (text === '') return;
+    const idle = this.pending === '';
+    this.pending += text;
+    if (idle) this.writing = this.writing.then(() => this.flush());
+  }
+
+  /** Writes the pending text, then the last event; resolves when Redis has both. */
+  async end(event: StreamEvent): Promise<void> {
+    await this.writing;
+    if (this.pending !== '') await this.flush();
+    await this.add(event);
+  }
+
+  /** Throws the error of a failed write (the facade would miss text: the answer must fail). */
+  check(): void {
+    if (this.failed) throw this.failed;
+  }
+
+  private async flush(): Promise<void> {
+    const text = this.pending;
+    this.pending = '';
+    if (text === '') return;
+    try {
+      await this.add({ t: 'delta', text });
+    } catch (err) {
+      this.failed ??= err as Error;
+    }
+  }
+
+  private async add(event: StreamEvent): Promise<void> {
+    // EXPIRE with every write: an answer longer than the TTL never loses its start.
+    await this.redis.multi().xadd(this.key, '*', 'e', JSON.stringify(event)).expire(this.key, RAG_STREAM_TTL_S).exec();
+  }
+}
+
+/** Settings of the provider requests a worker makes. */
+export interface RagJobOptions {
+  /** Longest one request to the provider may take, in ms. */
+  readonly timeoutMs: number;
+  /** Retries after a 429, a 5xx or a connection error. */
+  readonly maxRetries: number;
+}
+
+/** The error event of a failure; `sentText`: whether part of the answer already went out. */
+function errorEvent(err: unknown, sentText: boolean): StreamEvent {
+  if (err instanceof QuarryError && err.code !== 'internal') {
+    const code: StreamErrorCode = err.code === 'bad_request' || err.code === 'timeout' || err.code === 'cancelled' ? err.code : 'unavailable';
+    return { t: 'error', message: err.message, provider: code === 'bad_request' && !sentText, code };
+  }
+  return { t: 'error', message: 'the answer failed inside the job worker', provider: false, code: 'unavailable' };
+}
+
+/**
+ * Builds the processor of the RAG queue on `redis` (a connection for commands, not BullMQ's
+ * blocking one). Sentences of the extractive answerer are encoded with the embedded USE-Lite
+ * from `embedders`.
+ */
+export function ragProcessor(redis: Redis, embedders: EmbedderCache, logger: Logger, options: RagJobOptions) {
+  const watch = new AnswerWatch(redis, logger);
+  const deps: LlmDeps = {
+    encodeSentences: (texts, signal) => embedders.get(embeddingSpec({})).embed(texts, 'doc', signal),
+    timeoutMs: options.timeoutMs,
+    maxRetries: options.maxRetries,
+  };
+  return async (job: Job<GenerationJob>): Promise<{ completed: boolean }> => {
+    const { id, request, deadlineAt } = job.data;
+    const ctl = new AbortController();
+    const out = new StreamWriter(redis, ragStreamKey(id));
+    const timer = setTimeout(() => ctl.abort(new QuarryError('timeout', 'the answer took longer than its deadline')), Math.max(0, deadlineAt - Date.now()));
+    let sentText = false;
+    try {
+      await watch.hold(id, ctl);
+      if (Date.now() >= deadlineAt) throw new QuarryError('timeout', 'the answer waited in the queue past its deadline');
+      const tokens = createProvider(request.endpoint, deps).stream(request, ctl.signal);
+      let usage: TokenUsage;
+      for (;;) {
+        const r = await tokens.next();
+        if (r.done) {
+          usage = r.value;
+          break;
+        }
+        out.check();
+        if (r.value !== '') sentText = true;
+        out.delta(r.value);
+      }
+      out.check();
+      await out.end({ t: 'done', usage });
+      return { completed: true };
+    } catch (err) {
+      // An abort reason (cancel, deadline) is the QuarryError the provider rethrows, or the reason itself.
+      const reason: unknown = ctl.signal.aborted && !(err instanceof QuarryError) ? ctl.signal.reason : err;
+      if (!(reason instanceof QuarryError)) logger.error({ answer: id, err }, 'rag job failed');
+      await out.end(errorEvent(reason, sentText)).catch((e: unknown) => logger.warn({ answer: id, err: (e as Error).message }, 'could not end an answer stream'));
+      return { completed: false };
+    } finally {
+      clearTimeout(timer);
+      await watch.release(id);
+    }
+  };
+}
