@@ -41,6 +41,13 @@ function chatParams(o: GenerationOptions): ChatParams {
   };
 }
 
+/** The innermost message of an error's cause chain (undici's "fetch failed" hides "connect ECONNREFUSED ..."). */
+function rootMessage(err: unknown): string {
+  let e: unknown = err;
+  for (let depth = 0; depth < 5 && e instanceof Error && e.cause instanceof Error; depth++) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
+}
+
 /** The provider's usage, or counted from the texts when it sent none. */
 function usageOf(reported: { prompt_tokens: number; completion_tokens: number } | null | undefined, prompt: string, answer: string): TokenUsage {
   if (reported != null && Number.isFinite(reported.prompt_tokens) && Number.isFinite(reported.completion_tokens)) {
@@ -81,6 +88,7 @@ export class OpenAiChatProvider implements LlmProvider {
     const pieces: string[] = [];
     let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
     let finished = false;
+    let started = false;
     try {
       arm();
       const upstream = AbortSignal.any([signal, silence.signal]);
@@ -92,6 +100,7 @@ export class OpenAiChatProvider implements LlmProvider {
         signal,
       );
       for await (const chunk of chunks) {
+        started = true;
         if (chunk.usage != null) reported = chunk.usage;
         for (const choice of chunk.choices ?? []) {
           if (choice.index !== 0) continue;
@@ -111,7 +120,7 @@ export class OpenAiChatProvider implements LlmProvider {
       if (silence.signal.aborted) throw this.silent();
       if (!finished) throw providerError('the stream ended before the answer was complete');
     } catch (err) {
-      throw this.failure(err, signal, silence.signal);
+      throw this.failure(err, signal, silence.signal, started);
     } finally {
       clearTimeout(timer);
     }
@@ -128,7 +137,7 @@ export class OpenAiChatProvider implements LlmProvider {
       if (typeof text !== 'string') throw providerError('the answer has no message content');
       return { text, usage: usageOf(res.usage, messagesText(wire), text) };
     } catch (err) {
-      throw this.failure(err, signal, null);
+      throw this.failure(err, signal, null, false);
     }
   }
 
@@ -136,19 +145,18 @@ export class OpenAiChatProvider implements LlmProvider {
     return providerError(`no answer within ${this.timeoutMs} ms`);
   }
 
-  /** Maps anything thrown while talking to the provider to the error the caller sees. */
-  private failure(err: unknown, signal: AbortSignal, silence: AbortSignal | null): QuarryError {
+  /**
+   * Maps anything thrown while talking to the provider to the error the caller sees; `started`:
+   * the stream had delivered events, so a network error is a connection lost mid-answer.
+   */
+  private failure(err: unknown, signal: AbortSignal, silence: AbortSignal | null, started: boolean): QuarryError {
     if (signal.aborted) return abortError(signal);
     if (silence?.aborted === true || err instanceof APIConnectionTimeoutError) return this.silent();
     if (err instanceof QuarryError) return err;
     if (err instanceof APIUserAbortError) return abortError(signal);
-    if (err instanceof APIConnectionError) {
-      const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-      return providerError(`could not reach the server${cause}`.slice(0, MAX_DETAIL_CHARS), err);
-    }
+    if (err instanceof APIConnectionError) return providerError(`could not reach the server: ${rootMessage(err)}`.slice(0, MAX_DETAIL_CHARS), err);
     if (err instanceof APIError) return providerError(err.message.slice(0, MAX_DETAIL_CHARS), err);
     if (err instanceof SyntaxError) return providerError(`malformed stream: ${err.message}`.slice(0, MAX_DETAIL_CHARS), err);
-    const message = err instanceof Error ? err.message : String(err);
-    return providerError(`connection lost: ${message}`.slice(0, MAX_DETAIL_CHARS), err);
+    return providerError(`${started ? 'connection lost' : 'request failed'}: ${rootMessage(err)}`.slice(0, MAX_DETAIL_CHARS), err);
   }
 }

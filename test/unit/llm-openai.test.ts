@@ -162,7 +162,7 @@ describe('streaming', () => {
     );
     expect(got).toEqual(fakeTokens(REPLY).slice(0, 3));
     expect(err.code).toBe('bad_request');
-    expect(err.message).toMatch(/^Bad response from LLM server provider: /);
+    expect(err.message).toMatch(/^Bad response from LLM server provider: connection lost: /);
   });
 
   it('a connection dropped after the last token but before the finish chunk still throws', async () => {
@@ -184,9 +184,16 @@ describe('streaming', () => {
   });
 
   it('an unreachable server is a 400 naming the failure', async () => {
-    const p = createProvider({ baseUrl: 'http://127.0.0.1:1/v1', apiKey: 'k' }, { maxRetries: 0 });
+    // A port that was just free: nothing listens there.
+    const closed = await startFakeLlm();
+    await closed.close();
+    const p = createProvider({ baseUrl: closed.url, apiKey: 'k' }, { maxRetries: 0 });
     const err = await failure(drain(p.stream(request(), new AbortController().signal)));
-    expect(err.message).toMatch(/^Bad response from LLM server provider: could not reach the server/);
+    expect(err.message).toMatch(/^Bad response from LLM server provider: could not reach the server: .*ECONNREFUSED/);
+    const bad = createProvider({ baseUrl: 'not a url', apiKey: 'k' }, { maxRetries: 0 });
+    expect((await failure(bad.complete([{ role: 'user', content: 'x' }], options, new AbortController().signal))).message).toBe(
+      'Bad response from LLM server provider: request failed: Invalid URL',
+    );
   });
 
   it('a stream silent for longer than the timeout is a 400', async () => {
@@ -208,6 +215,16 @@ describe('streaming', () => {
     const err = await failure(drain(gen));
     expect(Date.now() - t0).toBeLessThan(250);
     expect(err.code).toBe('cancelled');
+    await eventually({ what: 'the fake sees the hang-up', timeoutMs: 5_000, intervalMs: 10 }, () => llm.aborted > before);
+  });
+
+  it('a consumer that stops reading (break) aborts the upstream request too', async () => {
+    llm.script({ reply: 'one two three four five six', tokenDelayMs: 100 });
+    const before = llm.aborted;
+    for await (const d of provider.stream(request(), new AbortController().signal)) {
+      expect(d).toBe('one ');
+      break;
+    }
     await eventually({ what: 'the fake sees the hang-up', timeoutMs: 5_000, intervalMs: 10 }, () => llm.aborted > before);
   });
 
