@@ -21,8 +21,12 @@ export function checkFromSortOrder(fromSortOrder: number | undefined): void {
   if (fromSortOrder !== undefined && !Number.isFinite(fromSortOrder)) throw badRequest('fromSortOrder must be a finite number');
 }
 
-/** A token count as the INTEGER columns keep it: a whole number >= 0 (0 when absent or not finite). */
-export const tokenCount = (n: number | undefined): number => (n !== undefined && Number.isFinite(n) ? Math.max(0, Math.round(n)) : 0);
+/** Largest token count stored: PostgreSQL's INTEGER is 32-bit, and a count past it must not fail its write (or an analytics batch, on every retry). */
+const MAX_TOKENS = 2 ** 31 - 1;
+
+/** A token count as the INTEGER columns keep it: a whole number in 0..2^31-1 (0 when absent or not finite). */
+export const tokenCount = (n: number | null | undefined): number =>
+  typeof n === 'number' && Number.isFinite(n) ? Math.min(MAX_TOKENS, Math.max(0, Math.round(n))) : 0;
 
 /** A new topic. */
 export function newTopic(input: { datasetId: string; name: string; ownerId: string; metadata: unknown }, now: number): TopicRecord {

@@ -276,7 +276,7 @@ export interface ChangeLogRepository {
 }
 
 /**
- * Analytics records of searches and recommendations. Inserts ignore ids already stored, so a
+ * Analytics records of searches, recommendations and RAG answers. Inserts ignore ids already stored, so a
  * batch delivered twice (a retried flush job, or the facade's last-resort write) never duplicates.
  */
 export interface AnalyticsRepository {

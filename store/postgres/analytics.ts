@@ -1,6 +1,7 @@
 /** PostgreSQL analytics repository: `search_queries`, `recommendation_queries` and `rag_queries`. */
 import type { SearchKind, SearchRecord } from '../../core/domain/analytics.js';
 import type { AnalyticsRepository } from '../repository.js';
+import { tokenCount } from '../rag-records.js';
 import { fromJson, ragFromRow, toJson } from '../rows.js';
 import type { PgDb, Row } from './database.js';
 
@@ -139,7 +140,7 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
     },
     async insertRags(records) {
       const rows = records.filter((r) =>
-        complete(r.id, r.datasetId, r.ragType, r.userMessage, r.llmResponse, r.promptTokens, r.completionTokens, r.createdAt),
+        complete(r.id, r.datasetId, r.ragType, r.userMessage, r.llmResponse, r.createdAt),
       );
       if (rows.length === 0) return 0;
       return db.run(
@@ -156,8 +157,8 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
           (r) => finite(r.topScore),
           (r) => text(r.userId ?? null),
           (r) => toJson(r.metadata),
-          (r) => integer(r.promptTokens),
-          (r) => integer(r.completionTokens),
+          (r) => tokenCount(r.promptTokens),
+          (r) => tokenCount(r.completionTokens),
           (r) => finite(r.latencyMs),
           (r) => integer(r.createdAt),
         ]),

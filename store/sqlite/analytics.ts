@@ -3,6 +3,7 @@ import type { RecommendationRecord, SearchKind, SearchRecord } from '../../core/
 import type { RagRecord } from '../../core/domain/rag.js';
 import type { AnalyticsRepository } from '../repository.js';
 import type { Db } from './database.js';
+import { tokenCount } from '../rag-records.js';
 import { fromJson, ragFromRow, toJson } from '../rows.js';
 
 type Row = Record<string, any>;
@@ -119,8 +120,8 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
         finite(r.topScore),
         r.userId ?? null,
         toJson(r.metadata),
-        r.promptTokens,
-        r.completionTokens,
+        tokenCount(r.promptTokens),
+        tokenCount(r.completionTokens),
         finite(r.latencyMs),
         r.createdAt,
       ).changes;

@@ -215,6 +215,10 @@ describe.each(STORE_KINDS)('%s store: topics, messages and RAG records', (kind) 
     expect((await store.topics.get(ds, a.id))!.updatedAt).toBeGreaterThanOrEqual(second[0]!.createdAt);
     expect(await store.messages.append(ds, a.id, [])).toEqual([]);
     expect(await store.messages.list(ds, a.id)).toHaveLength(3);
+    // Token counts as the INTEGER columns hold them: whole, 0..2^31-1.
+    const odd = await store.messages.append(ds, a.id, [say('assistant', 'x', { promptTokens: 1e12, completionTokens: 2.6 }), say('assistant', 'y', { promptTokens: -5, completionTokens: Number.NaN })]);
+    expect(odd.map((m) => [m.promptTokens, m.completionTokens])).toEqual([[2 ** 31 - 1, 3], [0, 0]]);
+    expect((await store.messages.list(ds, a.id)).slice(3)).toEqual(odd);
   });
 
   it('keeps live messages numbered 1..n through any sequence of appends and tail replacements (model oracle)', async () => {
@@ -312,6 +316,10 @@ describe.each(STORE_KINDS)('%s store: topics, messages and RAG records', (kind) 
     const odd = rag(ds, { topScore: Number.NaN, latencyMs: Number.POSITIVE_INFINITY });
     expect(await store.analytics.insertRags([odd])).toBe(1);
     expect(await store.analytics.getRag(ds, odd.id)).toEqual({ ...odd, topScore: 0, latencyMs: 0 });
+    // Token counts the columns cannot hold are kept in range rather than failing the batch.
+    const counts = rag(ds, { promptTokens: 2 ** 40, completionTokens: undefined as unknown as number });
+    expect(await store.analytics.insertRags([counts])).toBe(1);
+    expect(await store.analytics.getRag(ds, counts.id)).toEqual({ ...counts, promptTokens: 2 ** 31 - 1, completionTokens: 0 });
     // The columns for later analytics start empty.
     const [row] = await queryStore<{ query_rating: string | null; hallucination_score: number; detected_hallucinations: string }>(
       t.loc,
