@@ -29,6 +29,9 @@ export const MAX_SENTENCES = 2_000;
 /** Longest sentence considered, in characters (longer run-ons are cut). */
 export const MAX_SENTENCE_CHARS = 600;
 
+/** Distinct question terms scored, at most (the first ones): scoring costs sentences x terms. */
+export const MAX_QUESTION_TERMS = 64;
+
 /** Sentences in an answer, at most. */
 export const ANSWER_SENTENCES = 4;
 
@@ -47,6 +50,9 @@ const MAX_SIMILARITY = 0.9;
 
 /** Sentences sent to the encoder at most (the best lexical ones): encoding costs ~10 ms a sentence. */
 const DENSE_CANDIDATES = 24;
+
+/** Characters of the question given to the encoder, at most (a sentence encoder reads a sentence or two). */
+const MAX_ENCODED_QUESTION_CHARS = 2_000;
 
 /** A sentence without a question term still counts with a cosine this high. */
 const MIN_DENSE_ONLY_COSINE = 0.5;
@@ -112,10 +118,16 @@ export class ExtractiveProvider implements LlmProvider {
     return out;
   }
 
-  /** Question terms: analyzed, without the reference's stop words (a question is mostly made of them). */
+  /**
+   * Question terms: analyzed, without the reference's stop words (a question is mostly made of
+   * them), the first {@link MAX_QUESTION_TERMS} distinct ones.
+   */
   private questionTerms(question: string): string[] {
     const out = new Set<string>();
-    for (const t of this.analyzer.unstemmed(question)) if (!isStopWord(t)) out.add(this.analyzer.stem(t));
+    for (const t of this.analyzer.unstemmed(question)) {
+      if (out.size >= MAX_QUESTION_TERMS) break;
+      if (!isStopWord(t)) out.add(this.analyzer.stem(t));
+    }
     return [...out];
   }
 
@@ -161,7 +173,7 @@ export class ExtractiveProvider implements LlmProvider {
     const chosen = order.slice(0, DENSE_CANDIDATES);
     let encoded: Float32Array[];
     try {
-      encoded = await this.encode([question, ...chosen.map((i) => candidates[i]!.text)], signal);
+      encoded = await this.encode([question.slice(0, MAX_ENCODED_QUESTION_CHARS), ...chosen.map((i) => candidates[i]!.text)], signal);
     } catch {
       if (signal.aborted) throw abortError(signal);
       return null;

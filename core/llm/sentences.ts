@@ -29,10 +29,18 @@ const ABBREVIATIONS: ReadonlySet<string> = new Set([
   'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'dec', 'u.s', 'u.k', 'resp', 'incl', 'est',
 ]);
 
-const isSpace = (c: string): boolean => c === ' ' || c === '\t' || c === '\r' || c === '\f' || c === '\v' || c === '\u00a0';
-const isTerminal = (c: string): boolean => c === '.' || c === '!' || c === '?';
-const isCloser = (c: string): boolean => c === '"' || c === "'" || c === ')' || c === ']' || c === '”' || c === '’';
-const isLower = (c: string): boolean => c !== c.toUpperCase() && c === c.toLowerCase();
+// Character tests on UTF-16 code units: the scan reads each unit once without making strings.
+const isSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0c || c === 0x0b || c === 0xa0;
+const NEWLINE = 0x0a;
+const isTerminal = (c: number): boolean => c === 0x2e || c === 0x21 || c === 0x3f;
+/** `"` `'` `)` `]` `”` `’`. */
+const isCloser = (c: number): boolean => c === 0x22 || c === 0x27 || c === 0x29 || c === 0x5d || c === 0x201d || c === 0x2019;
+const isLower = (text: string, i: number): boolean => {
+  const c = text.charCodeAt(i);
+  if (c < 0x80) return c >= 0x61 && c <= 0x7a;
+  const ch = text[i]!;
+  return ch !== ch.toUpperCase() && ch === ch.toLowerCase();
+};
 
 /** Whether `text` holds at least one letter or digit (a sentence worth scoring). */
 function hasWordChar(text: string): boolean {
@@ -50,7 +58,11 @@ function hasWordChar(text: string): boolean {
 function afterAbbreviation(text: string, dot: number): boolean {
   let i = dot - 1;
   const stop = Math.max(0, dot - 8);
-  while (i >= stop && !isSpace(text[i]!) && text[i] !== '\n' && text[i] !== '(') i--;
+  while (i >= stop) {
+    const c = text.charCodeAt(i);
+    if (isSpace(c) || c === NEWLINE || c === 0x28) break;
+    i--;
+  }
   if (i < stop && stop > 0) return false;
   const word = text.slice(i + 1, dot).toLowerCase();
   if (word.length === 1 && word >= 'a' && word <= 'z') return true;
@@ -71,8 +83,8 @@ export function splitSentences(text: string, limits: SplitLimits): Sentence[] {
   };
 
   for (let i = 0; i < text.length && out.length < limits.maxSentences; i++) {
-    const c = text[i]!;
-    if (c === '\n') {
+    const c = text.charCodeAt(i);
+    if (c === NEWLINE) {
       emit(i);
       start = i + 1;
       lastSpace = -1;
@@ -80,21 +92,33 @@ export function splitSentences(text: string, limits: SplitLimits): Sentence[] {
     }
     if (isSpace(c)) lastSpace = i;
     if (i - start + 1 >= limits.maxChars) {
-      // A run-on: cut at its last space, or here when it has none.
-      const cut = lastSpace > start ? lastSpace : i + 1;
+      // A run-on: cut at its last space, or at the cap when it has none (a skipped run of dots
+      // may have carried i past it; the scan resumes at the cut).
+      const cut = lastSpace > start ? lastSpace : Math.min(i + 1, start + limits.maxChars);
       emit(cut);
       start = cut;
       lastSpace = -1;
+      i = cut - 1;
       continue;
     }
     if (!isTerminal(c)) continue;
+    // The run of terminals and closers, bounded by the sentence cap. When it does not end the
+    // sentence, none of its later terminals does either (they see the same text after the run):
+    // the scan resumes after it, so that a run of n dots costs n, not n squared.
     let end = i + 1;
-    while (end < text.length && (isTerminal(text[end]!) || isCloser(text[end]!))) end++;
-    if (end < text.length && !isSpace(text[end]!) && text[end] !== '\n') continue;
+    const limit = Math.min(text.length, start + limits.maxChars);
+    while (end < limit && (isTerminal(text.charCodeAt(end)) || isCloser(text.charCodeAt(end)))) end++;
+    if (end < text.length && !isSpace(text.charCodeAt(end)) && text.charCodeAt(end) !== NEWLINE) {
+      i = end - 1;
+      continue;
+    }
     let next = end;
-    while (next < text.length && isSpace(text[next]!)) next++;
-    if (next < text.length && text[next] !== '\n' && isLower(text[next]!)) continue;
-    if (c === '.' && afterAbbreviation(text, i)) continue;
+    while (next < text.length && isSpace(text.charCodeAt(next))) next++;
+    if (next < text.length && text.charCodeAt(next) !== NEWLINE && isLower(text, next)) {
+      i = end - 1;
+      continue;
+    }
+    if (c === 0x2e && afterAbbreviation(text, i)) continue;
     emit(end);
     start = end;
     lastSpace = -1;

@@ -3,6 +3,7 @@
  * extractive heading, the "no answer" sentence, the dense mix through an injected encoder,
  * aborts, topic names and suggestions without a model, and bounded time on huge documents.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { QuarryError } from '../../core/domain/errors.js';
 import type { GenerationRequest, RagDoc, TokenUsage } from '../../core/domain/rag.js';
@@ -123,7 +124,7 @@ describe('extractive answers', () => {
     expect(((await answer('plants', DOCS, {}, late.signal).catch((e: unknown) => e)) as QuarryError).code).toBe('timeout');
   });
 
-  it('stays fast on a 5 MB document of each hard shape (sentences, one word, no sentence end, abbreviations, blanks)', async () => {
+  it('stays fast on a 5 MB document of each hard shape (sentences, one word, no sentence end, abbreviations, blanks, runs of dots)', async () => {
     const MB5 = 5 * 1024 * 1024;
     const shapes = {
       sentences: 'Plants absorb sunlight with chlorophyll pigments. '.repeat(MB5 / 50),
@@ -131,6 +132,8 @@ describe('extractive answers', () => {
       runOn: 'plants absorb sunlight and '.repeat(MB5 / 27),
       abbreviations: 'e.g. fig. no. '.repeat(MB5 / 14),
       blanks: ' '.repeat(MB5) + 'Plants absorb sunlight.',
+      dots: '.'.repeat(MB5) + 'x plants absorb sunlight.',
+      dotsBeforeLowercase: '!.'.repeat(MB5 / 2) + ' plants absorb sunlight.',
     };
     for (const [shape, text] of Object.entries(shapes)) {
       const t0 = performance.now();
@@ -139,6 +142,19 @@ describe('extractive answers', () => {
       expect(deltas[0], shape).toBe(`${EXTRACTIVE_HEADING}\n\n`);
       expect(ms, `${shape}: ${ms.toFixed(0)} ms`).toBeLessThan(3_000);
     }
+    // A 5 MB question of distinct words, with an encoder: bounded too, and the encoder gets a bounded question.
+    let words = '';
+    for (let i = 0; words.length < MB5; i++) words += `term${i.toString(36)} `;
+    const seen: number[] = [];
+    const encodeSentences = (texts: readonly string[]): Promise<Float32Array[]> => {
+      seen.push(...texts.map((t) => t.length));
+      return Promise.resolve(texts.map(() => Float32Array.of(1, 1)));
+    };
+    const t0 = performance.now();
+    const { deltas } = await answer(words, DOCS, { encodeSentences });
+    expect(deltas[0]).toBe(`${EXTRACTIVE_HEADING}\n\n`);
+    expect(performance.now() - t0).toBeLessThan(3_000);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(2_000);
   });
 });
 
@@ -166,6 +182,31 @@ describe('sentence splitting', () => {
     }
     expect(out.at(-1)!.text).toBe('Last one.');
     expect(out.map((s) => s.text).join(' ').replace(/\s+/g, ' ')).toBe(`${'word '.repeat(30)}end.`.trim() + ' Last one.');
+  });
+
+  it('property: every sentence is a trimmed slice of the text at its offset, within the cap, in order, none without a word', () => {
+    const piece = fc.constantFrom('a', 'B', 'word', '.', '!', '?', ' ', '\n', '"', ')', 'e.g.', 'Dr.', '4.5', 'é', 'É');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 200 }), fc.integer({ min: 1, max: 30 }), (pieces, maxChars) => {
+        const text = pieces.join('');
+        const out = splitSentences(text, { maxSentences: 10_000, maxChars });
+        let after = 0;
+        for (const s of out) {
+          expect(s.text).not.toBe('');
+          expect(s.text).toBe(s.text.trim());
+          expect(s.text.length).toBeLessThanOrEqual(maxChars);
+          expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);
+          expect(s.start).toBeGreaterThanOrEqual(after);
+          after = s.start + s.text.length;
+          expect(/[\p{L}\p{N}]/u.test(s.text)).toBe(true);
+        }
+        // Nothing with a letter or digit is lost: every word character is inside some sentence.
+        const covered = new Uint8Array(text.length);
+        for (const s of out) covered.fill(1, s.start, s.start + s.text.length);
+        for (let i = 0; i < text.length; i++) if (/[a-zA-Z0-9]/.test(text[i]!)) expect(covered[i], `char ${i} of ${JSON.stringify(text)}`).toBe(1);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('stops at maxSentences', () => {
