@@ -26,6 +26,7 @@ export function startAnalytics(
       store: async (batch) => {
         await repository.insertSearches(batch.searches);
         await repository.insertRecommendations(batch.recommendations);
+        await repository.insertRags(batch.rags ?? []);
       },
     },
     logger,

@@ -11,12 +11,14 @@ import { ANALYTICS_ATTEMPTS, ANALYTICS_QUEUE, type AnalyticsBatch } from '../../
 import type { Store } from '../../store/repository.js';
 import { jobWorker } from './job-worker.js';
 
-/** Builds the processor: stores the batch's searches, then its recommendations. */
+/** Builds the processor: stores the batch's searches, then its recommendations, then its RAG answers. */
 export function analyticsProcessor(store: Store) {
-  return async (job: Job<AnalyticsBatch>): Promise<{ searches: number; recommendations: number }> => {
+  return async (job: Job<AnalyticsBatch>): Promise<{ searches: number; recommendations: number; rags: number }> => {
     const searches = await store.analytics.insertSearches(job.data.searches ?? []);
     const recommendations = await store.analytics.insertRecommendations(job.data.recommendations ?? []);
-    return { searches, recommendations };
+    // Batches enqueued by a facade from before RAG carry no `rags`.
+    const rags = await store.analytics.insertRags(job.data.rags ?? []);
+    return { searches, recommendations, rags };
   };
 }
 
@@ -27,7 +29,7 @@ export function analyticsWorker(store: Store, connection: Redis, logger: Logger)
   worker.on('failed', (job, err) => {
     if (!job) return;
     const last = job.attemptsMade >= (job.opts.attempts ?? ANALYTICS_ATTEMPTS);
-    const records = (job.data.searches?.length ?? 0) + (job.data.recommendations?.length ?? 0);
+    const records = (job.data.searches?.length ?? 0) + (job.data.recommendations?.length ?? 0) + (job.data.rags?.length ?? 0);
     if (last) {
       logger.error({ batch: job.id, records, attempts: job.attemptsMade, err: err.message }, 'analytics batch failed every attempt; it stays in the failed set of the analytics queue');
     } else {

@@ -69,7 +69,8 @@ embed.on('failed', (job, err) => {
 });
 
 // RAG answers wait on the language model: many at once. A stalled answer is failed, never run
-// again (maxStalledCount 0): its text went out once already, and the facade has ended it.
+// again (maxStalledCount 0): its text went out once already, and the facade has ended it. A short
+// lock lets a restarted worker clear a killed worker's answers from the active set within ~15 s.
 const ragRedis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
 ragRedis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (rag streams)'));
 const rag = jobWorker<GenerationJob, { completed: boolean }>(
@@ -77,7 +78,7 @@ const rag = jobWorker<GenerationJob, { completed: boolean }>(
   ragProcessor(ragRedis, embedders, logger, { timeoutMs: config.llmTimeoutMs, maxRetries: config.llmMaxRetries }),
   connection,
   logger,
-  { concurrency: config.ragConcurrency, maxStalledCount: 0 },
+  { concurrency: config.ragConcurrency, maxStalledCount: 0, lockDuration: 10_000, stalledInterval: 5_000 },
 );
 
 const analytics = analyticsWorker(store, connection, logger);
