@@ -14,11 +14,14 @@ import { chunkRoutes } from './routes/chunk.js';
 import { datasetRoutes } from './routes/dataset.js';
 import { generateRoutes } from './routes/generate.js';
 import { groupSearchRoutes } from './routes/group-search.js';
+import { messageRoutes } from './routes/message.js';
 import { healthRoutes } from './routes/health.js';
 import { organizationRoutes } from './routes/organization.js';
 import { recommendRoutes } from './routes/recommend.js';
 import { newRouter } from './routes/router.js';
 import { searchRoutes } from './routes/search.js';
+import { suggestionRoutes } from './routes/suggestions.js';
+import { topicRoutes } from './routes/topic.js';
 import { userRoutes } from './routes/user.js';
 
 /** Builds the HTTP API over the given services. */
@@ -38,8 +41,12 @@ export function createApp(services: Services): Koa<RequestState> {
   groupSearchRoutes(router, services);
   // Before chunkRoutes: /api/chunk/generate must not be taken for /api/chunk/:chunk_id.
   generateRoutes(router, services);
+  // Before chunkRoutes: /api/chunk/suggestions must not be taken for /api/chunk/:chunk_id.
+  suggestionRoutes(router, services);
   chunkRoutes(router, services);
   chunkGroupRoutes(router, services);
+  topicRoutes(router, services);
+  messageRoutes(router, services);
 
   app.use((ctx, next) => {
     // The request arrives: the store's caches check for other processes' writes once, here.

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { expect } from 'vitest';
 
 /** Tables written asynchronously after a request (analytics records), left out of write checks. */
-const ASYNC_TABLES = new Set(['search_queries', 'recommendation_queries']);
+const ASYNC_TABLES = new Set(['search_queries', 'recommendation_queries', 'rag_queries']);
 
 /** Where a stack stores: SQLite in `dataDir` when `databaseUrl` is null, else that PostgreSQL database. A {@link Stack} is one. */
 export interface StoreLocation {
