@@ -29,9 +29,9 @@ const NO_RESULT = 'I was not able to find any relevant information to answer you
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
 const CORPUS = [
-  { chunk_html: 'Cats eat fish and chicken every day.', tag_set: ['pets', 'cats'], link: 'https://example.com/cats', num_value: 3, tracking_id: 'cats' },
-  { chunk_html: 'Dogs eat meat and bones.', tag_set: ['pets'], link: 'https://example.com/dogs', tracking_id: 'dogs' },
-  { chunk_html: 'Parrots eat seeds and fruit.', link: null, tracking_id: 'parrots' },
+  { chunk_html: 'Cats eat fish and chicken every day.', tag_set: ['pets', 'cats'], link: 'https://example.com/cats', num_value: 3, tracking_id: 'cats', group_tracking_ids: ['mammals'] },
+  { chunk_html: 'Dogs eat meat and bones.', tag_set: ['pets'], link: 'https://example.com/dogs', tracking_id: 'dogs', group_tracking_ids: ['mammals'] },
+  { chunk_html: 'Parrots eat seeds and fruit.', link: null, tracking_id: 'parrots', group_tracking_ids: ['birds'] },
   { chunk_html: 'The ocean is deep and blue.', tracking_id: 'ocean' },
   { chunk_html: 'Mountains are tall || and cold in winter.', tracking_id: 'mountains' },
 ];
@@ -377,6 +377,81 @@ describe('failures store nothing', () => {
     expect((await reader.get(`/api/messages/${topicId}`)).status).toBe(200);
     await expectRejected(stack, () => ds.get('/api/messages/nope'), 400, /topic_id/);
     expect(await countRows(stack, 'messages', 'topic_id = ?', topicId)).toBe(0);
+  });
+});
+
+describe('search choices', () => {
+  it('searches hybrid when the body names no search type, as the search route would', async () => {
+    const topicId = await newTopic();
+    llm.script({ reply: 'ok' });
+    const res = await ds.post('/api/message', { topic_id: topicId, new_message_content: 'what do cats eat', page_size: 3 });
+    expect(res.status, res.text).toBe(200);
+    const expected = await searched('what do cats eat', 3, { search_type: 'hybrid' });
+    expect(expected.length).toBeGreaterThan(0);
+    expect(split(res.text).chunks).toEqual(expected);
+  });
+
+  it('falls back to fulltext when the dataset turns semantic search off, and refuses a disabled type', async () => {
+    const id = await createDataset(stack, tenant.orgId, tenant.ownerKey, { server_configuration: { LLM_BASE_URL: llm.url, SEMANTIC_ENABLED: false } });
+    const c = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': id });
+    expect((await c.post('/api/chunk', CORPUS.map(({ group_tracking_ids: _g, ...rest }) => rest))).status).toBe(200);
+    const topic = (await c.post('/api/topic', { owner_id: 'o', name: 't' })).body.id;
+    llm.script({ reply: 'ok' });
+    const res = await c.post('/api/message', { topic_id: topic, new_message_content: 'dogs eat', page_size: 2 });
+    expect(res.status, res.text).toBe(200);
+    const oracle = await c.with({ 'x-api-version': 'V1' }).post('/api/chunk/search', { search_type: 'fulltext', query: 'dogs eat', page_size: 2 });
+    expect(split(res.text).chunks).toEqual(oracle.body.score_chunks.map((s: any) => ({ ...s.metadata[0], highlights: s.highlights, score: s.score })));
+    await expectRejected(stack, () => c.post('/api/message', { topic_id: topic, new_message_content: 'dogs', search_type: 'hybrid' }), 400, /SEMANTIC_ENABLED/);
+  });
+
+  it('searches over groups with use_group_search: each group brings its best chunk', async () => {
+    const topicId = await newTopic();
+    llm.script({ reply: 'ok' });
+    const res = await ask(topicId, 'eat', { use_group_search: true, page_size: 5 });
+    expect(res.status, res.text).toBe(200);
+    const oracle = await v1.post('/api/chunk_group/group_oriented_search', { search_type: 'bm25', query: 'eat', page_size: 5, group_size: 1 });
+    expect(oracle.status, oracle.text).toBe(200);
+    const expected = oracle.body.group_chunks.map((g: any) => ({ ...g.metadata[0].metadata[0], highlights: g.metadata[0].highlights, score: g.metadata[0].score }));
+    expect(expected).toHaveLength(2);
+    expect(expected.map((c: any) => c.tracking_id)).toContain('parrots');
+    expect(split(res.text).chunks).toEqual(expected);
+  });
+
+  it('keeps only the cited chunks with only_include_docs_used, in both orders', async () => {
+    const topicId = await newTopic();
+    const expected = await searched('what do cats eat', 3);
+    for (const completionFirst of [false, true]) {
+      llm.script({ reply: 'Dogs eat meat [2].' });
+      const res = await ask(topicId, 'what do cats eat', { page_size: 3, only_include_docs_used: true, llm_options: { completion_first: completionFirst } });
+      expect(res.status, res.text).toBe(200);
+      expect(split(res.text, completionFirst)).toEqual({ completion: 'Dogs eat meat [2].', chunks: [expected[1]] });
+      expect((await messages(topicId)).at(-1).content).toBe(res.text);
+    }
+  });
+});
+
+describe('a client that leaves', () => {
+  it('cancels the answer upstream and stores nothing', async () => {
+    const topicId = await newTopic();
+    llm.script({ reply: 'one two three four five six seven eight nine ten eleven twelve', tokenDelayMs: 150 });
+    const aborted = llm.aborted;
+    const ctl = new AbortController();
+    const res = await fetch(`${stack.baseUrl}/api/message`, {
+      method: 'POST',
+      headers: { authorization: tenant.ownerKey, 'tr-dataset': datasetId, 'content-type': 'application/json' },
+      body: JSON.stringify({ topic_id: topicId, new_message_content: 'cats eat', search_type: 'bm25' }),
+      signal: ctl.signal,
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toContain('||');
+    ctl.abort();
+    await eventually({ what: 'the fake model to see the hang-up', timeoutMs: 10_000 }, () => llm.aborted > aborted);
+    // Past the time the whole answer would have taken: still nothing stored.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await messages(topicId)).toEqual([]);
+    llm.script({});
   });
 });
 
