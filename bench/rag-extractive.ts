@@ -103,7 +103,8 @@ async function run(name: string, claims: readonly Claim[], deps: LlmDeps): Promi
     if (cited.length === 0) noCitation++;
     if (cited.some((id) => claim.relevant.has(id))) citesRelevant++;
     if (cited.length > 0 && claim.relevant.has(cited[0]!)) firstCiteRelevant++;
-    if (example === '' && cited.length > 0) example = `claim ${claim.id} "${claim.text}" (relevant: ${[...claim.relevant].join(', ')}; docs: ${claim.docIds.join(', ')})\n${answer.join('')}`;
+    // The first answer that cites a relevant abstract, to show what a good one looks like.
+    if (example === '' && cited.some((id) => claim.relevant.has(id))) example = `claim ${claim.id} "${claim.text}" (relevant: ${[...claim.relevant].join(', ')}; docs: ${claim.docIds.join(', ')})\n${answer.join('')}`;
   }
   lat.sort((a, b) => a - b);
   return { name, citesRelevant, firstCiteRelevant, noCitation, p50Ms: quantile(lat, 0.5), p99Ms: quantile(lat, 0.99), example };
