@@ -40,10 +40,9 @@ export function createProvider(endpoint: LlmEndpoint, deps: LlmDeps): LlmProvide
 
 /** A topic name from its first user message (<= 100 chars, one line, never empty). */
 export async function topicName(provider: LlmProvider, firstMessage: string, options: GenerationOptions, signal: AbortSignal): Promise<string> {
-  // The extractive answerer names after the first words of what it is given: give it the message
-  // itself, not the instruction (which would name every topic "Write a title of at most 8 words").
-  const messages = provider instanceof ExtractiveProvider ? [{ role: 'user' as const, content: firstMessage }] : topicNameMessages(firstMessage);
-  const { text } = await provider.complete(messages, options, signal);
+  // The instruction is the system message and the first message alone the user's: the extractive
+  // answerer, which names a topic after the first words of the last user message, needs no case of its own.
+  const { text } = await provider.complete(topicNameMessages(firstMessage), options, signal);
   return cleanTopicName(text, firstMessage);
 }
 
