@@ -18,6 +18,13 @@ export const MESSAGE_CONTENT_MAX_LENGTH = LIMITS.ragMessageLength;
 export const MAX_MESSAGES_TO_INCLUDE = LIMITS.ragMessages;
 /** Earlier messages included when the caller does not say (the reference's default). */
 export const DEFAULT_MESSAGES_TO_INCLUDE = 10;
+/**
+ * Text stored as a message: PostgreSQL cannot hold the NUL character, and the answer is paid for
+ * before the message is stored, so it is refused here on every store.
+ */
+export const storableText = (max: number) =>
+  boundedString(max).refine((s) => !s.includes('\u0000'), { message: 'must not contain the NUL character (\\u0000)' });
+
 /** The answer when the search found nothing (no model call is made). */
 export const DEFAULT_NO_RESULT_MESSAGE = 'I was not able to find any relevant information to answer your query.';
 
@@ -32,7 +39,7 @@ const llmOptions = z.object({ ...llmFields, image_config: imageConfig });
 
 const messageFields = {
   topic_id: uuid,
-  new_message_content: boundedString(MESSAGE_CONTENT_MAX_LENGTH).nullable().optional(),
+  new_message_content: storableText(MESSAGE_CONTENT_MAX_LENGTH).nullable().optional(),
   search_query: boundedString(LIMITS.queryLength).nullable().optional(),
   llm_options: llmOptions.nullable().optional(),
   ...llmFields,
@@ -42,7 +49,7 @@ const messageFields = {
   concat_user_messages_query: z.boolean().nullable().optional(),
   only_include_docs_used: z.boolean().nullable().optional(),
   number_of_messages_to_include: z.number().int().min(0).max(MAX_MESSAGES_TO_INCLUDE).nullable().optional(),
-  no_result_message: boundedString(MESSAGE_CONTENT_MAX_LENGTH).nullable().optional(),
+  no_result_message: storableText(MESSAGE_CONTENT_MAX_LENGTH).nullable().optional(),
   rag_context: boundedText(LIMITS.chunkTextBytes).nullable().optional(),
   currency: boundedString(16).nullable().optional(),
   image_urls: boundedArray(boundedString(LIMITS.urlLength), LIMITS.imageUrlsPerChunk, 'image_urls').nullable().optional(),

@@ -340,6 +340,8 @@ describe('failures store nothing', () => {
       [{ topic_id: topicId }, /new_message_content/],
       [{ ...base, new_message_content: '   ' }, /new_message_content/],
       [{ ...base, new_message_content: 5 }, /new_message_content/],
+      [{ ...base, new_message_content: 'a\u0000b' }, /new_message_content.*NUL/],
+      [{ ...base, no_result_message: '\u0000' }, /no_result_message/],
       [{ ...base, audio_input: 'AAAA' }, /Audio input is not supported/],
       [{ ...base, use_agentic_search: true }, /use_agentic_search/],
       [{ ...base, search_type: 'magic' }, /search_type/],

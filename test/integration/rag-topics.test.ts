@@ -88,6 +88,8 @@ describe('create', () => {
       [{ owner_id: 'o', name: 7 }, /name/],
       [{ owner_id: 'o', first_user_message: ['x'] }, /first_user_message/],
       [{ owner_id: 'o', name: 'n'.repeat(1025) }, /name/],
+      [{ owner_id: 'o', name: 'a\u0000b' }, /name.*NUL/],
+      [{ owner_id: 'o\u0000', name: 'x' }, /owner_id/],
       [{ owner_id: 'o'.repeat(1025), name: 'x' }, /owner_id/],
       [{ owner_id: 'o', name: 'x', metadata: { a: 'b'.repeat(70_000) } }, /metadata/],
       [[{ owner_id: 'o', name: 'x' }], /body/],
