@@ -73,6 +73,11 @@ export interface GenerationRequest {
   readonly imageUrls: readonly string[];
   /** `context_options.include_links`: each doc carries its link. */
   readonly includeLinks: boolean;
+  /**
+   * Topic chat (`all_chunks`): the `currency` of the message body, written before each doc's
+   * num_value (`"USD 3"`) as the reference does. Absent: the number alone.
+   */
+  readonly currency?: string;
   /** `image_config.use_images` and `images_per_chunk`. */
   readonly images: { readonly use: boolean; readonly perChunk: number };
   readonly options: GenerationOptions;

@@ -65,14 +65,18 @@ export function finalPrompt(ragPrompt: string, question: string): string {
   return ragPrompt === '' ? question : `${ragPrompt} ${question}`;
 }
 
+/** A doc's num_value in a topic chat: the number, or `"<currency> <number>"` when the message gave a currency. */
+const numValueOf = (n: number | null, currency: string | undefined): number | string | null =>
+  n !== null && currency !== undefined && currency !== '' ? `${currency} ${n}` : n;
+
 /** A topic chat's docs: one JSON object per doc `{doc, text, num_value, link}`, separated by blank lines. */
-export function docsJson(docs: readonly RagDoc[]): string {
-  return docs.map((d) => JSON.stringify({ doc: d.n, text: d.text, num_value: d.numValue, link: d.link })).join('\n\n');
+export function docsJson(docs: readonly RagDoc[], currency?: string): string {
+  return docs.map((d) => JSON.stringify({ doc: d.n, text: d.text, num_value: numValueOf(d.numValue, currency), link: d.link })).join('\n\n');
 }
 
 /** The topic chat's one user message: `Here's my prompt: <question>\n\n<RAG_PROMPT> <docs>`. */
-export function topicChatPrompt(question: string, ragPrompt: string, docs: readonly RagDoc[]): string {
-  return `Here's my prompt: ${question}\n\n${ragPrompt} ${docsJson(docs)}`;
+export function topicChatPrompt(question: string, ragPrompt: string, docs: readonly RagDoc[], currency?: string): string {
+  return `Here's my prompt: ${question}\n\n${ragPrompt} ${docsJson(docs, currency)}`;
 }
 
 /**
@@ -87,7 +91,7 @@ export function buildMessages(req: GenerationRequest): ChatCompletionMessagePara
       ...systemMessages(req.systemPrompt),
       ...historyMessages(req.history),
       ...questionImageMessages(req.imageUrls),
-      { role: 'user', content: topicChatPrompt(req.question, req.ragPrompt, req.docs) },
+      { role: 'user', content: topicChatPrompt(req.question, req.ragPrompt, req.docs, req.currency) },
     ];
   }
   return [

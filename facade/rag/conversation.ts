@@ -138,6 +138,8 @@ export interface Conversation {
   readonly question: string;
   readonly imageUrls: readonly string[];
   readonly includeLinks: boolean;
+  /** Written before each doc's num_value in the prompt (null: the number alone). */
+  readonly currency: string | null;
 }
 
 /** The generation request of a topic message (rag type `all_chunks`). */
@@ -152,6 +154,7 @@ export function conversationRequest(c: Conversation): GenerationRequest {
     question: c.question,
     imageUrls: c.imageUrls,
     includeLinks: c.includeLinks,
+    ...(c.currency !== null ? { currency: c.currency } : {}),
     images: c.llm.images,
     options: generationOptions(c.config, c.llm, c.model),
     endpoint: spec.endpoint,

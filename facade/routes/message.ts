@@ -111,6 +111,7 @@ export function messageRoutes(router: QuarryRouter, services: Services): void {
       question: turn.question,
       imageUrls: req.imageUrls,
       includeLinks: req.includeLinks,
+      currency: req.currency,
     });
     // Only the chunks the answer cites, when asked: known once the answer is complete.
     const chunksFor = (completion: string): string => {

@@ -69,8 +69,9 @@ async function searched(query: string, pageSize: number, extra: Record<string, u
 }
 
 /** The topic chat prompt of wire-format 5.6, built here from the searched chunks. */
-function expectedPrompt(question: string, chunks: Record<string, any>[]): string {
-  const docs = chunks.map((c, i) => JSON.stringify({ doc: i + 1, text: c.chunk_html, num_value: c.num_value, link: c.link })).join('\n\n');
+function expectedPrompt(question: string, chunks: Record<string, any>[], currency?: string): string {
+  const numValue = (n: number | null) => (n !== null && currency ? `${currency} ${n}` : n);
+  const docs = chunks.map((c, i) => JSON.stringify({ doc: i + 1, text: c.chunk_html, num_value: numValue(c.num_value), link: c.link })).join('\n\n');
   return `Here's my prompt: ${question}\n\n${RAG} ${docs}`;
 }
 
@@ -184,6 +185,18 @@ describe('one message', () => {
     expect(res.text).toBe('[]||Blue.');
     const prompt = chatOf(llm.requests.at(-1)!.body).at(-1)!.content;
     expect(prompt).toBe(`Here's my prompt: what colour is it\n\n${RAG} ${JSON.stringify({ doc: 1, text: 'The sky here is blue.', num_value: null, link: null })}`);
+  });
+
+  it('writes the currency before each document\'s num_value', async () => {
+    const topicId = await newTopic();
+    llm.script({ reply: 'ok' });
+    const res = await ask(topicId, 'cats eat', { page_size: 3, currency: 'USD' });
+    expect(res.status, res.text).toBe(200);
+    const expected = await searched('cats eat', 3);
+    expect(expected.some((c) => c.num_value === 3)).toBe(true);
+    const prompt = chatOf(llm.requests.at(-1)!.body).at(-1)!.content;
+    expect(prompt).toBe(expectedPrompt('cats eat', expected, 'USD'));
+    expect(prompt).toContain('"num_value":"USD 3"');
   });
 
   it('passes the sampling options and the system prompt override to the model', async () => {
