@@ -47,4 +47,9 @@ export interface RequestState {
   body?: unknown;
   /** Bytes of the body read, for the tenant's share of the event loop. */
   bodyLength?: number;
+  /**
+   * Ends the request's turn in its organization's fair share early (tenant-fairness.ts), for a
+   * request that from now on only waits on another service (a RAG answer's tokens). Idempotent.
+   */
+  yieldTurn?: () => void;
 }

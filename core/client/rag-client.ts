@@ -42,8 +42,8 @@ export interface RagClient {
   close(): Promise<void>;
 }
 
-/** Idle blocking connections kept for the next answers; more are opened under load and closed after. */
-const IDLE_READERS = 32;
+/** Idle blocking connections kept for the next answers (a Redis connection idles in a few KB); beyond it they are closed after use. */
+const IDLE_READERS = 256;
 
 const unavailable = (what: string, err: unknown): QuarryError =>
   new QuarryError('unavailable', `${what}: ${(err as Error).message}`, { cause: err, retryAfterSeconds: 5 });

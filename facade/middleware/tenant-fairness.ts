@@ -260,9 +260,10 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
       });
     }
     const started = performance.now();
-    try {
-      await next();
-    } finally {
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
       const now = performance.now();
       tenant.lastEnd = now;
       tenant.charge(now - started + (ctx.state.bodyLength ?? 0) / BODY_BYTES_PER_MS, now);
@@ -271,6 +272,14 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
       pump();
       // Organizations come and go: keep no state for idle ones whose usage has decayed.
       for (const [key, o] of tenants) if (o.active === 0 && o.usageAt(now) < 0.01) tenants.delete(key);
+    };
+    // A request that from some point on only waits for another service (a RAG answer waiting for
+    // the job worker's tokens) gives its turn back then: it uses none of this process's CPU.
+    ctx.state.yieldTurn = release;
+    try {
+      await next();
+    } finally {
+      release();
     }
   };
 }

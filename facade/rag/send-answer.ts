@@ -6,13 +6,15 @@
  * whole text as one JSON string, or the error's status. Either way with an optional prefix and
  * suffix (a topic message sends its chunks before or after the completion).
  *
- * A streamed response is handed to Koa once committed: the route returns then, so the request
- * holds no tenant-fairness slot while tokens trickle in for a minute.
+ * The request gives its tenant-fairness turn back as soon as the answer is enqueued (it only
+ * waits on the job worker from then on), and a streamed response is handed to Koa once
+ * committed: the route returns then, while tokens trickle in for a minute.
  */
 import { PassThrough } from 'node:stream';
 import type { ParameterizedContext } from 'koa';
 import { QuarryError } from '../../core/domain/errors.js';
 import type { TokenUsage } from '../../core/domain/rag.js';
+import type { RequestState } from '../context.js';
 import type { Answer } from './answer.js';
 
 /** How an answer ended: complete with its usage, or cut by an error after part of its text. */
@@ -57,9 +59,12 @@ export const errorLine = (error: QuarryError): string => `\n\n[error: ${error.me
  * stream at its first event, else at the answer's end. Rejects with the QuarryError of an answer
  * that failed before any text (streaming) or at all (not streaming): the route's status.
  */
-export async function sendAnswer(ctx: ParameterizedContext, answer: Answer, options: SendAnswerOptions): Promise<SentAnswer> {
+export async function sendAnswer(ctx: ParameterizedContext<RequestState>, answer: Answer, options: SendAnswerOptions): Promise<SentAnswer> {
   const prefix = options.prefix ?? '';
   const suffix = options.suffix ?? '';
+  // From here the request only waits for the job worker: its organization's turn goes to the next
+  // request (held, 100 answers of one organization started one first token at a time: ~3 s each).
+  ctx.state.yieldTurn?.();
   ctx.set('TR-QueryID', answer.id);
   const res = ctx.res;
   const onClose = (): void => {

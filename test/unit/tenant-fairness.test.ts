@@ -47,6 +47,34 @@ describe('tenantFairness', () => {
     await Promise.all([p2, pb]);
   });
 
+  it('starts the next request when the running one yields its turn (a RAG answer waiting on the job worker), and counts it once', async () => {
+    const mw = tenantFairness({ reads: 1, writes: 1, queue: 4 });
+    const a1 = request('a', 'POST /api/chunk/generate');
+    const a2 = request('a', 'POST /api/chunk/generate');
+    const a3 = request('a', 'POST /api/chunk/generate');
+    const p1 = mw(a1.ctx, a1.next);
+    const p2 = mw(a2.ctx, a2.next);
+    const p3 = mw(a3.ctx, a3.next);
+    await tick();
+    expect([a1.started, a2.started, a3.started]).toEqual([true, false, false]);
+    const yieldTurn = (a1.ctx as { state: { yieldTurn?: () => void } }).state.yieldTurn!;
+    yieldTurn();
+    yieldTurn();
+    await tick();
+    // Yielded twice, released once: the second waiter starts, the third still waits for it.
+    expect([a2.started, a3.started]).toEqual([true, false]);
+    a1.finish();
+    await p1;
+    await tick();
+    expect(a3.started).toBe(false);
+    a2.finish();
+    await p2;
+    await tick();
+    expect(a3.started).toBe(true);
+    a3.finish();
+    await p3;
+  });
+
   it('counts reads apart from writes: a search is not queued behind the same organization\'s write', async () => {
     const mw = tenantFairness({ reads: 1, writes: 1, queue: 4 });
     const w = request('a', 'POST /api/chunk');

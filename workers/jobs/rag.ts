@@ -122,8 +122,11 @@ class StreamWriter {
   }
 
   private async add(event: StreamEvent): Promise<void> {
-    // EXPIRE with every write: an answer longer than the TTL never loses its start.
-    await this.redis.multi().xadd(this.key, '*', 'e', JSON.stringify(event)).expire(this.key, RAG_STREAM_TTL_S).exec();
+    // EXPIRE with every write: an answer longer than the TTL never loses its start. A pipeline
+    // (one socket write), not MULTI: the two need no atomicity, and MULTI/EXEC doubles the commands.
+    const replies = await this.redis.pipeline().xadd(this.key, '*', 'e', JSON.stringify(event)).expire(this.key, RAG_STREAM_TTL_S).exec();
+    const failed = replies?.find(([err]) => err !== null)?.[0];
+    if (failed) throw failed;
   }
 }
 
