@@ -6,7 +6,7 @@
  * ceiling (a relevant abstract among the 5 docs), the baseline "cite doc 1", the answers without
  * a citation, and the latency of one answer (p50/p99, the retrieval not counted).
  *
- *   npx tsx bench/rag-extractive.ts [--claims 100] [--docs 5] [--threads N] [--no-dense]
+ *   npx tsx bench/rag-extractive.ts [--claims 100] [--docs 5] [--threads N] [--no-dense] [--split test|train]
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -24,10 +24,12 @@ const { values: args } = parseArgs({
     docs: { type: 'string', default: '5' },
     threads: { type: 'string', default: String(Math.max(1, os.cpus().length)) },
     'no-dense': { type: 'boolean', default: false },
+    split: { type: 'string', default: 'test' },
   },
 });
 const CLAIMS = Number(args.claims);
 const DOCS = Number(args.docs);
+const SPLIT = args.split === 'train' ? 'train' : 'test';
 
 /** One claim with its retrieved docs and judgements. */
 interface Claim {
@@ -112,7 +114,7 @@ async function run(name: string, claims: readonly Claim[], deps: LlmDeps): Promi
 
 async function main(): Promise<void> {
   const data = loadSciFact();
-  const qrels = loadQrels('test');
+  const qrels = loadQrels(SPLIT);
   const byId = new Map<string, SciFactDoc>(data.docs.map((d) => [d.id, d]));
   const engine = await quarryEngine().build(data.docs.map((d) => ({ id: d.id, text: `${d.title} ${d.text}`, tags: [] })));
 
@@ -143,7 +145,7 @@ async function main(): Promise<void> {
   const pct = (n: number): string => `${((100 * n) / claims.length).toFixed(1)}%`;
   console.log(`machine: ${os.cpus()[0]?.model ?? '?'}, ${os.cpus().length} cores, Node ${process.version}`);
   console.log(`data: SciFact (${scifactDir}), corpus sha256 ${data.corpusSha256}, ${data.docs.length} abstracts`);
-  console.log(`claims: the first ${claims.length} judged test claims (qrels/test.tsv order); docs: top ${DOCS} BM25 (quarry shard, title + text)`);
+  console.log(`claims: the first ${claims.length} judged ${SPLIT} claims (qrels/${SPLIT}.tsv order); docs: top ${DOCS} BM25 (quarry shard, title + text)`);
   console.log(`ceiling (a relevant abstract among the docs): ${pct(ceiling)}; baseline "cite doc 1": ${pct(citeFirst)}`);
   console.log('');
   console.log('| answerer | cites a relevant abstract | first citation relevant | no citation | p50 ms | p99 ms |');
