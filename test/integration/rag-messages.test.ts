@@ -445,6 +445,20 @@ describe('search choices', () => {
   });
 });
 
+describe('key default_params', () => {
+  it('forces the key\'s search members and no_result_message on messages, as on searches', async () => {
+    const key = await createKey(stack, tenant.orgId, { role: 1, default_params: { search_type: 'bm25', page_size: 1, no_result_message: 'Nothing, by key.' } });
+    const c = client(stack.baseUrl, { authorization: key, 'tr-dataset': datasetId });
+    const topicId = await newTopic();
+    llm.script({ reply: 'ok' });
+    const found = await c.post('/api/message', { topic_id: topicId, new_message_content: 'cats eat', search_type: 'semantic', page_size: 4 });
+    expect(found.status, found.text).toBe(200);
+    expect(split(found.text).chunks).toEqual(await searched('cats eat', 1));
+    const none = await c.post('/api/message', { topic_id: topicId, new_message_content: 'zebra xylophone', no_result_message: 'mine' });
+    expect(none.text).toBe('[]||Nothing, by key.');
+  });
+});
+
 describe('a client that leaves', () => {
   it('cancels the answer upstream and stores nothing', async () => {
     const topicId = await newTopic();

@@ -141,6 +141,8 @@ describe('rename, clone, delete, list', () => {
     const list = (await ds.get('/api/topic/owner/owner-l')).body;
     expect(list.map((x: any) => x.id)).toEqual([b.id, a.id]);
     expect((await ds.get('/api/topic/owner/nobody')).body).toEqual([]);
+    await expectRejected(stack, () => ds.get(`/api/topic/owner/${'o'.repeat(1025)}`), 400, /owner_id/);
+    await expectRejected(stack, () => reader.get('/api/topic/owner/owner-l'), 403);
   });
 
   it('clones a topic with its messages, under a new owner and name when given', async () => {
