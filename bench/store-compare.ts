@@ -3,9 +3,11 @@
  * synthetic corpus, batches of 120 from 2 clients) and get-by-ids latency (POST /api/chunks with
  * 10 ids, one client), on SQLite (the data directory) and on PostgreSQL (a cluster of its own from
  * deploy/postgres.sh on loopback, fsync on). Issue 12's goal: PostgreSQL ingest within 1.5x of
- * SQLite.
+ * SQLite. With --timing the service sends Server-Timing (QUARRY_SERVER_TIMING) and the median of
+ * each stage of POST /api/chunk (access, parse, store, index, embed) and of the gets is printed
+ * per store and phase.
  *
- *   npm run build && npx tsx bench/store-compare.ts [--synthetic 1000000] [--clients 2] [--stores sqlite,postgres]
+ *   npm run build && npx tsx bench/store-compare.ts [--synthetic 1000000] [--clients 2] [--stores sqlite,postgres] [--timing]
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,6 +24,7 @@ const { values: args } = parseArgs({
     synthetic: { type: 'string', default: '1000000' },
     clients: { type: 'string', default: '2' },
     stores: { type: 'string', default: 'sqlite,postgres' },
+    timing: { type: 'boolean', default: false },
   },
 });
 const SYNTHETIC_DOCS = Number(args.synthetic);
@@ -29,16 +32,45 @@ const CLIENTS = Number(args.clients);
 const STORES = args.stores.split(',') as ('sqlite' | 'postgres')[];
 const BATCH = 120;
 const GETS = 2000;
+const TIMING = args.timing;
 
 interface Figures {
   scifactRate: number;
   syntheticRate: number;
   getP50Us: number;
   getP99Us: number;
+  /** Phase → stage → durations (ms) from Server-Timing, with --timing. */
+  stages: Map<string, Map<string, number[]>>;
+}
+
+/** Adds a response's Server-Timing stages to `into` (stage → durations in ms). */
+function noteTiming(res: Response, into: Map<string, number[]> | undefined): void {
+  if (!into) return;
+  for (const part of (res.headers.get('server-timing') ?? '').split(',')) {
+    const m = /^\s*([\w-]+);dur=([\d.]+)/.exec(part);
+    if (!m) continue;
+    const list = into.get(m[1]!) ?? [];
+    list.push(Number(m[2]));
+    into.set(m[1]!, list);
+  }
+}
+
+/** POSTs a JSON body; throws on a non-2xx answer; notes its stages when asked. */
+async function postTimed(url: string, body: unknown, headers: Record<string, string>, stages?: Map<string, number[]>): Promise<void> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${new URL(url).pathname}: ${res.status} ${text}`);
+  noteTiming(res, stages);
 }
 
 /** Sends batches from `clients` concurrent loops; returns chunks/s. */
-async function ingest(stack: BenchStack, headers: Record<string, string>, batches: Iterable<unknown[]>, label: string): Promise<number> {
+async function ingest(
+  stack: BenchStack,
+  headers: Record<string, string>,
+  batches: Iterable<unknown[]>,
+  label: string,
+  stages?: Map<string, number[]>,
+): Promise<number> {
   const it = batches[Symbol.iterator]();
   let sent = 0;
   const t0 = performance.now();
@@ -47,7 +79,7 @@ async function ingest(stack: BenchStack, headers: Record<string, string>, batche
     for (;;) {
       const next = it.next();
       if (next.done) return;
-      await post(stack.baseUrl, '/api/chunk', next.value, headers);
+      await postTimed(`${stack.baseUrl}/api/chunk`, next.value, headers, stages);
       sent += next.value.length;
       const now = performance.now();
       if (now - lastReport > 10_000) {
@@ -81,13 +113,25 @@ async function dataset(stack: BenchStack, name: string): Promise<Record<string, 
 
 async function measure(kind: 'sqlite' | 'postgres', pgUrl: string | null): Promise<Figures> {
   // Embedding off: this measures the store path, not the model.
-  const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false', ...(pgUrl ? { QUARRY_DATABASE_URL: pgUrl } : {}) });
+  const stack = await startBenchStack({
+    QUARRY_EMBED_JOBS: 'false',
+    ...(pgUrl ? { QUARRY_DATABASE_URL: pgUrl } : {}),
+    ...(TIMING ? { QUARRY_SERVER_TIMING: 'true' } : {}),
+  });
+  const stages = new Map<string, Map<string, number[]>>();
+  const phase = (name: string): Map<string, number[]> | undefined => {
+    if (!TIMING) return undefined;
+    const m = new Map<string, number[]>();
+    stages.set(name, m);
+    return m;
+  };
   try {
     const scifact = loadSciFact();
     const sh = await dataset(stack, 'scifact');
-    const scifactRate = await ingest(stack, sh, inBatches(scifact.docs, (d) => ({ tracking_id: d.id, chunk_html: `${d.title} ${d.text}` })), `${kind} scifact`);
+    const scifactRate = await ingest(stack, sh, inBatches(scifact.docs, (d) => ({ tracking_id: d.id, chunk_html: `${d.title} ${d.text}` })), `${kind} scifact`, phase('SciFact ingest'));
     const ids = scifact.docs.map((d) => d.id);
     const times: number[] = [];
+    const getStages = phase('get 10 by tracking id');
     for (let i = 0; i < GETS; i++) {
       const pick = Array.from({ length: 10 }, (_, j) => ids[(i * 37 + j * 101) % ids.length]!);
       const t = performance.now();
@@ -98,6 +142,7 @@ async function measure(kind: 'sqlite' | 'postgres', pgUrl: string | null): Promi
       });
       await res.arrayBuffer();
       if (!res.ok) throw new Error(`get by tracking ids: ${res.status}`);
+      if (i >= 200) noteTiming(res, getStages);
       if (i >= 200) times.push((performance.now() - t) * 1000);
     }
     times.sort((a, b) => a - b);
@@ -107,8 +152,9 @@ async function measure(kind: 'sqlite' | 'postgres', pgUrl: string | null): Promi
       yh,
       inBatches(syntheticCorpus({ docs: SYNTHETIC_DOCS }), (d) => ({ tracking_id: d.id, chunk_html: d.text, tag_set: d.tags })),
       `${kind} synthetic`,
+      phase('synthetic ingest'),
     );
-    return { scifactRate, syntheticRate, getP50Us: quantile(times, 0.5), getP99Us: quantile(times, 0.99) };
+    return { scifactRate, syntheticRate, getP50Us: quantile(times, 0.5), getP99Us: quantile(times, 0.99), stages };
   } finally {
     await stack.stop();
   }
@@ -138,6 +184,22 @@ try {
     console.log(
       `PostgreSQL / SQLite: SciFact ingest ${(results.postgres.scifactRate / results.sqlite.scifactRate).toFixed(2)}x, synthetic ${(results.postgres.syntheticRate / results.sqlite.syntheticRate).toFixed(2)}x, get p50 ${(results.postgres.getP50Us / results.sqlite.getP50Us).toFixed(2)}x`,
     );
+  }
+  if (TIMING) {
+    console.log('\nServer-Timing stages, median ms (requests)');
+    console.log(`| phase | stage | ${STORES.join(' | ')} |`);
+    console.log(`|---|---|${STORES.map(() => '---|').join('')}`);
+    const phases = [...new Set(STORES.flatMap((k) => [...results[k]!.stages.keys()]))];
+    for (const ph of phases) {
+      const names = [...new Set(STORES.flatMap((k) => [...(results[k]!.stages.get(ph)?.keys() ?? [])]))];
+      for (const name of names) {
+        const cells = STORES.map((k) => {
+          const d = [...(results[k]!.stages.get(ph)?.get(name) ?? [])].sort((a, b) => a - b);
+          return d.length === 0 ? '-' : `${quantile(d, 0.5).toFixed(2)} (${d.length})`;
+        });
+        console.log(`| ${ph} | ${name} | ${cells.join(' | ')} |`);
+      }
+    }
   }
 } finally {
   execFileSync(script, ['stop', path.join(pgDir, 'cluster')], { stdio: 'ignore' });

@@ -24,11 +24,19 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
   const { store, config } = services;
 
   router.post('/api/chunk', async (ctx) => {
+    // Stages in Server-Timing (QUARRY_SERVER_TIMING): where a write's time goes on each store.
+    const timing = ctx.state.timing;
+    timing?.mark('middleware');
     const { dataset } = await datasetAccess(ctx, services, Role.Admin);
+    timing?.mark('access');
     const request = parseCreateChunks(ctx.state.body, config.batchChunkLimit, config.maxChunkTextBytes);
+    timing?.mark('parse');
     const created = await store.chunks.createMany(dataset.id, request.inputs, request.upsert);
+    timing?.mark('store');
     await indexNow(services, dataset.id, ctx.state.log);
+    timing?.mark('index');
     await embedSoon(services, dataset, ctx.state.log);
+    timing?.mark('embed');
     // Stored synchronously (not queued), so the metadata returned is the record as stored.
     const shaped = created.map((c) => ({ ...chunkV2(c), content: htmlToText(c.chunkHtml ?? '') }));
     ctx.body = { chunk_metadata: request.isBatch ? shaped : shaped[0], pos_in_queue: 0 };
@@ -71,17 +79,23 @@ export function chunkRoutes(router: QuarryRouter, services: Services): void {
   });
 
   router.post('/api/chunks', async (ctx) => {
+    ctx.state.timing?.mark('middleware');
     const { dataset, apiVersion } = await datasetAccess(ctx, services, Role.Read);
+    ctx.state.timing?.mark('access');
     const ids = parseGetChunks(ctx.state.body);
     const found = await store.chunks.getMany(dataset.id, ids);
+    ctx.state.timing?.mark('store');
     if (ids.length > 0 && found.length === 0) throw notFound('none of the requested chunks exist in this dataset');
     ctx.body = found.map((c) => chunkFor(apiVersion, c));
   });
 
   router.post('/api/chunks/tracking', async (ctx) => {
+    ctx.state.timing?.mark('middleware');
     const { dataset, apiVersion } = await datasetAccess(ctx, services, Role.Read);
+    ctx.state.timing?.mark('access');
     const ids = parseGetChunksByTracking(ctx.state.body);
     const found = await store.chunks.getManyByTrackingIds(dataset.id, ids);
+    ctx.state.timing?.mark('store');
     if (ids.length > 0 && found.length === 0) throw notFound('none of the requested chunks exist in this dataset');
     ctx.body = found.map((c) => chunkFor(apiVersion, c));
   });
