@@ -96,6 +96,19 @@ describe('all_chunks (topic chat) messages', () => {
     ]);
   });
 
+  it('a currency is written before each num_value ("USD 3"); a doc without a number keeps null', () => {
+    const m = buildMessages(request({ ragType: 'all_chunks', currency: 'USD', history: [], systemPrompt: '' }));
+    expect(m).toEqual([
+      {
+        role: 'user',
+        content:
+          "Here's my prompt: Why do cats sleep?\n\nAnswer using the docs: " +
+          '{"doc":1,"text":"Cats sleep a lot.","num_value":"USD 3","link":"https://a.example/cats"}\n\n' +
+          '{"doc":2,"text":"Dogs bark.","num_value":null,"link":null}',
+      },
+    ]);
+  });
+
   it('JSON escapes quotes and newlines of a doc', () => {
     const odd: RagDoc = { n: 1, chunkId: 'c', text: 'say "hi"\nbye', link: null, numValue: 1.5, imageUrls: [] };
     const m = buildMessages(request({ ragType: 'all_chunks', docs: [odd], history: [], systemPrompt: '' }));
