@@ -3,12 +3,16 @@
  * `completion_first`, `<completion>||<JSON chunks>`; streamed as raw UTF-8 text (chunked body,
  * the reference sends no SSE framing) or, with `stream_response: false`, as one JSON string.
  * The answer is stored (`complete`) before the body ends, so a client that reads the topic
- * after the last byte sees it; an answer that fails or whose client leaves is not stored.
+ * after the last byte sees it; an answer that fails or whose client leaves is not stored. Like
+ * facade/rag/send-answer.ts, the request gives its tenant-fairness turn back once the answer is
+ * enqueued; unlike it, the chunks may depend on the completion (only_include_docs_used) and the
+ * answer is stored before the body ends.
  */
 import { PassThrough } from 'node:stream';
 import type { ParameterizedContext } from 'koa';
 import { QuarryError } from '../../core/domain/errors.js';
 import type { TokenUsage } from '../../core/domain/rag.js';
+import type { RequestState } from '../context.js';
 import type { Answer } from './answer.js';
 import { combined, SEPARATOR } from './conversation.js';
 import { errorLine } from './send-answer.js';
@@ -32,7 +36,9 @@ const asQuarryError = (err: unknown): QuarryError =>
  * Writes `answer` (started with `gone`, the signal of the client going away, which also cancels
  * it) to the response. A failure before any text is thrown: the route's status and `{message}`.
  */
-export async function writeMessageAnswer(ctx: ParameterizedContext, answer: Answer, gone: AbortSignal, m: MessageAnswer): Promise<void> {
+export async function writeMessageAnswer(ctx: ParameterizedContext<RequestState>, answer: Answer, gone: AbortSignal, m: MessageAnswer): Promise<void> {
+  // From here the request only waits for the job worker: its organization's turn goes to the next request.
+  ctx.state.yieldTurn?.();
   ctx.set('TR-QueryID', answer.id);
   const deltas = answer.deltas()[Symbol.asyncIterator]();
   if (!m.stream) {
