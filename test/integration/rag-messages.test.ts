@@ -252,6 +252,23 @@ describe('conversation', () => {
     expect(split(r4.text).chunks).toEqual(concat);
   });
 
+  it('keeps each question with its own answer when messages to one topic run at once', async () => {
+    const topicId = await newTopic();
+    // Each answer names the question it answers.
+    llm.script({ reply: (body) => `answer to ${/^Here's my prompt: (q\d+)/.exec(String(body.messages.at(-1)!.content))?.[1] ?? '?'}`, tokenDelayMs: 5 });
+    const asks = Array.from({ length: 6 }, (_, i) => ask(topicId, `q${i}`, { rag_context: 'context' }));
+    for (const r of await Promise.all(asks)) expect(r.status, r.text).toBe(200);
+    const stored = await messages(topicId);
+    expect(stored.map((m) => m.sort_order)).toEqual([...Array(12).keys()].map((i) => i + 1));
+    for (let i = 0; i < stored.length; i += 2) {
+      expect(stored[i].role).toBe('user');
+      expect(stored[i + 1].role).toBe('assistant');
+      expect(split(stored[i + 1].content).completion).toBe(`answer to ${stored[i].content}`);
+    }
+    expect(new Set(stored.filter((m) => m.role === 'user').map((m) => m.content)).size).toBe(6);
+    llm.script({});
+  });
+
   it('edits a question (PUT) and regenerates the last answer (PATCH, DELETE), replacing the tail', async () => {
     const topicId = await newTopic();
     for (const [q, a] of [['cats eat', 'A1'], ['dogs eat', 'A2'], ['ocean', 'A3']]) {
