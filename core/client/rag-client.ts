@@ -1,28 +1,15 @@
 /**
  * The facade's side of a RAG answer's transport: enqueues the generation job and follows the
- * answer's Redis stream (`core/domain/rag.ts`). A follower blocks in `XREAD BLOCK` on a
- * connection of its own, taken from a pool: a blocked connection serves nothing else, and a
- * fresh connection per answer would add its handshake to every answer's first byte.
+ * answer's Redis stream (`core/domain/rag.ts`) through the process's one shared blocking reader
+ * (`rag-stream-reader.ts`).
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { QuarryError } from '../domain/errors.js';
-import {
-  RAG_GENERATE_JOB,
-  RAG_QUEUE,
-  RAG_STREAM_TTL_S,
-  ragAliveKey,
-  ragCancelKey,
-  ragStreamKey,
-  type GenerationJob,
-  type StreamEvent,
-} from '../domain/rag.js';
+import { RAG_GENERATE_JOB, RAG_QUEUE, RAG_STREAM_TTL_S, ragAliveKey, ragCancelKey, type GenerationJob } from '../domain/rag.js';
+import { SharedStreamReader, type StreamEntry } from './rag-stream-reader.js';
 
-/** One entry of an answer's stream: its Redis id (to read on from) and its event. */
-export interface StreamEntry {
-  readonly id: string;
-  readonly event: StreamEvent;
-}
+export type { StreamEntry } from './rag-stream-reader.js';
 
 /** Where a generation job is, as far as the queue knows. */
 export type RagJobState = 'queued' | 'active' | 'gone';
@@ -42,53 +29,17 @@ export interface RagClient {
   close(): Promise<void>;
 }
 
-/** Idle blocking connections kept for the next answers (a Redis connection idles in a few KB); beyond it they are closed after use. */
-const IDLE_READERS = 256;
-
 const unavailable = (what: string, err: unknown): QuarryError =>
   new QuarryError('unavailable', `${what}: ${(err as Error).message}`, { cause: err, retryAfterSeconds: 5 });
 
-/** Parses the entries of one stream of an XREAD reply. */
-function entriesOf(reply: [string, [string, string[]][]][] | null): StreamEntry[] {
-  if (!reply) return [];
-  const out: StreamEntry[] = [];
-  for (const [, entries] of reply) {
-    for (const [id, fields] of entries) {
-      const at = fields.indexOf('e');
-      if (at < 0 || at + 1 >= fields.length) continue;
-      out.push({ id, event: JSON.parse(fields[at + 1]!) as StreamEvent });
-    }
-  }
-  return out;
-}
-
 /**
  * A RAG client on `redis` (commands that do not block, shared with the other producers) and
- * `url` (the blocking readers, connected on first use).
+ * `url` (the shared blocking reader, connected on first use).
  */
 export function ragClient(redis: Redis, url: string): RagClient {
   const queue = new Queue<GenerationJob>(RAG_QUEUE, { connection: redis });
   queue.on('error', () => {});
-  const idle: Redis[] = [];
-  const busy = new Set<Redis>();
-  let closed = false;
-
-  const acquire = async (): Promise<Redis> => {
-    const reused = idle.pop();
-    if (reused) return reused;
-    // No offline queue: a read while Redis is away fails at once (the answer ends), never hangs.
-    const conn = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
-    conn.on('error', () => {
-      /* surfaced by the read that fails */
-    });
-    await conn.connect();
-    return conn;
-  };
-  const release = (conn: Redis, healthy: boolean): void => {
-    busy.delete(conn);
-    if (healthy && !closed && idle.length < IDLE_READERS && conn.status === 'ready') idle.push(conn);
-    else conn.disconnect();
-  };
+  const reader = new SharedStreamReader(redis, url);
 
   return {
     async enqueue(job) {
@@ -100,22 +51,10 @@ export function ragClient(redis: Redis, url: string): RagClient {
       }
     },
     async read(id, after, blockMs) {
-      let conn: Redis;
       try {
-        conn = await acquire();
-      } catch (err) {
-        throw unavailable('could not read the answer', err);
-      }
-      busy.add(conn);
-      let healthy = false;
-      try {
-        const reply = await conn.xread('BLOCK', Math.max(1, Math.round(blockMs)), 'STREAMS', ragStreamKey(id), after);
-        healthy = true;
-        return entriesOf(reply);
+        return await reader.read(id, after, blockMs);
       } catch (err) {
         throw unavailable('lost the answer stream', err);
-      } finally {
-        release(conn, healthy);
       }
     },
     async cancel(id) {
@@ -131,11 +70,8 @@ export function ragClient(redis: Redis, url: string): RagClient {
       return 'queued';
     },
     async close() {
-      closed = true;
+      reader.close();
       await queue.close().catch(() => {});
-      for (const conn of [...idle, ...busy]) conn.disconnect();
-      idle.length = 0;
-      busy.clear();
     },
   };
 }

@@ -71,8 +71,7 @@ embed.on('failed', (job, err) => {
 // RAG answers wait on the language model: many at once. A stalled answer is failed, never run
 // again (maxStalledCount 0): its text went out once already, and the facade has ended it. A short
 // lock lets a restarted worker clear a killed worker's answers from the active set within ~15 s.
-// Auto-pipelining: the writes of all answers made in one tick leave in one socket write (with 100
-// answers streaming, one write per token was most of this process's CPU).
+// Auto-pipelining: the stream writes of all answers made in one turn leave in one socket write.
 const ragRedis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
 ragRedis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (rag streams)'));
 const rag = jobWorker<GenerationJob, { completed: boolean }>(

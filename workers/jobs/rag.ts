@@ -22,12 +22,16 @@ import {
   ragCancelKey,
   ragStreamKey,
   type GenerationJob,
+  type LlmEndpoint,
   type StreamErrorCode,
   type StreamEvent,
   type TokenUsage,
 } from '../../core/domain/rag.js';
 import type { EmbedderCache } from '../../core/embed/embedder-cache.js';
-import { createProvider, type LlmDeps } from '../../core/llm/provider.js';
+import { createProvider, type LlmDeps, type LlmProvider } from '../../core/llm/provider.js';
+
+/** Providers (one per endpoint) a worker keeps. */
+const PROVIDERS_KEPT = 256;
 
 /** The answers a worker is generating: their alive keys refreshed, their cancel keys watched. */
 class AnswerWatch {
@@ -122,11 +126,11 @@ class StreamWriter {
   }
 
   private async add(event: StreamEvent): Promise<void> {
-    // EXPIRE with every write: an answer longer than the TTL never loses its start. A pipeline
-    // (one socket write), not MULTI: the two need no atomicity, and MULTI/EXEC doubles the commands.
-    const replies = await this.redis.pipeline().xadd(this.key, '*', 'e', JSON.stringify(event)).expire(this.key, RAG_STREAM_TTL_S).exec();
-    const failed = replies?.find(([err]) => err !== null)?.[0];
-    if (failed) throw failed;
+    // EXPIRE with every write: an answer longer than the TTL never loses its start. Plain
+    // commands on the auto-pipelined connection: the writes of every answer made in one turn of
+    // the event loop leave in one socket write (an explicit pipeline is a write of its own; with
+    // 100 answers streaming those writes were most of this process's CPU).
+    await Promise.all([this.redis.xadd(this.key, '*', 'e', JSON.stringify(event)), this.redis.expire(this.key, RAG_STREAM_TTL_S)]);
   }
 }
 
@@ -159,6 +163,18 @@ export function ragProcessor(redis: Redis, embedders: EmbedderCache, logger: Log
     timeoutMs: options.timeoutMs,
     maxRetries: options.maxRetries,
   };
+  // Providers hold no state between answers: one per endpoint (the OpenAI client's construction
+  // was a good part of an answer's start when 100 began at once). Bounded, oldest out first.
+  const providers = new Map<string, LlmProvider>();
+  const providerOf = (endpoint: LlmEndpoint): LlmProvider => {
+    const key = JSON.stringify([endpoint.baseUrl, endpoint.apiKey]);
+    let provider = providers.get(key);
+    if (!provider) {
+      if (providers.size >= PROVIDERS_KEPT) providers.delete(providers.keys().next().value!);
+      providers.set(key, (provider = createProvider(endpoint, deps)));
+    }
+    return provider;
+  };
   return async (job: Job<GenerationJob>): Promise<{ completed: boolean }> => {
     const { id, request, deadlineAt } = job.data;
     const ctl = new AbortController();
@@ -168,7 +184,7 @@ export function ragProcessor(redis: Redis, embedders: EmbedderCache, logger: Log
     try {
       await watch.hold(id, ctl);
       if (Date.now() >= deadlineAt) throw new QuarryError('timeout', 'the answer waited in the queue past its deadline');
-      const tokens = createProvider(request.endpoint, deps).stream(request, ctl.signal);
+      const tokens = providerOf(request.endpoint).stream(request, ctl.signal);
       let usage: TokenUsage;
       for (;;) {
         const r = await tokens.next();
