@@ -199,6 +199,24 @@ describe('one message', () => {
     expect(prompt).toContain('"num_value":"USD 3"');
   });
 
+  it('answers extractively, citing [n], on a dataset without a model', async () => {
+    const topic = (await tenant.ds.post('/api/topic', { owner_id: 'o', name: 'extractive' })).body.id;
+    const asked = llm.requests.length;
+    const res = await tenant.ds.post('/api/message', {
+      topic_id: topic,
+      new_message_content: 'what do cats eat',
+      rag_context: 'The sky is blue today. Cats eat fish and chicken. Mountains are tall.',
+    });
+    expect(res.status, res.text).toBe(200);
+    const { chunks, completion } = split(res.text);
+    expect(chunks).toEqual([]);
+    expect(completion).toMatch(/extractive/i);
+    expect(completion).toMatch(/Cats eat fish and chicken\.? ?\[1\]/);
+    expect(llm.requests.length).toBe(asked);
+    const stored = (await tenant.ds.get(`/api/messages/${topic}`)).body;
+    expect(stored.map((m: any) => m.content)).toEqual(['what do cats eat', res.text]);
+  });
+
   it('passes the sampling options and the system prompt override to the model', async () => {
     const topicId = await newTopic();
     llm.script({ reply: 'ok' });
