@@ -9,9 +9,11 @@ import {
   Role,
   roleName,
   type DatasetRecord,
+  type MembershipRecord,
   type OrganizationRecord,
   type RoleValue,
 } from '../core/domain/tenancy.js';
+import type { DatasetRef } from '../store/repository.js';
 import type { Caller, RequestState, Services } from './context.js';
 import { scopesAllow } from './scopes.js';
 
@@ -57,10 +59,10 @@ export function requireKeyHolder(ctx: Ctx): Exclude<Caller, { kind: 'public' }> 
  */
 async function roleIn(
   ctx: Ctx,
-  services: Services,
   caller: Caller,
   organization: OrganizationRecord,
   outsider: () => QuarryError,
+  membershipOf: (userId: string) => Promise<MembershipRecord | undefined>,
 ): Promise<RoleValue> {
   if (caller.kind === 'admin') return Role.Owner;
   if (caller.kind === 'public') throw unauthorized(NO_KEY_MESSAGE);
@@ -68,7 +70,7 @@ async function roleIn(
   if (key.organizationId !== organization.id) throw outsider();
   let role = key.role;
   if (key.userId) {
-    const membership = await services.store.users.membership(key.userId, organization.id);
+    const membership = await membershipOf(key.userId);
     if (!membership) throw forbidden(`the user of this API key is not a member of organization ${organization.id}`);
     if (!scopesAllow(membership.scopes, ctx.method, ctx.path)) {
       throw forbidden(`the scopes of this user in organization ${organization.id} do not include ${ctx.method} ${ctx.path}`);
@@ -125,7 +127,7 @@ export async function organizationAccess(
   const absent = () => notFound(`organization ${organizationId} does not exist`);
   const organization = await services.store.organizations.get(organizationId);
   if (!organization) throw absent();
-  const role = await roleIn(ctx, services, caller, organization, absent);
+  const role = await roleIn(ctx, caller, organization, absent, (userId) => services.store.users.membership(userId, organization.id));
   if (!options.allowDatasetRestricted) requireUnrestricted(caller);
   checkRole(role, minRole, ctx);
   return { caller, organization, role };
@@ -140,26 +142,56 @@ function requestedVersion(ctx: Ctx): ApiVersion | undefined {
   throw badRequest(`X-API-Version must be V1 or V2, got "${raw}"`);
 }
 
+/** A dataset reference of a request: an id, or a tracking id (which needs the organization, else 400). */
+function datasetRef(ref: string, organizationId: string | undefined): DatasetRef {
+  if (isUuid(ref)) return { id: ref.toLowerCase() };
+  if (organizationId === undefined) throw badRequest('Using Dataset Tracking IDs requires providing the TR-Organization header');
+  return { organizationId, trackingId: ref };
+}
+
+/** The dataset found, or 404 when none or (a dataset of another organization than the one named is absent from it) another's. */
+function foundIn<T extends { organizationId: string }>(found: T | undefined, ref: string, organizationId: string | undefined): T {
+  if (!found || (organizationId !== undefined && found.organizationId !== organizationId)) throw notFound(`Could not find dataset "${ref}"`);
+  return found;
+}
+
 /** Resolves a dataset by id or by tracking id (which needs the organization). */
 export async function findDataset(
   services: Services,
   ref: string,
   organizationId: string | undefined,
 ): Promise<DatasetRecord> {
-  let dataset: DatasetRecord | undefined;
-  if (isUuid(ref)) {
-    dataset = await services.store.datasets.get(ref.toLowerCase());
-  } else {
-    if (organizationId === undefined) {
-      throw badRequest('Using Dataset Tracking IDs requires providing the TR-Organization header');
-    }
-    dataset = await services.store.datasets.getByTrackingId(organizationId, ref);
+  const which = datasetRef(ref, organizationId);
+  const { datasets } = services.store;
+  return foundIn('id' in which ? await datasets.get(which.id) : await datasets.getByTrackingId(which.organizationId, which.trackingId), ref, organizationId);
+}
+
+/** A dataset with its organization, and how to read a user's membership there. */
+interface Standing {
+  readonly dataset: DatasetRecord;
+  readonly organization: OrganizationRecord;
+  readonly membershipOf: (userId: string) => Promise<MembershipRecord | undefined>;
+}
+
+/**
+ * The dataset named by `ref`, its organization and the key's user's membership: one read on a
+ * store whose reads are round trips (PostgreSQL's `standing`, never cached, so a revoked
+ * membership or a deleted dataset shows on the next request); else read one by one, from the
+ * store's caches (SQLite).
+ */
+async function standingOf(services: Services, caller: Caller, ref: string, organizationId: string | undefined): Promise<Standing> {
+  const { store } = services;
+  const absent = () => notFound(`Could not find dataset "${ref}"`);
+  if (store.datasets.standing) {
+    const userId = caller.kind === 'key' ? caller.key.userId : null;
+    const found = await store.datasets.standing(datasetRef(ref, organizationId), userId);
+    const dataset = foundIn(found?.dataset, ref, organizationId);
+    return { dataset, organization: found!.organization, membershipOf: async () => found!.membership };
   }
-  // A dataset of another organization than the one named is absent from that organization.
-  if (!dataset || (organizationId !== undefined && dataset.organizationId !== organizationId)) {
-    throw notFound(`Could not find dataset "${ref}"`);
-  }
-  return dataset;
+  const dataset = await findDataset(services, ref, organizationId);
+  const organization = await store.organizations.get(dataset.organizationId);
+  if (!organization) throw absent();
+  return { dataset, organization, membershipOf: (userId) => store.users.membership(userId, organization.id) };
 }
 
 /**
@@ -177,17 +209,15 @@ export async function datasetAccess(
   const which = ref ?? header;
   if (!which) throw badRequest('the TR-Dataset header is required for this route (a dataset id, or a tracking id with TR-Organization)');
   const organizationId = organizationHeader(ctx);
-  const dataset = await findDataset(services, which, organizationId);
+  const { dataset, organization, membershipOf } = await standingOf(services, caller, which, organizationId);
   const absent = () => notFound(`Could not find dataset "${which}"`);
-  const organization = await services.store.organizations.get(dataset.organizationId);
-  if (!organization) throw absent();
   let role: RoleValue;
   if (caller.kind === 'public') {
     // The gate let a keyless request through for the public dataset of TR-Dataset only.
     if (caller.datasetId !== dataset.id) throw unauthorized(NO_KEY_MESSAGE);
     role = Role.Read;
   } else {
-    role = await roleIn(ctx, services, caller, organization, absent);
+    role = await roleIn(ctx, caller, organization, absent, membershipOf);
   }
   if (caller.kind === 'key' && caller.key.datasetIds.length > 0 && !caller.key.datasetIds.includes(dataset.id)) {
     throw forbidden(`this API key is restricted to other datasets than ${dataset.id}`);

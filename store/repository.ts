@@ -108,6 +108,17 @@ export interface DatasetWithUsage {
   chunkCount: number;
 }
 
+/** A dataset with its organization and one user's membership there, as one read finds them. */
+export interface DatasetStanding {
+  readonly dataset: DatasetRecord;
+  readonly organization: OrganizationRecord;
+  /** The asked user's membership in the organization; undefined when none or when no user was asked. */
+  readonly membership: MembershipRecord | undefined;
+}
+
+/** Which dataset a {@link DatasetRepository.standing} read is about: its id, or its tracking id in an organization. */
+export type DatasetRef = { readonly id: string } | { readonly organizationId: string; readonly trackingId: string };
+
 /** Datasets. */
 export interface DatasetRepository {
   create(input: {
@@ -146,6 +157,13 @@ export interface DatasetRepository {
   clear(id: string): Promise<void>;
   /** Distinct tags with their counts, most used first. */
   tags(id: string, page: number, pageSize: number): Promise<{ tags: { tag: string; count: number }[]; total: number }>;
+  /**
+   * Present on a store whose reads are network round trips (PostgreSQL): in one read, the live
+   * dataset ({@link get} by id, {@link getByTrackingId} by tracking id), its organization when
+   * live, and `userId`'s membership there. Undefined when the dataset or its organization is not
+   * live. A store that serves these from caches (SQLite) leaves it out and is read one by one.
+   */
+  standing?(ref: DatasetRef, userId: string | null): Promise<DatasetStanding | undefined>;
 }
 
 /** Identifies a chunk by id or by tracking id. */
@@ -346,6 +364,33 @@ export interface MessageRepository {
   append(datasetId: string, topicId: string, messages: readonly NewMessage[], fromSortOrder?: number): Promise<MessageRecord[]>;
 }
 
+/** A chunk as the search core indexes it: the record, its group ids and its vectors of the asked models. */
+export interface IndexedChunk {
+  readonly chunk: ChunkRecord;
+  /** Groups of the dataset the chunk belongs to, as {@link GroupRepository.groupsOfChunks} orders them. */
+  readonly groupIds: readonly string[];
+  readonly vector: Float32Array | null;
+  readonly sparse: SparseVector | null;
+}
+
+/**
+ * The search core's reads while applying the change log, on a store whose reads are network
+ * round trips (PostgreSQL): few large reads instead of several small ones per slice of chunks.
+ */
+export interface IndexReads {
+  /**
+   * Chunks the core asks for per {@link chunks} call. Its reads are asynchronous (the event loop
+   * is free while the server works), so a slice costs a round trip, not a held thread.
+   */
+  readonly sliceSize: number;
+  /**
+   * The dataset's chunks with these ids in the order asked (unknown ids dropped), each with its
+   * group ids, its dense vector of `model` and its sparse vector of `sparseModel` (null: none
+   * asked), read in one statement (one snapshot).
+   */
+  chunks(datasetId: string, ids: readonly string[], model: string, sparseModel: string | null): Promise<IndexedChunk[]>;
+}
+
 /** The whole store. */
 export interface Store {
   readonly organizations: OrganizationRepository;
@@ -361,6 +406,11 @@ export interface Store {
   readonly analytics: AnalyticsRepository;
   readonly topics: TopicRepository;
   readonly messages: MessageRepository;
+  /**
+   * Present on a store whose reads are network round trips (PostgreSQL): the search core reads
+   * what it indexes through it. Absent (SQLite): it reads each repository in small slices.
+   */
+  readonly indexReads?: IndexReads;
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
   /**

@@ -39,9 +39,10 @@ function droppedError(datasetId: string, cause?: unknown): QuarryError {
 
 /**
  * A batch's chunks are read from the store this many at a time, with the event loop free between
- * reads: the store's reads run on the core's thread (~10 ms for 512 chunks here), and every other
+ * reads: SQLite's reads run on the core's thread (~10 ms for 512 chunks here), and every other
  * request waited for a whole batch's (measured: a tenant's 100-chunk writes racing its searches
- * held the event loop 15 ms at a time).
+ * held the event loop 15 ms at a time). A store whose reads are round trips (`Store.indexReads`,
+ * PostgreSQL) names its own slice; its chunks are still converted this many per turn.
  */
 const READ_SLICE = 64;
 /**
@@ -303,9 +304,11 @@ export class DatasetIndex {
       const upsertIds = [...last].filter(([, op]) => op === 'upsert').map(([id]) => id);
       const docs: ShardDoc[] = [];
       const present = new Set<string>();
-      for (let i = 0; i < upsertIds.length; i += READ_SLICE) {
+      // A store whose reads are round trips (PostgreSQL) says how many chunks to ask for at once.
+      const slice = this.store.indexReads?.sliceSize ?? READ_SLICE;
+      for (let i = 0; i < upsertIds.length; i += slice) {
         if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-        docs.push(...(await this.readDocs(upsertIds.slice(i, i + READ_SLICE))));
+        docs.push(...(await this.readDocs(upsertIds.slice(i, i + slice))));
       }
       for (const d of docs) present.add(d.chunkId);
       const upserts = this.set.partition(docs, (d) => d.chunkId).byShard;
@@ -332,6 +335,18 @@ export class DatasetIndex {
 
   /** The shard documents of these chunks as the store has them now (chunks gone are left out). */
   private async readDocs(ids: readonly string[]): Promise<ShardDoc[]> {
+    const reads = this.store.indexReads;
+    if (reads) {
+      // One statement for the chunks, groups and vectors (one round trip, one snapshot); the
+      // conversion, which extracts text from HTML, still frees the event loop every READ_SLICE.
+      const found = await reads.chunks(this.datasetId, ids, this.modelKey, this.sparseModelKey);
+      const docs: ShardDoc[] = [];
+      for (let i = 0; i < found.length; i += READ_SLICE) {
+        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        for (const f of found.slice(i, i + READ_SLICE)) docs.push(toShardDoc(f.chunk, f.groupIds, f.vector, f.sparse));
+      }
+      return docs;
+    }
     const chunks = await this.store.chunks.getMany(this.datasetId, ids);
     const chunkIds = chunks.map((c) => c.id);
     const groups = await this.store.groups.groupsOfChunks(this.datasetId, chunkIds);

@@ -33,7 +33,8 @@ const WRITTEN: readonly (readonly [string, string])[] = [
   ['updated_at', 'bigint'],
   ['semantic_hash', 'text'],
 ];
-const COLUMNS = WRITTEN.map(([c]) => c).join(', ');
+/** The chunk columns every read of records selects. */
+export const COLUMNS = WRITTEN.map(([c]) => c).join(', ');
 
 /** Row values of a record, in {@link WRITTEN} order. */
 function rowValues(c: ChunkRecord): unknown[] {

@@ -3,10 +3,10 @@ import { QuarryError, notFound } from '../../core/domain/errors.js';
 import { newId } from '../../core/domain/ids.js';
 import type { DatasetRecord } from '../../core/domain/tenancy.js';
 import type { DatasetRepository } from '../repository.js';
-import { datasetFromRow } from '../rows.js';
+import { datasetFromRow, membershipFromRow, organizationFromRow } from '../rows.js';
 import { pauseAfterSlice, PURGE_SLICE_ROWS } from '../sqlite/purge.js';
 import { appendChanges } from './change-log.js';
-import type { PgDb, Sql } from './database.js';
+import type { PgDb, Row, Sql } from './database.js';
 import type { Purger } from './purge.js';
 
 /** The unique index that keeps a tracking id to one live dataset per organization. */
@@ -27,6 +27,16 @@ export function pgDatasets(db: PgDb, purger: Purger): DatasetRepository {
   const byId =
     'SELECT d.* FROM datasets d JOIN organizations o ON o.id = d.organization_id WHERE d.id = $1 AND d.deleted = 0 AND o.deleted = 0';
   const byTracking = 'SELECT * FROM datasets WHERE organization_id = $1 AND tracking_id = $2 AND deleted = 0';
+  // What a request needs to know about its dataset in one round trip (no cache: a revoked
+  // membership or a deleted dataset shows on the next request). The organization and membership
+  // come as JSON objects of their rows (BIGINT values stay exact: all are below 2^53).
+  const standing = (where: string): string =>
+    `SELECT d.*, row_to_json(o) AS ix_organization, CASE WHEN m.id IS NULL THEN NULL ELSE row_to_json(m) END AS ix_membership
+     FROM datasets d JOIN organizations o ON o.id = d.organization_id
+     LEFT JOIN memberships m ON m.organization_id = d.organization_id AND m.user_id = $1::text
+     WHERE ${where} AND d.deleted = 0 AND o.deleted = 0`;
+  const standingById = standing('d.id = $2');
+  const standingByTracking = standing('d.organization_id = $2 AND d.tracking_id = $3');
   const listIds =
     'SELECT d.id FROM datasets d JOIN organizations o ON o.id = d.organization_id WHERE d.deleted = 0 AND o.deleted = 0 ORDER BY d.created_at, d.id';
   const listByOrg = `SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.dataset_id = d.id) AS chunk_count
@@ -149,6 +159,18 @@ export function pgDatasets(db: PgDb, purger: Purger): DatasetRepository {
       for (let n = PURGE_SLICE_ROWS; n === PURGE_SLICE_ROWS; ) {
         n = await sliced(() => db.run(groupSlice, [id, startedAt, PURGE_SLICE_ROWS]));
       }
+    },
+    async standing(ref, userId) {
+      const row =
+        'id' in ref
+          ? await db.get(standingById, [userId, ref.id])
+          : await db.get(standingByTracking, [userId, ref.organizationId, ref.trackingId]);
+      if (!row) return undefined;
+      return {
+        dataset: datasetFromRow(row),
+        organization: organizationFromRow(row.ix_organization as Row),
+        membership: row.ix_membership ? membershipFromRow(row.ix_membership as Row) : undefined,
+      };
     },
     async tags(id, page, pageSize) {
       const rows = await db.all<{ tag: string; count: number }>(tags, [id, pageSize, (page - 1) * pageSize]);

@@ -8,6 +8,7 @@ import { pgChunks } from './chunks.js';
 import { PgDb, type PgOptions } from './database.js';
 import { pgDatasets } from './datasets.js';
 import { pgGroups } from './groups.js';
+import { pgIndexReads } from './index-reads.js';
 import { pgMessages } from './messages.js';
 import { pgOrganizations } from './organizations.js';
 import { pgPurger } from './purge.js';
@@ -46,6 +47,7 @@ export async function openPgStore(url: string, options: PgOptions = {}): Promise
     analytics: pgAnalytics(db),
     topics: pgTopics(db),
     messages: pgMessages(db),
+    indexReads: pgIndexReads(db),
     async ping() {
       await db.run('SELECT 1');
     },

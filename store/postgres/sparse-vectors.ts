@@ -10,6 +10,14 @@ import { ownedArray } from './vectors.js';
 
 const blob = (a: Uint32Array | Float32Array): Buffer => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
+/** A sparse vector from its two BYTEA columns, in arrays that own their memory. */
+export function sparseFromBlobs(indices: Buffer, vals: Buffer): SparseVector {
+  return {
+    indices: ownedArray(indices, (buf, off, len) => new Uint32Array(buf, off, len), 4),
+    values: ownedArray(vals, (buf, off, len) => new Float32Array(buf, off, len), 4),
+  };
+}
+
 /** Builds the sparse-vector repository. */
 export function pgSparseVectors(db: PgDb): SparseVectorRepository {
   const outdated = `FROM chunks c LEFT JOIN chunk_sparse_vectors v ON v.chunk_id = c.id
@@ -83,12 +91,7 @@ export function pgSparseVectors(db: PgDb): SparseVectorRepository {
       const byId = new Map(rows.map((r) => [r.chunk_id, r]));
       for (const id of chunkIds) {
         const row = byId.get(id);
-        if (row) {
-          out.set(id, {
-            indices: ownedArray(row.indices, (buf, off, len) => new Uint32Array(buf, off, len), 4),
-            values: ownedArray(row.vals, (buf, off, len) => new Float32Array(buf, off, len), 4),
-          });
-        }
+        if (row) out.set(id, sparseFromBlobs(row.indices, row.vals));
       }
       return out;
     },

@@ -23,7 +23,7 @@ export function ownedArray<T>(b: Buffer, make: (buffer: ArrayBuffer, byteOffset?
 }
 
 /** BYTEA to a Float32Array that owns its memory. */
-const fromBlob = (b: Buffer): Float32Array => ownedArray(b, (buf, off, len) => new Float32Array(buf, off, len), 4);
+export const fromBlob = (b: Buffer): Float32Array => ownedArray(b, (buf, off, len) => new Float32Array(buf, off, len), 4);
 
 /** A unique violation here can only be a driver race on chunk_vectors' key, which the dataset lock rules out; never shown raw. */
 const vectorConflict = (err: unknown): QuarryError => new QuarryError('internal', 'Concurrent vector writes collided; retry', { cause: err });

@@ -3,7 +3,7 @@ import { QuarryError, type ErrorCode } from '../../core/domain/errors.js';
 import type { Store } from '../repository.js';
 
 /** A repository of the store (every member but `ping` and `close`). */
-export type RepositoryName = Exclude<keyof Store, 'ping' | 'pinReads' | 'watchChanges' | 'close'>;
+export type RepositoryName = Exclude<keyof Store, 'ping' | 'pinReads' | 'watchChanges' | 'indexReads' | 'close'>;
 
 /** One write for the thread to run. */
 export interface WriteCall {
