@@ -4,6 +4,7 @@
  * use, never one process-wide 128 MiB.
  */
 import type { Config } from '../core/config.js';
+import { LIMITS } from '../core/domain/limits.js';
 import { MAX_SPLIT_HTML_BYTES } from './schemas/chunk-split.js';
 
 /** Room for a bulk body's brackets, keys and whatever else surrounds the items. */
@@ -17,6 +18,14 @@ const GROUP_BODY_BYTES = 16 * 1024;
 const SPLIT_BODY_BYTES = 4 * MAX_SPLIT_HTML_BYTES;
 /** Organizations, keys, users and dataset settings: names, roles, scopes, configuration. */
 const TENANCY_BODY_BYTES = 64 * 1024;
+
+/**
+ * A RAG body carries a conversation, or a topic message's `rag_context` of up to a chunk's text
+ * (1 MiB of UTF-8), which JSON escapes can make several times longer on the wire.
+ */
+const RAG_BODY_BYTES = 4 * LIMITS.chunkTextBytes;
+/** Route keys of the RAG routes whose bodies carry conversations or context. */
+const RAG_ROUTES = ['POST /api/chunk/generate', 'POST /api/message', 'PUT /api/message', 'PATCH /api/message', 'DELETE /api/message'];
 
 /** Route keys (`METHOD /pattern` as registered) of the tenancy routes. */
 const TENANCY_ROUTES = [
@@ -42,6 +51,7 @@ export function bodyLimits(config: Config): BodyLimitOf {
     ['POST /api/chunk_group', cap(config.batchGroupLimit * GROUP_BODY_BYTES + SLACK_BYTES)],
     ['POST /api/chunk/split', cap(SPLIT_BODY_BYTES + SLACK_BYTES)],
     ...TENANCY_ROUTES.map((route): [string, number] => [route, cap(TENANCY_BODY_BYTES)]),
+    ...RAG_ROUTES.map((route): [string, number] => [route, cap(RAG_BODY_BYTES + SLACK_BYTES)]),
   ]);
   const fallback = cap(config.defaultBodyLimitBytes);
   return (route) => limits.get(route) ?? fallback;

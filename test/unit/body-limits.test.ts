@@ -22,6 +22,11 @@ describe('per-route body limits', () => {
     expect(limitOf('POST /api/organization/api_key')).toBe(64 * 1024);
     expect(limitOf('POST /api/chunk/split')).toBe(1024 * 1024 + 64 * 1024);
     expect(limitOf('POST /api/chunk/search')).toBe(256 * 1024);
+    // A topic message's rag_context may hold a chunk's 1 MiB of text, escaped.
+    for (const route of ['POST /api/chunk/generate', 'POST /api/message', 'PUT /api/message', 'PATCH /api/message', 'DELETE /api/message']) {
+      expect(limitOf(route), route).toBe(4 * 1024 * 1024 + 64 * 1024);
+    }
+    expect(limitOf('POST /api/topic')).toBe(256 * 1024);
     expect(limitOf('POST /api/anything/else')).toBe(256 * 1024);
   });
 
