@@ -156,6 +156,32 @@ describe('POST /api/chunk/generate', () => {
     ]);
   });
 
+  it('sends the chunks\' images with image_config.use_images (at most images_per_chunk) and the question\'s images', async () => {
+    const pictured = await ds.post('/api/chunk', [{ chunk_html: '<p>A heron stands still.</p>', image_urls: ['https://img.example/h1.png', 'https://img.example/h2.png', 'https://img.example/h3.png'] }]);
+    expect(pictured.status, pictured.text).toBe(200);
+    const heron = pictured.body.chunk_metadata[0].id as string;
+    llm.script({ reply: 'A heron [1].' });
+    const res = await ds.post('/api/chunk/generate', {
+      prev_messages: [{ role: 'user', content: 'What bird is this?' }],
+      chunk_ids: [heron],
+      image_config: { use_images: true, images_per_chunk: 2 },
+      image_urls: ['https://img.example/question.png'],
+      prompt: '',
+    });
+    expect(res.status, res.text).toBe(200);
+    const messages = llm.requests.at(-1)!.body.messages;
+    expect(messages[1]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: "{'doc': 1, 'text': 'A heron stands still.'}" },
+        { type: 'image_url', image_url: { url: 'https://img.example/h1.png' } },
+        { type: 'image_url', image_url: { url: 'https://img.example/h2.png' } },
+      ],
+    });
+    expect(JSON.stringify(messages.slice(2))).toContain('https://img.example/question.png');
+    expect(messages.at(-1)).toEqual({ role: 'user', content: 'What bird is this?' });
+  });
+
   it('retries a 429 and answers', async () => {
     llm.script({ reply: 'after a retry', statuses: [429] });
     const before = llm.requests.length;
