@@ -108,5 +108,8 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ QUARRY_RAG_DEADLINE_MS: '99' })).toThrow(/QUARRY_RAG_DEADLINE_MS/);
     expect(() => loadConfig({ QUARRY_LLM_TIMEOUT_MS: 'soon' })).toThrow(/QUARRY_LLM_TIMEOUT_MS/);
     expect(() => loadConfig({ QUARRY_LLM_MAX_RETRIES: '11' })).toThrow(/QUARRY_LLM_MAX_RETRIES/);
+    expect(loadConfig({}).ragSentenceVectors).toBe(false);
+    expect(loadConfig({ QUARRY_RAG_SENTENCE_VECTORS: 'true' }).ragSentenceVectors).toBe(true);
+    expect(() => loadConfig({ QUARRY_RAG_SENTENCE_VECTORS: 'maybe' })).toThrow(/QUARRY_RAG_SENTENCE_VECTORS/);
   });
 });

@@ -76,7 +76,7 @@ const ragRedis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableAut
 ragRedis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (rag streams)'));
 const rag = jobWorker<GenerationJob, { completed: boolean }>(
   RAG_QUEUE,
-  ragProcessor(ragRedis, embedders, logger, { timeoutMs: config.llmTimeoutMs, maxRetries: config.llmMaxRetries }),
+  ragProcessor(ragRedis, embedders, logger, { timeoutMs: config.llmTimeoutMs, maxRetries: config.llmMaxRetries, sentenceVectors: config.ragSentenceVectors }),
   connection,
   logger,
   { concurrency: config.ragConcurrency, maxStalledCount: 0, lockDuration: 10_000, stalledInterval: 5_000 },

@@ -140,6 +140,8 @@ export interface RagJobOptions {
   readonly timeoutMs: number;
   /** Retries after a 429, a 5xx or a connection error. */
   readonly maxRetries: number;
+  /** Whether the extractive answerer also ranks sentences by USE-Lite vectors (QUARRY_RAG_SENTENCE_VECTORS). */
+  readonly sentenceVectors: boolean;
 }
 
 /** The error event of a failure; `sentText`: whether part of the answer already went out. */
@@ -153,13 +155,13 @@ function errorEvent(err: unknown, sentText: boolean): StreamEvent {
 
 /**
  * Builds the processor of the RAG queue on `redis` (a connection for commands, not BullMQ's
- * blocking one). Sentences of the extractive answerer are encoded with the embedded USE-Lite
- * from `embedders`.
+ * blocking one). With `sentenceVectors`, sentences of the extractive answerer are also encoded
+ * with the embedded USE-Lite from `embedders`.
  */
 export function ragProcessor(redis: Redis, embedders: EmbedderCache, logger: Logger, options: RagJobOptions) {
   const watch = new AnswerWatch(redis, logger);
   const deps: LlmDeps = {
-    encodeSentences: (texts, signal) => embedders.get(embeddingSpec({})).embed(texts, 'doc', signal),
+    ...(options.sentenceVectors ? { encodeSentences: (texts: readonly string[], signal: AbortSignal) => embedders.get(embeddingSpec({})).embed(texts, 'doc', signal) } : {}),
     timeoutMs: options.timeoutMs,
     maxRetries: options.maxRetries,
   };
