@@ -39,6 +39,8 @@ interface Ids {
   group: string;
   groupTracking: string;
   key: string;
+  /** A topic holding one question and its answer. */
+  topic: string;
 }
 
 interface RouteCase {
@@ -559,6 +561,161 @@ const ROUTES: RouteCase[] = [
     ],
   },
   {
+    route: 'POST /api/chunk/generate',
+    scope: 'ds',
+    role: 0,
+    path: () => '/api/chunk/generate',
+    body: (i) => ({ prev_messages: [{ role: 'user', content: 'sweep seed?' }], chunk_ids: [i.chunk], stream_response: false }),
+    fields: (i) => [
+      [{ chunk_ids: [i.chunk] }, /prev_messages/],
+      [{ prev_messages: [], chunk_ids: [i.chunk] }, /at least 1 prior message/],
+      [{ prev_messages: [{ role: 'robot', content: 'x' }], chunk_ids: [i.chunk] }, /role/],
+      [{ prev_messages: [{ role: 'user', content: 5 }], chunk_ids: [i.chunk] }, /content/],
+      [{ prev_messages: [{ role: 'user', content: 'x' }], chunk_ids: ['x'] }, /chunk_ids/],
+      [{ prev_messages: [{ role: 'user', content: 'x' }], chunk_ids: [i.chunk], temperature: 3 }, /temperature/],
+      [{ prev_messages: [{ role: 'user', content: 'x' }], chunk_ids: [i.chunk], frequency_penalty: -3 }, /frequency_penalty/],
+      [{ prev_messages: [{ role: 'user', content: 'x' }], chunk_ids: [i.chunk], presence_penalty: 2.5 }, /presence_penalty/],
+      [{ prev_messages: [{ role: 'user', content: 'x' }], chunk_ids: [i.chunk], max_tokens: -1 }, /max_tokens/],
+      [{ prev_messages: [{ role: 'user', content: 'x' }], chunk_ids: [i.chunk], stop_tokens: ['a', 'b', 'c', 'd', 'e'] }, /stop_tokens/],
+      [{ prev_messages: [{ role: 'user', content: 'x' }], chunk_ids: [i.chunk], stream_response: 'no' }, /stream_response/],
+      [{ prev_messages: [{ role: 'user', content: 'x' }], chunk_ids: [i.chunk], audio_input: 'AAAA' }, /audio/i],
+    ],
+  },
+  {
+    route: 'POST /api/chunk/suggestions',
+    scope: 'ds',
+    role: 0,
+    bodyOptional: true,
+    path: () => '/api/chunk/suggestions',
+    body: () => ({ query: 'sweep' }),
+    fields: () => [
+      [{ query: 5 }, /query/],
+      [{ suggestion_type: 'poem' }, /suggestion_type/],
+      [{ suggestions_to_create: 0 }, /suggestions_to_create/],
+      [{ suggestions_to_create: 11 }, /suggestions_to_create/],
+    ],
+  },
+  {
+    route: 'POST /api/topic',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/topic',
+    body: () => ({ owner_id: 'sweep-owner', name: 'sweep topic' }),
+    fields: () => [
+      [{}, /owner_id/],
+      [{ owner_id: 5, name: 'x' }, /owner_id/],
+      [{ owner_id: 'o' }, /first_user_message and name must not be empty/],
+      [{ owner_id: 'o', name: '   ', first_user_message: '' }, /first_user_message and name must not be empty/],
+      [{ owner_id: 'o', name: 'x'.repeat(1025) }, /name/],
+    ],
+  },
+  {
+    route: 'PUT /api/topic',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/topic',
+    body: (i) => ({ topic_id: i.topic, name: 'sweep topic renamed' }),
+    fields: (i) => [
+      [{ name: 'x' }, /topic_id/],
+      [{ topic_id: 'x', name: 'x' }, /topic_id/],
+      [{ topic_id: i.topic }, /name/],
+      [{ topic_id: i.topic, name: ' ' }, /name/],
+    ],
+    unknown: () => [['/api/topic', { topic_id: MISSING, name: 'x' }, 404]],
+  },
+  {
+    route: 'POST /api/topic/clone',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/topic/clone',
+    body: (i) => ({ topic_id: i.topic }),
+    fields: () => [
+      [{}, /topic_id/],
+      [{ topic_id: 'x' }, /topic_id/],
+    ],
+    unknown: () => [['/api/topic/clone', { topic_id: MISSING }, 404]],
+  },
+  {
+    route: 'DELETE /api/topic/:topic_id',
+    scope: 'ds',
+    role: 1,
+    destructive: true,
+    path: (i) => `/api/topic/${i.topic}`,
+    badParams: () => [['/api/topic/abc', /topic_id/]],
+    unknown: () => [[`/api/topic/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'GET /api/topic/owner/:owner_id',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/topic/owner/sweep-owner',
+  },
+  {
+    route: 'POST /api/message',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/message',
+    body: (i) => ({ topic_id: i.topic, new_message_content: 'sweep seed?', search_type: 'bm25', stream_response: false }),
+    fields: (i) => [
+      [{ new_message_content: 'x' }, /topic_id/],
+      [{ topic_id: 'x', new_message_content: 'x' }, /topic_id/],
+      [{ topic_id: i.topic }, /new_message_content/],
+      [{ topic_id: i.topic, new_message_content: '  ' }, /new_message_content/],
+      [{ topic_id: i.topic, new_message_content: 'x', search_type: 'magic' }, /search_type/],
+      [{ topic_id: i.topic, new_message_content: 'x', page_size: -1 }, /page_size/],
+      [{ topic_id: i.topic, new_message_content: 'x', filters: 'x' }, /filters/],
+      [{ topic_id: i.topic, new_message_content: 'x', llm_options: { temperature: 9 } }, /temperature/],
+      [{ topic_id: i.topic, new_message_content: 'x', number_of_messages_to_include: -1 }, /number_of_messages_to_include/],
+      [{ topic_id: i.topic, new_message_content: 'x', audio_input: 'AAAA' }, /audio/i],
+    ],
+    unknown: () => [['/api/message', { topic_id: MISSING, new_message_content: 'x', stream_response: false }, 404]],
+  },
+  {
+    route: 'PUT /api/message',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/message',
+    body: (i) => ({ topic_id: i.topic, message_sort_order: 1, new_message_content: 'sweep seed again?', search_type: 'bm25', stream_response: false }),
+    fields: (i) => [
+      [{ topic_id: i.topic, new_message_content: 'x' }, /message_sort_order/],
+      [{ topic_id: i.topic, message_sort_order: 0, new_message_content: 'x' }, /message_sort_order/],
+      [{ topic_id: i.topic, message_sort_order: 1 }, /new_message_content/],
+    ],
+    unknown: () => [['/api/message', { topic_id: MISSING, message_sort_order: 1, new_message_content: 'x', stream_response: false }, 404]],
+  },
+  {
+    route: 'PATCH /api/message',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/message',
+    body: (i) => ({ topic_id: i.topic, search_type: 'bm25', stream_response: false }),
+    fields: () => [
+      [{}, /topic_id/],
+      [{ topic_id: 'x' }, /topic_id/],
+    ],
+    unknown: () => [['/api/message', { topic_id: MISSING, stream_response: false }, 404]],
+  },
+  {
+    route: 'DELETE /api/message',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/message',
+    body: (i) => ({ topic_id: i.topic, search_type: 'bm25', stream_response: false }),
+    fields: () => [
+      [{}, /topic_id/],
+      [{ topic_id: 'x' }, /topic_id/],
+    ],
+    unknown: () => [['/api/message', { topic_id: MISSING, stream_response: false }, 404]],
+  },
+  {
+    route: 'GET /api/messages/:topic_id',
+    scope: 'ds',
+    role: 0,
+    path: (i) => `/api/messages/${i.topic}`,
+    badParams: () => [['/api/messages/abc', /topic_id/]],
+    unknown: () => [[`/api/messages/${MISSING}`, undefined, 404]],
+  },
+  {
     route: 'GET /api/chunk/tracking_id/:tracking_id',
     scope: 'ds',
     role: 0,
@@ -908,6 +1065,11 @@ beforeAll(async () => {
   expect(group.status, group.text).toBe(200);
   expect((await t.ds.post(`/api/chunk_group/chunk/${group.body.id}`, { chunk_id: chunk.body.chunk_metadata.id })).status).toBe(204);
   const keys = await t.org.get('/api/organization/api_key');
+  const topic = await t.ds.post('/api/topic', { owner_id: 'sweep-owner', name: 'sweep topic' });
+  expect(topic.status, topic.text).toBe(200);
+  // One question and its answer, so that editing and regenerating have something to work on.
+  const asked = await t.ds.post('/api/message', { topic_id: topic.body.id, new_message_content: 'sweep seed?', search_type: 'bm25', stream_response: false });
+  expect(asked.status, asked.text).toBe(200);
   ids = {
     org: t.orgId,
     ds: t.datasetId,
@@ -917,6 +1079,7 @@ beforeAll(async () => {
     group: group.body.id,
     groupTracking: 'sweep-group',
     key: keys.body[0].id,
+    topic: topic.body.id,
   };
 });
 afterAll(async () => {
