@@ -64,12 +64,14 @@ ping_port() {
 # fsync on each of the ~10 commands a BullMQ job costs and caps bulk ingestion at disk latency.
 # noeviction: BullMQ requires it; evicting a job key would corrupt a queue.
 # No config file: every setting is explicit so the instance does not depend on /etc/redis.
+# REDIS_DATABASES (default Redis's 16): test.sh asks for more, so that every test stack of a run
+# gets a database of its own (test/helpers/stack.ts).
 server_args() {
   local port=$1 dir=$2
   SERVER_ARGS=(--bind 127.0.0.1 --port "$port" --protected-mode yes
     --dir "$dir" --pidfile "$dir/redis.pid" --logfile "$dir/redis.log"
     --appendonly yes --appendfsync everysec
-    --maxmemory-policy noeviction)
+    --maxmemory-policy noeviction --databases "${REDIS_DATABASES:-16}")
 }
 
 # Checks the arguments of start/run and makes the dir; prints the absolute dir.

@@ -33,12 +33,16 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# A database per test stack (test/helpers/stack.ts hands them out in turn): with Redis's default
+# 16, a stack that lived while 15 others started shared its database with the 16th, whose start
+# emptied it and whose job workers then took its jobs (bulk deletes never ran).
+TEST_REDIS_DATABASES=1024
 # free-port releases the port before redis binds it, so another process can take it in between;
 # a couple of retries make that race harmless.
 started=0
 for _ in 1 2 3; do
   PORT=$(./deploy/redis.sh free-port)
-  if ./deploy/redis.sh start "$PORT" "$TMP"; then started=1; break; fi
+  if REDIS_DATABASES=$TEST_REDIS_DATABASES ./deploy/redis.sh start "$PORT" "$TMP"; then started=1; break; fi
   ./deploy/redis.sh stop "$TMP" || true
 done
 [ "$started" = 1 ] || { echo "test.sh: could not start a test Redis" >&2; exit 1; }

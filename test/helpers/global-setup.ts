@@ -78,7 +78,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     port = await freePort();
     const c = spawn(
       'redis-server',
-      ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--save', '', '--appendonly', 'no', '--databases', '16'],
+      ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--save', '', '--appendonly', 'no', '--databases', '1024'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     c.stdout.on('data', (d: Buffer) => (output += d.toString()));

@@ -76,13 +76,17 @@ export function randomKey(): string {
   return 'tr-' + [...randomBytes(32)].map((b) => ALNUM[b % 62]).join('');
 }
 
-/** Allocates a Redis database index 1..15 for this stack and empties it. */
+/**
+ * Allocates a Redis database index for this stack, in turn over 1..databases-1 (the test Redis has
+ * 1,024, so no two stacks of a run share one), and empties it.
+ */
 async function allocateRedisDb(baseUrl: string): Promise<string> {
   const admin = new Redis(baseUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
   try {
     await admin.connect();
     const n = await admin.incr('quarry:test:stack-db-counter');
-    const db = ((n - 1) % 15) + 1;
+    const [, count] = (await admin.config('GET', 'databases')) as [string, string];
+    const db = ((n - 1) % (Number(count) - 1)) + 1;
     await admin.select(db);
     // Leftovers of an earlier run with the same index would feed this stack stale jobs.
     await admin.flushdb();
