@@ -5,9 +5,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { QuarryError } from '../../core/domain/errors.js';
 import { createEmbedder, type EmbedderConfig } from '../../core/embed/embedder.js';
 import { backoffDelayMs, parseRetryAfterMs } from '../../core/embed/backoff.js';
+import { failure } from '../helpers/rejection.js';
 
 interface Received {
   method: string;
@@ -43,15 +43,6 @@ const ok: Handler = (req, res) => {
 
 function config(over: Partial<EmbedderConfig> = {}): EmbedderConfig {
   return { baseUrl, model: 'test-model', dimension: DIM, retryBaseDelayMs: 10, ...over };
-}
-
-async function failure(p: Promise<unknown>): Promise<QuarryError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(QuarryError);
-  return err as QuarryError;
 }
 
 beforeAll(async () => {

@@ -11,6 +11,7 @@ import { buildMessages } from '../../core/llm/prompt.js';
 import { createProvider, suggestQueries, topicName, type LlmProvider } from '../../core/llm/provider.js';
 import { eventually } from '../helpers/eventually.js';
 import { fakeTokens, startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js';
+import { failure } from '../helpers/rejection.js';
 
 const options: GenerationOptions = { model: 'fake-model', temperature: 0.3, frequencyPenalty: 0.1, presencePenalty: -0.2, maxTokens: 77, stopTokens: ['STOP'] };
 const REPLY = 'Cats sleep to save energy [1]. Dogs bark [2].';
@@ -46,16 +47,6 @@ async function drain(gen: AsyncGenerator<string, TokenUsage, undefined>): Promis
     if (r.done === true) return { deltas, usage: r.value };
     deltas.push(r.value);
   }
-}
-
-/** The error a promise rejects with (fails the test when it resolves or throws something else). */
-async function failure(p: Promise<unknown>): Promise<QuarryError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(QuarryError);
-  return err as QuarryError;
 }
 
 beforeAll(async () => {
