@@ -4,7 +4,7 @@ import { badRequest } from '../../core/domain/errors.js';
 import { LIMITS } from '../../core/domain/limits.js';
 import type { ChatMessage } from '../../core/domain/rag.js';
 import { boundedArray, boundedJson, boundedString, parse, uuid } from './common.js';
-import { contextOptions, DEFAULT_IMAGES_PER_CHUNK, imageConfig, samplingFields } from './llm-fields.js';
+import { contextOptions, DEFAULT_IMAGES_PER_CHUNK, imageConfig, samplingFields, type SamplingChoices } from './llm-fields.js';
 
 const message = z.object({
   role: z.enum(['system', 'user', 'assistant'], { message: 'role must be system, user or assistant' }),
@@ -29,7 +29,7 @@ const body = z.object({
 });
 
 /** A validated generate request; null: the dataset's setting (or the reference's default) applies. */
-export interface GenerateRequest {
+export interface GenerateRequest extends SamplingChoices {
   /** Earlier turns, oldest first (at least one). */
   readonly history: readonly ChatMessage[];
   /** The last message's content: what is answered. */
@@ -41,14 +41,8 @@ export interface GenerateRequest {
   readonly imageUrls: readonly string[];
   /** @defaultValue true */
   readonly stream: boolean;
-  readonly temperature: number | null;
-  readonly frequencyPenalty: number | null;
-  readonly presencePenalty: number | null;
-  readonly maxTokens: number | null;
-  readonly stopTokens: readonly string[];
   readonly userId: string | null;
   readonly metadata: unknown;
-  readonly images: { readonly use: boolean; readonly perChunk: number };
   readonly includeLinks: boolean;
   readonly model: string | null;
 }

@@ -34,3 +34,13 @@ export const contextOptions = z.object({ include_links: z.boolean().nullable().o
 
 /** Images per chunk when `image_config` does not say (the reference's default). */
 export const DEFAULT_IMAGES_PER_CHUNK = 5;
+
+/** The sampling options a RAG body set (null: the dataset's or the reference's default), as parsed from {@link samplingFields} and {@link imageConfig}. */
+export interface SamplingChoices {
+  readonly temperature: number | null;
+  readonly frequencyPenalty: number | null;
+  readonly presencePenalty: number | null;
+  readonly maxTokens: number | null;
+  readonly stopTokens: readonly string[];
+  readonly images: { readonly use: boolean; readonly perChunk: number };
+}

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { badRequest } from '../../core/domain/errors.js';
 import { LIMITS } from '../../core/domain/limits.js';
 import { boundedArray, boundedJson, boundedString, boundedText, parse, requireBody, uuid } from './common.js';
-import { contextOptions, DEFAULT_IMAGES_PER_CHUNK, imageConfig, samplingFields } from './llm-fields.js';
+import { contextOptions, DEFAULT_IMAGES_PER_CHUNK, imageConfig, samplingFields, type SamplingChoices } from './llm-fields.js';
 
 /** Longest message a caller may send (a first message of a topic too), in UTF-16 units. */
 export const MESSAGE_CONTENT_MAX_LENGTH = LIMITS.ragMessageLength;
@@ -64,17 +64,11 @@ const createBody = z.object(messageFields);
 const editBody = z.object({ ...messageFields, message_sort_order: z.number().int().min(1).max(2_147_483_647) });
 
 /** Sampling options the caller set; unset ones take the dataset's or the defaults. */
-export interface LlmChoices {
+export interface LlmChoices extends SamplingChoices {
   readonly completionFirst: boolean;
   readonly stream: boolean;
-  readonly temperature: number | null;
-  readonly frequencyPenalty: number | null;
-  readonly presencePenalty: number | null;
-  readonly maxTokens: number | null;
-  readonly stopTokens: readonly string[];
   /** Replaces the dataset's SYSTEM_PROMPT. */
   readonly systemPrompt: string | null;
-  readonly images: { readonly use: boolean; readonly perChunk: number };
 }
 
 /** The choices of a request that sets none (topic names and suggestions use them). */
