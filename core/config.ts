@@ -166,6 +166,42 @@ export interface Config {
    * job worker's CPU per answer. @defaultValue `false`
    */
   readonly ragSentenceVectors: boolean;
+  /**
+   * Base URL that presigned upload and download URLs of the embedded blob store point at (the
+   * address clients reach the HTTP API by). @defaultValue `http://<httpHost>:<httpPort>`
+   */
+  readonly publicUrl: string;
+  /**
+   * HMAC key signing the embedded blob store's URLs; every HTTP process must share it. Unset: a
+   * random key created once in `<dataDir>/blob-secret`. @defaultValue none
+   */
+  readonly blobSecret: string | null;
+  /** Largest file accepted by an upload URL (CSV/JSONL) or document upload, in bytes. @defaultValue 10737418240 (10 GiB) */
+  readonly fileMaxBytes: number;
+  /** Largest document accepted by `POST /api/file` (decoded bytes; its base64 body must also fit QUARRY_BODY_LIMIT_BYTES). @defaultValue 67108864 (64 MiB) */
+  readonly documentMaxBytes: number;
+  /** Seconds a presigned upload URL stays valid (the reference's 24 h). @defaultValue `86400` */
+  readonly uploadUrlTtlSeconds: number;
+  /** Seconds a file's download URL stays valid. @defaultValue `3600` */
+  readonly downloadUrlTtlSeconds: number;
+  /** Rows committed per batch of a CSV/JSONL import (one store transaction and one cursor each). @defaultValue `1000` */
+  readonly importBatchRows: number;
+  /** Target size of a document's chunks, in characters. @defaultValue `1500` */
+  readonly documentChunkChars: number;
+  /** Characters shared by consecutive chunks of a document. @defaultValue `150` */
+  readonly documentOverlapChars: number;
+  /** S3-compatible endpoint of the blob store (`S3_ENDPOINT`); unset: the embedded store under `<dataDir>/blobs`. @defaultValue none */
+  readonly s3Endpoint: string | null;
+  /** Bucket of the S3 blob store (`S3_BUCKET`). @defaultValue `quarry` */
+  readonly s3Bucket: string;
+  /** Region the S3 requests are signed for (`S3_REGION`). @defaultValue `us-east-1` */
+  readonly s3Region: string;
+  /** Access key id of the S3 store (`S3_ACCESS_KEY`). @defaultValue empty */
+  readonly s3AccessKey: string;
+  /** Secret key of the S3 store (`S3_SECRET_KEY`). @defaultValue empty */
+  readonly s3SecretKey: string;
+  /** Path-style URLs (`endpoint/bucket/key`), as MinIO and most self-hosted stores want (`S3_FORCE_PATH_STYLE`). @defaultValue `true` */
+  readonly s3ForcePathStyle: boolean;
 }
 
 function boolVar(env: Env, name: string, fallback: boolean): boolean {
@@ -258,5 +294,20 @@ export function loadConfig(env: Env = process.env): Config {
     llmTimeoutMs: intVar(env, 'QUARRY_LLM_TIMEOUT_MS', 60_000, 100, 3_600_000),
     llmMaxRetries: intVar(env, 'QUARRY_LLM_MAX_RETRIES', 2, 0, 10),
     ragSentenceVectors: boolVar(env, 'QUARRY_RAG_SENTENCE_VECTORS', false),
+    publicUrl: (env.QUARRY_PUBLIC_URL || `http://${env.QUARRY_HTTP_HOST || '127.0.0.1'}:${intVar(env, 'QUARRY_HTTP_PORT', 8090, 0, 65535)}`).replace(/\/+$/, ''),
+    blobSecret: env.QUARRY_BLOB_SECRET || null,
+    fileMaxBytes: intVar(env, 'QUARRY_FILE_MAX_BYTES', 10 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+    documentMaxBytes: intVar(env, 'QUARRY_DOCUMENT_MAX_BYTES', 64 * 1024 ** 2, 1, 2 ** 31 - 1),
+    uploadUrlTtlSeconds: intVar(env, 'QUARRY_UPLOAD_URL_TTL_S', 86_400, 1, 7 * 86_400),
+    downloadUrlTtlSeconds: intVar(env, 'QUARRY_DOWNLOAD_URL_TTL_S', 3_600, 1, 7 * 86_400),
+    importBatchRows: intVar(env, 'QUARRY_IMPORT_BATCH_ROWS', 1000, 1, 100_000),
+    documentChunkChars: intVar(env, 'QUARRY_DOCUMENT_CHUNK_CHARS', 1500, 50, 1_000_000),
+    documentOverlapChars: intVar(env, 'QUARRY_DOCUMENT_OVERLAP_CHARS', 150, 0, 500_000),
+    s3Endpoint: env.S3_ENDPOINT?.trim() || null,
+    s3Bucket: env.S3_BUCKET || 'quarry',
+    s3Region: env.S3_REGION || 'us-east-1',
+    s3AccessKey: env.S3_ACCESS_KEY ?? '',
+    s3SecretKey: env.S3_SECRET_KEY ?? '',
+    s3ForcePathStyle: boolVar(env, 'S3_FORCE_PATH_STYLE', true),
   });
 }

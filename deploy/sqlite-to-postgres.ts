@@ -37,6 +37,7 @@ export const TABLES = [
   'dataset_events',
   'topics',
   'messages',
+  'files',
   'search_queries',
   'recommendation_queries',
   'rag_queries',

@@ -5,6 +5,7 @@
  */
 import type { RecommendationRecord, SearchRecord } from '../core/domain/analytics.js';
 import type { ChunkInput, ChunkPatch, ChunkRecord } from '../core/domain/chunk.js';
+import type { FileProgress, FileRecord, FileStatus, NewFile } from '../core/domain/files.js';
 import type { GroupInput, GroupRecord } from '../core/domain/group.js';
 import type { ChatRole, MessageRecord, RagRecord, TopicRecord } from '../core/domain/rag.js';
 import type { SparseVector } from '../core/domain/sparse-vector.js';
@@ -364,6 +365,37 @@ export interface MessageRepository {
   append(datasetId: string, topicId: string, messages: readonly NewMessage[], fromSortOrder?: number): Promise<MessageRecord[]>;
 }
 
+/** Files of a dataset: CSV/JSONL imports and documents, with their import progress. */
+export interface FileRepository {
+  /** Stores a new file record; 404 when the dataset does not exist. */
+  create(input: NewFile): Promise<FileRecord>;
+  /** A file of the dataset, or undefined (unknown, or another dataset's). */
+  get(datasetId: string, id: string): Promise<FileRecord | undefined>;
+  /** A file by id alone (the blob route and the import job, which hold no dataset yet). */
+  getById(id: string): Promise<FileRecord | undefined>;
+  /** One page (1-based) of the dataset's files, newest first (ties by id), and how many there are. */
+  list(datasetId: string, page: number, pageSize: number): Promise<{ files: FileRecord[]; total: number }>;
+  /**
+   * Moves a file to `status` only if it is in one of `from` (compare and set); returns the new
+   * record, or undefined when it was not in `from` (or is unknown). `patch` sets the size once the
+   * upload completes, the group once created, the total once the end is read, and the failure.
+   */
+  transition(
+    id: string,
+    from: readonly FileStatus[],
+    status: FileStatus,
+    patch?: { size?: number; groupId?: string; rowsTotal?: number; failure?: string | null },
+  ): Promise<FileRecord | undefined>;
+  /**
+   * Commits one batch's progress (counts added, cursor replaced, errors appended up to
+   * MAX_STORED_ROW_ERRORS and all counted) if the file is still `processing`; false otherwise
+   * (deleted, or another worker finished it).
+   */
+  commitProgress(id: string, progress: FileProgress): Promise<boolean>;
+  /** Deletes the file's record (its group and chunks are the caller's); false when unknown. */
+  delete(datasetId: string, id: string): Promise<boolean>;
+}
+
 /** A chunk as the search core indexes it: the record, its group ids and its vectors of the asked models. */
 export interface IndexedChunk {
   readonly chunk: ChunkRecord;
@@ -406,6 +438,7 @@ export interface Store {
   readonly analytics: AnalyticsRepository;
   readonly topics: TopicRepository;
   readonly messages: MessageRepository;
+  readonly files: FileRepository;
   /**
    * Present on a store whose reads are network round trips (PostgreSQL): the search core reads
    * what it indexes through it. Absent (SQLite): it reads each repository in small slices.

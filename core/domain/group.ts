@@ -21,4 +21,6 @@ export interface GroupInput {
   readonly trackingId?: string | null;
   readonly metadata?: unknown;
   readonly tagSet?: readonly string[] | null;
+  /** The file whose import created the group (set on create only). */
+  readonly fileId?: string | null;
 }

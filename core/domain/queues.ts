@@ -9,6 +9,8 @@ export const Queues = {
   embed: 'quarry-embed',
   /** Deletions of the chunks matching a filter (DELETE /api/chunk), one job per request. */
   bulkDelete: 'quarry-bulk-delete',
+  /** CSV/JSONL imports and document splits, one job per file (see core/domain/files.ts). */
+  fileImport: 'quarry-file-import',
 } as const;
 
 /** Job names per queue. */
@@ -17,6 +19,7 @@ export const Jobs = {
   purgeDataset: 'purge-dataset',
   embedDataset: 'embed-dataset',
   bulkDeleteChunks: 'bulk-delete-chunks',
+  importFile: 'import-file',
 } as const;
 
 /**
@@ -56,3 +59,6 @@ export interface BulkDeleteJob {
   readonly filter: Filter;
   readonly requestedAt: number;
 }
+
+/** Attempts of a file import job, 1 s apart doubling; every attempt resumes at the file's committed cursor. */
+export const FILE_IMPORT_ATTEMPTS = 8;

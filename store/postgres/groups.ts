@@ -12,8 +12,8 @@ const COLUMNS = 'id, dataset_id, name, description, tracking_id, metadata, tag_s
 
 // Batches travel as arrays, one per column: constant text whatever their size.
 const INSERT = `INSERT INTO chunk_groups (${COLUMNS})
-  SELECT u.id, $1::text, u.name, u.description, u.tracking_id, u.metadata, u.tag_set, NULL, $2::bigint, $2::bigint
-  FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS u(id, name, description, tracking_id, metadata, tag_set)`;
+  SELECT u.id, $1::text, u.name, u.description, u.tracking_id, u.metadata, u.tag_set, u.file_id, $2::bigint, $2::bigint
+  FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) AS u(id, name, description, tracking_id, metadata, tag_set, file_id)`;
 const UPDATE = `UPDATE chunk_groups AS g SET name = u.name, description = u.description, tracking_id = u.tracking_id, metadata = u.metadata, tag_set = u.tag_set, updated_at = u.updated_at
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[]) AS u(id, name, description, tracking_id, metadata, tag_set, updated_at)
   WHERE g.id = u.id`;
@@ -106,7 +106,7 @@ export function pgGroups(db: PgDb): GroupRepository {
         trackingId: tid,
         metadata: input.metadata ?? null,
         tagSet: input.tagSet ?? [],
-        fileId: null,
+        fileId: input.fileId ?? null,
         createdAt: now,
         updatedAt: now,
       };
@@ -123,6 +123,7 @@ export function pgGroups(db: PgDb): GroupRepository {
         fresh.map((g) => g.trackingId),
         fresh.map((g) => toJson(g.metadata)),
         fresh.map((g) => JSON.stringify(g.tagSet)),
+        fresh.map((g) => g.fileId),
       ]);
     }
     await write(tx, merged);

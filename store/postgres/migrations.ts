@@ -252,4 +252,38 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX rag_queries_dataset ON rag_queries(dataset_id, created_at);
   CREATE INDEX rag_queries_created ON rag_queries(created_at);
   `),
+  // v3: files (issue 14), the table of ../sqlite/migrations.ts v7 (see there why it is as it is).
+  // Counts and sizes are BIGINT: a file's bytes pass 2^31.
+  bytewise(`
+  CREATE TABLE files (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+    file_name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    link TEXT,
+    metadata TEXT,
+    tag_set TEXT NOT NULL DEFAULT '[]',
+    time_stamp BIGINT,
+    size BIGINT NOT NULL DEFAULT 0,
+    blob_key TEXT NOT NULL,
+    content_type TEXT,
+    group_id TEXT,
+    import_options TEXT,
+    split_options TEXT,
+    rows_done BIGINT NOT NULL DEFAULT 0,
+    rows_total BIGINT,
+    rows_imported BIGINT NOT NULL DEFAULT 0,
+    rows_skipped BIGINT NOT NULL DEFAULT 0,
+    bytes_done BIGINT NOT NULL DEFAULT 0,
+    errors TEXT NOT NULL DEFAULT '[]',
+    error_count BIGINT NOT NULL DEFAULT 0,
+    failure TEXT,
+    cursor TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE INDEX files_dataset ON files(dataset_id, created_at);
+  `),
 ];

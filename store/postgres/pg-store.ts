@@ -7,6 +7,7 @@ import { CHANGES_CHANNEL, pgChangeLog } from './change-log.js';
 import { pgChunks } from './chunks.js';
 import { PgDb, type PgOptions } from './database.js';
 import { pgDatasets } from './datasets.js';
+import { pgFiles } from './files.js';
 import { pgGroups } from './groups.js';
 import { pgIndexReads } from './index-reads.js';
 import { pgMessages } from './messages.js';
@@ -47,6 +48,7 @@ export async function openPgStore(url: string, options: PgOptions = {}): Promise
     analytics: pgAnalytics(db),
     topics: pgTopics(db),
     messages: pgMessages(db),
+    files: pgFiles(db),
     indexReads: pgIndexReads(db),
     async ping() {
       await db.run('SELECT 1');

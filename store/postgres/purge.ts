@@ -36,6 +36,7 @@ const DATASET_TABLES = [
   // Messages before their topics: a topic's delete would cascade to all its messages in one slice.
   { table: 'messages', key: 'id' },
   { table: 'topics', key: 'id' },
+  { table: 'files', key: 'id' },
   // Analytics rows have no foreign key (a batch flushed after its dataset went must still insert).
   { table: 'search_queries', key: 'id' },
   { table: 'recommendation_queries', key: 'id' },

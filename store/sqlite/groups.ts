@@ -89,7 +89,7 @@ export function sqliteGroups(db: Db, log: ChangeLogWriter): GroupRepository {
         trackingId: tid,
         metadata: input.metadata ?? null,
         tagSet: input.tagSet ?? [],
-        fileId: null,
+        fileId: input.fileId ?? null,
         createdAt: now,
         updatedAt: now,
       };
@@ -101,7 +101,7 @@ export function sqliteGroups(db: Db, log: ChangeLogWriter): GroupRepository {
         record.trackingId,
         toJson(record.metadata),
         JSON.stringify(record.tagSet),
-        null,
+        record.fileId,
         now,
         now,
       );

@@ -265,4 +265,42 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX rag_queries_dataset ON rag_queries(dataset_id, created_at);
   CREATE INDEX rag_queries_created ON rag_queries(created_at);
   `,
+  // v7: files (issue 14): CSV/JSONL imports and documents, one row per file through its life
+  // (core/domain/files.ts). The import commits its cursor, counts and first row errors here after
+  // each batch, so a killed worker resumes where the last batch ended. JSON columns (options,
+  // errors, cursor, metadata, tags) hold text as everywhere else; the group the import makes is
+  // kept without a foreign key (the import creates it after the file, and deletes of either are
+  // the caller's). The index serves the newest-first list of a dataset's files.
+  `
+  CREATE TABLE files (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+    file_name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    link TEXT,
+    metadata TEXT,
+    tag_set TEXT NOT NULL DEFAULT '[]',
+    time_stamp INTEGER,
+    size INTEGER NOT NULL DEFAULT 0,
+    blob_key TEXT NOT NULL,
+    content_type TEXT,
+    group_id TEXT,
+    import_options TEXT,
+    split_options TEXT,
+    rows_done INTEGER NOT NULL DEFAULT 0,
+    rows_total INTEGER,
+    rows_imported INTEGER NOT NULL DEFAULT 0,
+    rows_skipped INTEGER NOT NULL DEFAULT 0,
+    bytes_done INTEGER NOT NULL DEFAULT 0,
+    errors TEXT NOT NULL DEFAULT '[]',
+    error_count INTEGER NOT NULL DEFAULT 0,
+    failure TEXT,
+    cursor TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX files_dataset ON files(dataset_id, created_at);
+  `,
 ];

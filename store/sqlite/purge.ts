@@ -39,6 +39,7 @@ const DATASET_TABLES = [
   // Messages before their topics: a topic's delete would cascade to all its messages in one slice.
   'messages',
   'topics',
+  'files',
   // Analytics rows have no foreign key (a batch flushed after its dataset went must still insert).
   'search_queries',
   'recommendation_queries',

@@ -7,6 +7,7 @@ import { sqliteChunks } from './chunks.js';
 import { openDatabase, type Db } from './database.js';
 import { WriteEpoch } from './epoch-cache.js';
 import { sqliteDatasets } from './datasets.js';
+import { sqliteFiles } from './files.js';
 import { sqliteGroups } from './groups.js';
 import { sqliteMessages } from './messages.js';
 import { sqliteOrganizations } from './organizations.js';
@@ -58,6 +59,7 @@ export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): SqliteS
     analytics: sqliteAnalytics(db),
     topics: sqliteTopics(db),
     messages: sqliteMessages(db),
+    files: sqliteFiles(db),
     async ping() {
       ping.get();
     },

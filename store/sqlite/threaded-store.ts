@@ -39,6 +39,7 @@ export const WRITE_METHODS: { readonly [R in RepositoryName]: readonly MethodOf<
   analytics: ['insertSearches', 'insertRecommendations', 'insertRags', 'purgeBefore'],
   topics: ['create', 'update', 'delete', 'clone'],
   messages: ['append'],
+  files: ['create', 'transition', 'commitProgress', 'delete'],
 };
 
 /** Pause before a dead writer thread is replaced, in ms. */

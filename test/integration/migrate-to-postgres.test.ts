@@ -47,6 +47,7 @@ const TABLES = [
   'dataset_events',
   'topics',
   'messages',
+  'files',
   'search_queries',
   'recommendation_queries',
   'rag_queries',
@@ -280,6 +281,33 @@ describe.skipIf(testStore() === 'postgres')('migrate-to-postgres', () => {
       ]);
       await sqlite.messages.append(t.datasetId, chat.id, [{ role: 'assistant', content: 'second answer ü', promptTokens: 130, completionTokens: 11 }], 3);
       await sqlite.topics.clone(t.datasetId, chat.id, { ownerId: 'owner-2' });
+      // A file mid-import (JSON options, cursor and row errors), so the copy covers the files table.
+      const file = await sqlite.files.create({
+        id: 'file-1',
+        datasetId: t.datasetId,
+        fileName: 'rows ü.csv',
+        kind: 'csv',
+        status: 'queued',
+        description: '',
+        link: null,
+        metadata: { k: 1 },
+        tagSet: ['a'],
+        timeStamp: null,
+        size: 2048,
+        blobKey: `datasets/${t.datasetId}/files/file-1`,
+        contentType: null,
+        importOptions: null,
+        splitOptions: null,
+      });
+      await sqlite.files.transition(file.id, ['queued'], 'processing');
+      await sqlite.files.commitProgress(file.id, {
+        cursor: { byteOffset: 900, rowIndex: 10, header: ['id', 'text'] },
+        rowsDone: 10,
+        rowsImported: 9,
+        rowsSkipped: 0,
+        bytesDone: 900,
+        errors: [{ row: 4, reason: 'lat is not a number' }],
+      });
       await sqlite.analytics.insertRags([
         {
           id: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
@@ -337,7 +365,7 @@ describe.skipIf(testStore() === 'postgres')('migrate-to-postgres', () => {
     expect(source.chunk_group_members).toBeGreaterThanOrEqual(30);
     expect(source.search_queries).toBeGreaterThanOrEqual(SEARCHES);
     expect(source.recommendation_queries).toBeGreaterThanOrEqual(1);
-    expect([source.topics, source.messages, source.rag_queries]).toEqual([2, 7, 1]);
+    expect([source.topics, source.messages, source.rag_queries, source.files]).toEqual([2, 7, 1, 1]);
     // The change log keeps its numbers, and the identity continues above them.
     const [maxSeq] = sqliteRows<{ m: number }>(stack.dataDir, 'SELECT MAX(seq) AS m FROM change_log');
     expect(first.nextChangeSeq).toBeGreaterThan(maxSeq!.m);

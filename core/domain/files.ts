@@ -1,0 +1,182 @@
+/**
+ * Files: CSV/JSONL imports through a presigned upload and documents split into chunks. One module
+ * so that the facade (routes), the job workers (the import), the store (the `files` table) and the
+ * blob stores agree on one shape.
+ *
+ * The life of a CSV/JSONL file: `POST /api/file/csv_or_jsonl` stores a record in `awaiting_upload`
+ * and answers a presigned PUT URL; the upload completing (the embedded blob route, or the facade
+ * seeing the object in S3 on `GET /api/file/{id}`) enqueues an import job and moves it to `queued`;
+ * the job moves it to `processing` and commits rows in batches, each batch's chunks and the file's
+ * cursor in that order, so a worker killed mid-file resumes at the last committed cursor and the
+ * rows it writes again are upserts of the same tracking ids (no row lost, none duplicated).
+ */
+
+/** What a file holds, chosen by its extension. */
+export type FileKind = 'csv' | 'jsonl' | 'document';
+
+/** Where a file is in its life. */
+export type FileStatus = 'awaiting_upload' | 'queued' | 'processing' | 'done' | 'failed';
+
+/** The chunk fields a CSV column or JSONL key can be mapped to (`ChunkReqPayloadFields`). */
+export const MAPPING_TARGETS = [
+  'link',
+  'tag_set',
+  'num_value',
+  'tracking_id',
+  'group_tracking_ids',
+  'time_stamp',
+  'lat',
+  'lon',
+  'image_urls',
+  'weight',
+  'boost_phrase',
+] as const;
+
+/** One mapping target. */
+export type MappingTarget = (typeof MAPPING_TARGETS)[number];
+
+/** One mapping of the request: a column (CSV header name or JSONL key) to a chunk field. */
+export interface ColumnMapping {
+  readonly csvJsonlField: string;
+  readonly chunkReqPayloadField: MappingTarget;
+}
+
+/** How a file's rows become chunks: the request's fields, validated. */
+export interface RowImportOptions {
+  /** Joined into every row's tag set, before the row's mapped tags. */
+  readonly tagSet: readonly string[];
+  readonly link: string | null;
+  /** Epoch ms given to every chunk (a mapped `time_stamp` column wins). */
+  readonly timeStamp: number | null;
+  /** Tracking id of the file's group; rows get `<groupTrackingId>|<row index>` unless mapped. */
+  readonly groupTrackingId: string;
+  /** True (default): a row whose tracking id exists replaces that chunk; false: such rows are skipped. */
+  readonly upsertByTrackingId: boolean;
+  readonly mappings: readonly ColumnMapping[];
+  readonly fulltextBoostFactor: number | null;
+  readonly semanticBoostFactor: number | null;
+}
+
+/** How a document is split into chunks. */
+export interface DocumentSplitOptions {
+  /** Target chunk size in characters. */
+  readonly targetChars: number;
+  /** Characters shared by consecutive chunks. */
+  readonly overlapChars: number;
+}
+
+/** One row that could not be imported. */
+export interface RowError {
+  /** 1-based row number: CSV data rows after the header, JSONL lines. */
+  readonly row: number;
+  readonly reason: string;
+}
+
+/**
+ * Where an import stands, committed after each batch: the next row to read starts at `byteOffset`
+ * of the blob and has 0-based index `rowIndex`. A CSV's header is kept so that reading can restart
+ * mid-file.
+ */
+export interface ImportCursor {
+  readonly byteOffset: number;
+  readonly rowIndex: number;
+  readonly header: readonly string[] | null;
+}
+
+/** The stored record of a file. */
+export interface FileRecord {
+  readonly id: string;
+  readonly datasetId: string;
+  readonly fileName: string;
+  readonly kind: FileKind;
+  readonly status: FileStatus;
+  readonly description: string;
+  readonly link: string | null;
+  readonly metadata: unknown;
+  readonly tagSet: readonly string[];
+  readonly timeStamp: number | null;
+  /** Bytes uploaded (0 until the upload completes). */
+  readonly size: number;
+  /** Key of the uploaded bytes in the blob store. */
+  readonly blobKey: string;
+  /** MIME type of a document (`text/plain`, `text/markdown`, `text/html`, `application/pdf`); null for CSV/JSONL. */
+  readonly contentType: string | null;
+  /** The group the file's chunks join; null until the import creates it. */
+  readonly groupId: string | null;
+  /** How rows become chunks (a document's chunks use its tags, link, time stamp and group tracking id). */
+  readonly importOptions: RowImportOptions | null;
+  /** Document split options; null for CSV/JSONL. */
+  readonly splitOptions: DocumentSplitOptions | null;
+  /** Rows (or document chunks) committed so far: imported, skipped or failed. */
+  readonly rowsDone: number;
+  /** Rows of the file; null until the import has read to its end. */
+  readonly rowsTotal: number | null;
+  /** Rows stored as chunks (created or updated). */
+  readonly rowsImported: number;
+  /** Rows skipped because their tracking id existed (`upsert_by_tracking_id: false`). */
+  readonly rowsSkipped: number;
+  /** Bytes of the blob read through the last committed batch. */
+  readonly bytesDone: number;
+  /** The first {@link MAX_STORED_ROW_ERRORS} row errors, in row order. */
+  readonly errors: readonly RowError[];
+  /** Every row error, counted. */
+  readonly errorCount: number;
+  /** Why the whole file failed (status `failed`); null otherwise. */
+  readonly failure: string | null;
+  readonly cursor: ImportCursor | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** A new file record, as the route builds it: the record's own fields, before any progress. */
+export type NewFile = Pick<
+  FileRecord,
+  | 'id'
+  | 'datasetId'
+  | 'fileName'
+  | 'kind'
+  | 'status'
+  | 'description'
+  | 'link'
+  | 'metadata'
+  | 'tagSet'
+  | 'timeStamp'
+  | 'size'
+  | 'blobKey'
+  | 'contentType'
+  | 'importOptions'
+  | 'splitOptions'
+>;
+
+/** One batch's progress, committed after its chunks: counts are added, the cursor replaced. */
+export interface FileProgress {
+  readonly cursor: ImportCursor;
+  readonly rowsDone: number;
+  readonly rowsImported: number;
+  readonly rowsSkipped: number;
+  readonly bytesDone: number;
+  /** Errors of this batch's rows (appended while fewer than MAX_STORED_ROW_ERRORS are stored; all counted). */
+  readonly errors: readonly RowError[];
+}
+
+/** Row errors kept on a file record; the rest are counted only. */
+export const MAX_STORED_ROW_ERRORS = 1000;
+
+/** Payload of file import jobs: one job per file. */
+export interface FileImportJob {
+  readonly fileId: string;
+  readonly datasetId: string;
+}
+
+/** The job id that keeps one import job per file. */
+export const fileImportJobId = (fileId: string): string => `file-${fileId}`;
+
+/** The blob key of a file's bytes. */
+export const fileBlobKey = (datasetId: string, fileId: string): string => `datasets/${datasetId}/files/${fileId}`;
+
+/** Dataset event types the import records. */
+export const FILE_EVENTS = {
+  started: 'file_import_started',
+  finished: 'file_import_finished',
+  failed: 'file_import_failed',
+} as const;
