@@ -22,6 +22,9 @@ const SQLITE_ONLY = [
   'test/adversarial/supervised-redis.test.ts',
   // Copies a SQLite store into PostgreSQL: it runs both by itself.
   'test/integration/migrate-to-postgres.test.ts',
+  // Blob stores keep bytes outside the store: the PostgreSQL run would test the same thing again.
+  'test/integration/blob-upload.test.ts',
+  'test/integration/s3-blob-store.test.ts',
 ];
 
 export default defineConfig({

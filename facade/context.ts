@@ -1,5 +1,6 @@
 /** What the facade's middleware puts on `ctx.state`, and the services every route can reach. */
 import type { Logger } from 'pino';
+import type { BlobStore } from '../core/blob/blob-store.js';
 import type { Config } from '../core/config.js';
 import type { CoreClient } from '../core/client/core-client.js';
 import type { JobsClient } from '../core/client/jobs-client.js';
@@ -26,6 +27,8 @@ export interface Services {
   readonly logger: Logger;
   /** Buffers analytics records of searches and recommendations; never blocks a request. */
   readonly analytics: AnalyticsRecorder;
+  /** File bytes: the embedded store under the data dir, or S3 (core/blob/blob-store.ts). */
+  readonly blobs: BlobStore;
 }
 
 /** Per-request state. */

@@ -1,5 +1,6 @@
 /** Entry point of the HTTP facade: builds the services, listens, and drains on shutdown. */
 import http from 'node:http';
+import { openBlobStore } from '../core/blob/blob-store.js';
 import { connectCore } from '../core/client/core-client.js';
 import { inProcessCore } from '../core/client/inproc-client.js';
 import { startCore } from '../core/host.js';
@@ -36,11 +37,17 @@ const services = {
     : connectCore(config.coreAddress, config.coreDeadlineMs, config.coreToken),
   jobs: connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs }),
   analytics: analytics.recorder,
+  blobs: await openBlobStore(config),
 };
 // Koa's callback handles its own rejections (ctx.onerror answers and logs them).
 // eslint-disable-next-line @typescript-eslint/no-misused-promises
 const server = http.createServer(createApp(services).callback());
 server.keepAliveTimeout = 65_000;
+// No limit on a whole request's time (Node's default is 5 minutes): a presigned upload of a large
+// file on a slow link takes longer. Headers still must arrive within headersTimeout, keyless
+// bodies are refused before they are read (middleware/gate.ts), and an upload that stops sending
+// is dropped after routes/blob.ts UPLOAD_IDLE_MS.
+server.requestTimeout = 0;
 await new Promise<void>((resolve, reject) => {
   server.once('error', reject);
   server.listen(config.httpPort, config.httpHost, resolve);

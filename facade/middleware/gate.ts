@@ -2,7 +2,8 @@
  * The edge gate, run after `authenticate` and before the body is read: names the matched route
  * and refuses a request without credentials from its headers alone, so that nobody without a key
  * can make the process buffer and parse a body (a 127 MiB `[[],[],...]` once ran it out of memory).
- * The few routes that need no key pass: health, create_api_only_user with the configured
+ * The few routes that need no key pass: health, the presigned blob URLs (their signature is the
+ * credential, checked by the route), create_api_only_user with the configured
  * X-Shopify-Authorization secret, and the read routes of a public dataset.
  */
 import type { Middleware } from 'koa';
@@ -10,6 +11,7 @@ import { QuarryError, unauthorized } from '../../core/domain/errors.js';
 import { findDataset, NO_KEY_MESSAGE, organizationHeader } from '../access.js';
 import type { RequestState, Services } from '../context.js';
 import { isPublicDataset, PUBLIC_READ_ROUTES } from '../public-dataset.js';
+import { BLOB_ROUTES } from '../routes/blob.js';
 import type { QuarryRouter } from '../routes/router.js';
 import { shopifySecretMatches } from './auth.js';
 
@@ -37,7 +39,7 @@ export function gate(services: Services, router: QuarryRouter): Middleware<Reque
     // Authenticated, or no route (the router answers 404/405 without reading anything).
     if (ctx.state.caller || ctx.state.route === undefined) return next();
     const route = ctx.state.route;
-    if (route === 'GET /api/health') return next();
+    if (route === 'GET /api/health' || BLOB_ROUTES.has(route)) return next();
     if (route === 'POST /api/auth/create_api_only_user' && shopifySecretMatches(ctx.get('x-shopify-authorization'), config.shopifySecretKey)) {
       return next();
     }

@@ -1,0 +1,320 @@
+/**
+ * A CSV/JSONL row turned into one chunk of a `POST /api/chunk` body, as the reference's file
+ * worker builds it: `chunk_html` is the row as JSON and `metadata` the row over the file's
+ * metadata (top-level null values dropped from both); the request's column mappings fill chunk fields.
+ * Array targets (tag_set, image_urls, group_tracking_ids) accumulate over all their mappings,
+ * `boost_phrase` values are joined with spaces, and every other target takes the last mapping
+ * whose column the row has. A `time_stamp` column holds an ISO 8601 timestamp, or Unix time as a
+ * number (or a string of one): seconds, or milliseconds from 1e11 on (see SECONDS_BELOW). A column
+ * the row lacks, or holds null, is not applied.
+ *
+ * Every cap the chunk body schema enforces (facade/schemas/chunk.ts, core/domain/limits.ts) is
+ * checked here, so a row either makes a chunk that the schema accepts or a row error that names
+ * the column: one bad row never fails its batch. No zod: this runs once per row, a million times
+ * for a large file.
+ */
+import type { RowImportOptions } from '../domain/files.js';
+import { LIMITS, measureJson, utf8Length } from '../domain/limits.js';
+import { formatTimestamp, parseTimestamp } from '../domain/time.js';
+
+/** A row's chunk (the wire shape of one `POST /api/chunk` body), or why the row cannot be one. */
+export type RowChunk = { chunk: Record<string, unknown> } | { error: string };
+
+/** Longest excerpt of an offending value quoted in a row error. */
+const MAX_QUOTED = 100;
+/**
+ * A number below this magnitude given as a time stamp is Unix seconds, at or above it Unix
+ * milliseconds (1e11 s is the year 5138; 1e11 ms is 1973-03-03): the reference's date parser reads
+ * 10-digit numbers as seconds and 13-digit ones as milliseconds.
+ */
+const SECONDS_BELOW = 1e11;
+/** The time stamps the wire format writes plainly (years 0000-9999): outside them the schema refuses the text. */
+const FIRST_MS = new Date('0000-01-01T00:00:00Z').getTime();
+const AFTER_MS = Date.UTC(10_000, 0, 1);
+
+/** Sets an own property, `__proto__` included (plain assignment of that key would set the prototype). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+/** The row without its null (or undefined) values; the row itself when it has none. */
+function withoutNulls(value: Record<string, unknown>): Record<string, unknown> {
+  let nulls = false;
+  for (const key in value) {
+    if (value[key] == null) {
+      nulls = true;
+      break;
+    }
+  }
+  if (!nulls) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const v = value[key];
+    if (v != null) setOwn(out, key, v);
+  }
+  return out;
+}
+
+/** Whether every value of the row is a scalar (a CSV row's always are). */
+function isFlat(row: Record<string, unknown>): boolean {
+  for (const key in row) {
+    const v = row[key];
+    if (typeof v === 'object' && v !== null) return false;
+  }
+  return true;
+}
+
+/** The file metadata last measured, and its measure: one file's rows share one metadata object. */
+let measuredFile: { metadata: object; bytes: number; depth: number } | null = null;
+
+/**
+ * Why the chunk's metadata breaks the schema's caps (as measureJson, which the schema runs,
+ * counts them), or null. A flat row whose JSON is small is accepted without walking it:
+ * measureJson counts at most 3 bytes per byte of the JSON text (6 per escaped character, which
+ * JSON writes in at least 2), and the merge with the file's metadata adds at most that
+ * metadata's measure.
+ */
+function metadataProblem(metadata: Record<string, unknown>, rowJsonBytes: number, fileMetadata: object | null, rowNested: boolean): string | null {
+  let fileBytes = 0;
+  let fileDepth = 0;
+  if (fileMetadata !== null) {
+    if (measuredFile?.metadata !== fileMetadata) {
+      const m = measureJson(fileMetadata, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+      measuredFile = { metadata: fileMetadata, bytes: m.bytes, depth: m.depth };
+    }
+    fileBytes = measuredFile.bytes;
+    fileDepth = measuredFile.depth;
+  }
+  if (!rowNested && fileDepth <= LIMITS.metadataDepth && fileBytes + 3 * rowJsonBytes <= LIMITS.metadataBytes) return null;
+  const m = measureJson(metadata, LIMITS.metadataBytes, LIMITS.metadataDepth);
+  if (!m.over) return null;
+  return m.depth > LIMITS.metadataDepth
+    ? `the row's metadata nests more than ${LIMITS.metadataDepth} levels deep`
+    : `the row's metadata is over ${LIMITS.metadataBytes} bytes as JSON`;
+}
+
+/** A value quoted for a row error, cut to MAX_QUOTED characters. */
+function quoted(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text;
+}
+
+/** A number, or a string that is one entirely (decimal only: not `0x10`, `Infinity` or blank); else undefined. */
+function toNumber(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  // Number() also reads '' as 0 and radix prefixes (0x, 0b, 0o) as integers: neither is a decimal number.
+  if (text === '' || (text.length > 1 && text[0] === '0' && /[xXbBoO]/.test(text[1]!))) return undefined;
+  const n = Number(text);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** A scalar as text (strings as they are, numbers and booleans printed); undefined for objects and arrays. */
+function scalarText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+/**
+ * A time stamp as epoch ms: a wire timestamp string (ISO 8601, core/domain/time.ts), or a number
+ * (or a string holding only one) read as Unix time: seconds below SECONDS_BELOW, else milliseconds.
+ */
+function toEpochMs(value: unknown): number | undefined {
+  if (typeof value === 'string') {
+    const parsed = parseTimestamp(value);
+    if (parsed !== undefined) return parsed;
+  }
+  const n = toNumber(value);
+  if (n === undefined) return undefined;
+  return Math.abs(n) < SECONDS_BELOW ? Math.round(n * 1000) : Math.round(n);
+}
+
+/** The elements an array target takes from one column: an array's elements, or a scalar itself. */
+function listItems(value: unknown, into: string[]): boolean {
+  if (Array.isArray(value)) {
+    for (const item of value) if (item != null) into.push(typeof item === 'string' ? item : JSON.stringify(item));
+    return true;
+  }
+  const text = scalarText(value);
+  if (text === undefined) return false;
+  into.push(text);
+  return true;
+}
+
+/** Why a list is over its caps, or null. */
+function listProblem(items: readonly string[], max: number, maxLength: number, what: string): string | null {
+  if (items.length > max) return `the row has ${items.length} ${what}, at most ${max} allowed`;
+  for (const item of items) if (item.length > maxLength) return `a value of ${what} is longer than ${maxLength} characters: ${quoted(item)}`;
+  return null;
+}
+
+/** A column's value that is not what its target takes. */
+const notA = (field: string, target: string, what: string, value: unknown): { error: string } => ({
+  error: `column "${field}" (${target}) is not ${what}: ${quoted(value)}`,
+});
+
+/**
+ * A row turned into one chunk of a `POST /api/chunk` body (the wire shape), or why it cannot be.
+ * `maxTextBytes` is the chunk text cap in force (QUARRY_MAX_CHUNK_TEXT_BYTES).
+ */
+export function rowToChunk(
+  value: Record<string, unknown>,
+  rowIndex: number,
+  options: RowImportOptions,
+  fileMetadata: unknown,
+  maxTextBytes: number = LIMITS.chunkTextBytes,
+): RowChunk {
+  const row = withoutNulls(value);
+  const tags: string[] = options.tagSet.slice();
+  const groups: string[] = [options.groupTrackingId];
+  let images: string[] | null = null;
+  let phrase = '';
+  // The single-valued targets: the column of the last mapping the row has.
+  let linkField: string | undefined;
+  let trackingField: string | undefined;
+  let timeField: string | undefined;
+  let numField: string | undefined;
+  let weightField: string | undefined;
+  let latField: string | undefined;
+  let lonField: string | undefined;
+  for (const { csvJsonlField: field, chunkReqPayloadField: target } of options.mappings) {
+    if (!Object.hasOwn(row, field)) continue;
+    const v = row[field];
+    switch (target) {
+      case 'tag_set': {
+        if (Array.isArray(v)) listItems(v, tags);
+        else {
+          const text = scalarText(v);
+          if (text === undefined) return notA(field, target, 'a string or an array', v);
+          for (const tag of text.split(',')) {
+            const t = tag.trim();
+            if (t !== '') tags.push(t);
+          }
+        }
+        break;
+      }
+      case 'image_urls':
+        if (!listItems(v, (images ??= []))) return notA(field, target, 'a string or an array', v);
+        break;
+      case 'group_tracking_ids':
+        if (!listItems(v, groups)) return notA(field, target, 'a string or an array', v);
+        break;
+      case 'boost_phrase': {
+        const text = scalarText(v);
+        if (text === undefined) return notA(field, target, 'a string', v);
+        if (text !== '') phrase = phrase === '' ? text : `${phrase} ${text}`;
+        break;
+      }
+      case 'link':
+        linkField = field;
+        break;
+      case 'tracking_id':
+        trackingField = field;
+        break;
+      case 'time_stamp':
+        timeField = field;
+        break;
+      case 'num_value':
+        numField = field;
+        break;
+      case 'weight':
+        weightField = field;
+        break;
+      case 'lat':
+        latField = field;
+        break;
+      case 'lon':
+        lonField = field;
+        break;
+    }
+  }
+
+  const chunkHtml = JSON.stringify(row);
+  const htmlBytes = utf8Length(chunkHtml, maxTextBytes);
+  if (htmlBytes > maxTextBytes) {
+    return { error: `the row is ${utf8Length(chunkHtml)} bytes as JSON, over the chunk text limit of ${maxTextBytes} bytes` };
+  }
+  const fileObject = fileMetadata !== null && typeof fileMetadata === 'object' && !Array.isArray(fileMetadata) ? fileMetadata : null;
+  const metadata = fileObject === null ? row : { ...fileObject, ...row };
+  const problem = metadataProblem(metadata, htmlBytes, fileObject, !isFlat(row));
+  if (problem !== null) return { error: problem };
+
+  let trackingId = `${options.groupTrackingId}|${rowIndex}`;
+  if (trackingField !== undefined) {
+    const text = scalarText(row[trackingField]);
+    if (text === undefined) return notA(trackingField, 'tracking_id', 'a string', row[trackingField]);
+    if (text.length > LIMITS.trackingIdLength) return { error: `column "${trackingField}" (tracking_id) is longer than ${LIMITS.trackingIdLength} characters` };
+    if (text !== '') trackingId = text;
+  }
+  const chunk: Record<string, unknown> = { chunk_html: chunkHtml, metadata, tracking_id: trackingId };
+
+  const groupIds = groups.length === 1 && groups[0] !== '' ? groups : [...new Set(groups.filter((g) => g !== ''))];
+  const groupProblem = listProblem(groupIds, LIMITS.groupsPerChunk, LIMITS.trackingIdLength, 'group_tracking_ids');
+  if (groupProblem !== null) return { error: groupProblem };
+  chunk.group_tracking_ids = groupIds;
+
+  if (tags.length > 0) {
+    const tagProblem = listProblem(tags, LIMITS.tagsPerChunk, LIMITS.tagLength, 'tags');
+    if (tagProblem !== null) return { error: tagProblem };
+    chunk.tag_set = tags;
+  }
+  if (images !== null && images.length > 0) {
+    const imageProblem = listProblem(images, LIMITS.imageUrlsPerChunk, LIMITS.urlLength, 'image_urls');
+    if (imageProblem !== null) return { error: imageProblem };
+    chunk.image_urls = images;
+  }
+
+  let link = options.link;
+  if (linkField !== undefined) {
+    link = scalarText(row[linkField]) ?? null;
+    if (link === null) return notA(linkField, 'link', 'a string', row[linkField]);
+  }
+  if (link !== null) {
+    if (link.length > LIMITS.urlLength) return { error: `the link is longer than ${LIMITS.urlLength} characters` };
+    chunk.link = link;
+  }
+
+  let timeStamp = options.timeStamp;
+  if (timeField !== undefined) {
+    timeStamp = toEpochMs(row[timeField]) ?? null;
+    if (timeStamp === null) return notA(timeField, 'time_stamp', 'a timestamp', row[timeField]);
+  }
+  if (timeStamp !== null) {
+    if (!(timeStamp >= FIRST_MS && timeStamp < AFTER_MS)) {
+      return { error: `the time stamp ${timeField === undefined ? '' : `of column "${timeField}" `}is outside the years 0000-9999` };
+    }
+    chunk.time_stamp = formatTimestamp(timeStamp);
+  }
+
+  if (numField !== undefined) {
+    const n = toNumber(row[numField]);
+    if (n === undefined) return notA(numField, 'num_value', 'a number', row[numField]);
+    chunk.num_value = n;
+  }
+  if (weightField !== undefined) {
+    const n = toNumber(row[weightField]);
+    if (n === undefined) return notA(weightField, 'weight', 'a number', row[weightField]);
+    chunk.weight = n;
+  }
+  if (latField !== undefined || lonField !== undefined) {
+    if (latField === undefined) return { error: `the row has a lon (column "${lonField}") but no lat` };
+    if (lonField === undefined) return { error: `the row has a lat (column "${latField}") but no lon` };
+    const lat = toNumber(row[latField]);
+    if (lat === undefined) return notA(latField, 'lat', 'a number', row[latField]);
+    const lon = toNumber(row[lonField]);
+    if (lon === undefined) return notA(lonField, 'lon', 'a number', row[lonField]);
+    if (lat < -90 || lat > 90) return { error: `column "${latField}" (lat) is outside -90..90: ${lat}` };
+    if (lon < -180 || lon > 180) return { error: `column "${lonField}" (lon) is outside -180..180: ${lon}` };
+    chunk.location = { lat, lon };
+  }
+
+  if (phrase !== '') {
+    if (phrase.length > LIMITS.queryLength) return { error: `the boost phrase is longer than ${LIMITS.queryLength} characters` };
+    if (options.fulltextBoostFactor !== null) chunk.fulltext_boost = { phrase, boost_factor: options.fulltextBoostFactor };
+    if (options.semanticBoostFactor !== null) chunk.semantic_boost = { phrase, distance_factor: options.semanticBoostFactor };
+  }
+  return { chunk };
+}
