@@ -9,9 +9,11 @@ import { errors } from './middleware/errors.js';
 import { gate } from './middleware/gate.js';
 import { tenantFairness } from './middleware/tenant-fairness.js';
 import { requestId } from './middleware/request-id.js';
+import { blobRoutes } from './routes/blob.js';
 import { chunkGroupRoutes } from './routes/chunk-group.js';
 import { chunkRoutes } from './routes/chunk.js';
 import { datasetRoutes } from './routes/dataset.js';
+import { fileRoutes } from './routes/file.js';
 import { generateRoutes } from './routes/generate.js';
 import { groupSearchRoutes } from './routes/group-search.js';
 import { messageRoutes } from './routes/message.js';
@@ -32,6 +34,7 @@ export function createApp(services: Services): Koa<RequestState> {
   app.silent = true;
   const router = newRouter();
   healthRoutes(router, services);
+  blobRoutes(router, services);
   userRoutes(router, services);
   organizationRoutes(router, services);
   datasetRoutes(router, services);
@@ -45,6 +48,7 @@ export function createApp(services: Services): Koa<RequestState> {
   suggestionRoutes(router, services);
   chunkRoutes(router, services);
   chunkGroupRoutes(router, services);
+  fileRoutes(router, services);
   topicRoutes(router, services);
   messageRoutes(router, services);
 

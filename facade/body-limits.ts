@@ -38,6 +38,12 @@ const TENANCY_ROUTES = [
   'PUT /api/dataset',
 ];
 
+/** The streamed document upload (multipart/form-data): its route reads the body itself, into the blob store. */
+export const MULTIPART_DOCUMENT_ROUTE = 'POST /api/file/upload';
+
+/** Routes whose body is not JSON and is read by the route itself, streamed. */
+export const STREAMED_BODY_ROUTES: ReadonlySet<string> = new Set([MULTIPART_DOCUMENT_ROUTE]);
+
 /** Body limit of a route, in bytes, given by its registered `METHOD /pattern`. */
 export type BodyLimitOf = (route: string) => number;
 
@@ -52,6 +58,8 @@ export function bodyLimits(config: Config): BodyLimitOf {
     ['POST /api/chunk/split', cap(SPLIT_BODY_BYTES + SLACK_BYTES)],
     ...TENANCY_ROUTES.map((route): [string, number] => [route, cap(TENANCY_BODY_BYTES)]),
     ...RAG_ROUTES.map((route): [string, number] => [route, cap(RAG_BODY_BYTES + SLACK_BYTES)]),
+    // A document as base64 is 4/3 of its bytes.
+    ['POST /api/file', cap(Math.ceil((config.documentMaxBytes * 4) / 3) + SLACK_BYTES)],
   ]);
   const fallback = cap(config.defaultBodyLimitBytes);
   return (route) => limits.get(route) ?? fallback;

@@ -2,7 +2,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { QuarryError } from '../domain/errors.js';
-import { BULK_DELETE_ATTEMPTS, EMBED_ATTEMPTS, Jobs, Queues, embedJobId, type BulkDeleteJob, type EmbedJob, type PurgeJob } from '../domain/queues.js';
+import { BULK_DELETE_ATTEMPTS, EMBED_ATTEMPTS, FILE_IMPORT_ATTEMPTS, Jobs, Queues, embedJobId, type BulkDeleteJob, type EmbedJob, type PurgeJob } from '../domain/queues.js';
+import { fileImportJobId, type FileImportJob } from '../domain/files.js';
 import { ragClient, type RagClient } from './rag-client.js';
 
 /** The jobs the facade can ask for. */
@@ -15,6 +16,13 @@ export interface JobsClient {
   embedDataset(datasetId: string): Promise<void>;
   /** Asks the job workers to delete the chunks matching a filter (503 when Redis does not take the job). */
   bulkDeleteChunks(job: BulkDeleteJob): Promise<void>;
+  /**
+   * Enqueues the import of a file, once per file (a repeat is a no-op); with `delayMs` it first
+   * waits (an upload not yet arrived). 503 when Redis does not take the job.
+   */
+  importFile(job: FileImportJob, delayMs?: number): Promise<void>;
+  /** Starts a file's import now if it is waiting on a delay (its upload just completed); false when it was not waiting. */
+  startFileImport(fileId: string): Promise<boolean>;
   /** RAG answers: the generation job and its stream of tokens (blocking readers connect on first use). */
   readonly rag: RagClient;
   /** Resolves when Redis answers PING. */
@@ -35,6 +43,8 @@ export function connectJobs(url: string, options: { embedBackoffMs?: number } = 
   embed.on('error', () => {});
   const bulkDelete = new Queue<BulkDeleteJob>(Queues.bulkDelete, { connection: redis });
   bulkDelete.on('error', () => {});
+  const fileImport = new Queue<FileImportJob>(Queues.fileImport, { connection: redis });
+  fileImport.on('error', () => {});
   const rag = ragClient(redis, url);
   const add = async (name: string, id: string): Promise<void> => {
     try {
@@ -69,6 +79,27 @@ export function connectJobs(url: string, options: { embedBackoffMs?: number } = 
         throw new QuarryError('unavailable', `could not enqueue the bulk delete for dataset ${job.datasetId}: ${(err as Error).message}`, { cause: err, retryAfterSeconds: 5 });
       }
     },
+    async importFile(job, delayMs = 0) {
+      try {
+        await fileImport.add(Jobs.importFile, job, {
+          jobId: fileImportJobId(job.fileId),
+          delay: delayMs,
+          // Each attempt resumes at the file's committed cursor, so a retry never repeats a row.
+          attempts: FILE_IMPORT_ATTEMPTS,
+          backoff: { type: 'exponential', delay: 1000 },
+          removeOnComplete: true,
+          removeOnFail: true,
+        });
+      } catch (err) {
+        throw new QuarryError('unavailable', `could not enqueue the import of file ${job.fileId}: ${(err as Error).message}`, { cause: err, retryAfterSeconds: 5 });
+      }
+    },
+    async startFileImport(fileId) {
+      const job = await fileImport.getJob(fileImportJobId(fileId));
+      if (!job || !(await job.isDelayed())) return false;
+      await job.promote();
+      return true;
+    },
     rag,
     async ping() {
       const reply = await redis.ping();
@@ -78,6 +109,7 @@ export function connectJobs(url: string, options: { embedBackoffMs?: number } = 
       await maintenance.close().catch(() => {});
       await embed.close().catch(() => {});
       await bulkDelete.close().catch(() => {});
+      await fileImport.close().catch(() => {});
       await rag.close();
       redis.disconnect();
     },

@@ -1,7 +1,9 @@
 /**
  * Reads the request body as JSON for every method that may carry one, once the caller is known
  * (see gate.ts) and only for a registered route, up to that route's limit. Like the reference
- * implementation, a missing Content-Type is treated as JSON.
+ * implementation, a missing Content-Type is treated as JSON. The presigned blob uploads are not
+ * JSON: their route streams the body to disk itself ({@link BLOB_ROUTES}), and so does the
+ * multipart document upload ({@link STREAMED_BODY_ROUTES}).
  *
  * The body is read by hand rather than with raw-body: the shape check runs on each chunk as it
  * arrives, and a body that breaks it is refused there, its rest never held or joined.
@@ -9,7 +11,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import { QuarryError } from '../../core/domain/errors.js';
-import type { BodyLimitOf } from '../body-limits.js';
+import { STREAMED_BODY_ROUTES, type BodyLimitOf } from '../body-limits.js';
+import { BLOB_ROUTES } from '../routes/blob.js';
 import type { RequestState } from '../context.js';
 import { acquireScanner, releaseScanner, type JsonShape } from '../json-shape.js';
 
@@ -93,7 +96,7 @@ export function jsonBody(limitOf: BodyLimitOf): Middleware<RequestState> {
     if (ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'OPTIONS') return next();
     // No registered route: the router answers 404/405 and nothing would read the body.
     const route = ctx.state.route;
-    if (route === undefined) return next();
+    if (route === undefined || BLOB_ROUTES.has(route) || STREAMED_BODY_ROUTES.has(route)) return next();
     const limitBytes = limitOf(route);
     const type = ctx.get('content-type');
     // Bytes, not text: the shape check needs no decoding, a refused body is never decoded, and an

@@ -1,4 +1,4 @@
-/** Entry point of the job workers (BullMQ): maintenance purges, embedding, RAG answers and analytics flushes. */
+/** Entry point of the job workers (BullMQ): maintenance purges, embedding, file imports, RAG answers and analytics flushes. */
 import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { connectCore } from '../../core/client/core-client.js';
@@ -13,6 +13,8 @@ import { openStore } from '../../store/open-store.js';
 import { EmbedderCache } from '../../core/embed/embedder-cache.js';
 import { analyticsWorker, startAnalyticsRetention } from './analytics.js';
 import { bulkDeleteWorker } from './bulk-delete.js';
+import { fileImportWorker } from './file-import.js';
+import { openBlobStore } from '../../core/blob/blob-store.js';
 import { embedProcessor } from './embed.js';
 import { jobWorker } from './job-worker.js';
 import { watchEventLoop } from './loop-monitor.js';
@@ -84,6 +86,8 @@ const rag = jobWorker<GenerationJob, { completed: boolean }>(
 
 const analytics = analyticsWorker(store, connection, logger);
 const bulkDelete = bulkDeleteWorker(store, core, connection, logger);
+const blobs = await openBlobStore(config);
+const fileImport = fileImportWorker({ store, core, blobs, jobs, config, logger }, connection);
 const stopRetention = startAnalyticsRetention(store, config.analyticsRetentionDays, logger);
 
 const sweep = () => sweepDeleted(store, config.dataDir, logger).catch((err: unknown) => logger.error({ err }, 'sweep failed'));
@@ -141,6 +145,7 @@ onShutdown(logger, async () => {
     closeWithin(embed, 'embed', config.shutdownGraceMs),
     closeWithin(analytics, 'analytics', config.shutdownGraceMs),
     closeWithin(bulkDelete, 'bulk delete', config.shutdownGraceMs),
+    closeWithin(fileImport, 'file import', config.shutdownGraceMs),
     closeWithin(rag, 'rag', config.shutdownGraceMs),
   ]);
   await embedders.close();
