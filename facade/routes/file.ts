@@ -13,9 +13,9 @@ import { datasetAccess } from '../access.js';
 import type { Services } from '../context.js';
 import { dropChunksOfFile } from '../files/drop-file.js';
 import { fileMetadata, fileWithProgress } from '../present/file.js';
+import { deleteChunksFlag } from '../schemas/chunk-group.js';
 import { pathPage, pathUuid } from '../schemas/common.js';
 import { parseBase64Document, parseCsvOrJsonl, parseDocumentFields, type DocumentRequest, type FileFields } from '../schemas/file.js';
-import { MULTIPART_DOCUMENT_ROUTE } from '../body-limits.js';
 import { receiveMultipartDocument } from '../files/multipart-document.js';
 import type { QuarryRouter } from './router.js';
 
@@ -153,7 +153,8 @@ export function fileRoutes(router: QuarryRouter, services: Services): void {
     ctx.body = { file_metadata: fileMetadata(await recordDocument(dataset.id, id, req, size)) };
   });
 
-  router.post(MULTIPART_DOCUMENT_ROUTE.slice('POST '.length), async (ctx) => {
+  // The body is not JSON: body.ts leaves it to this route (MULTIPART_DOCUMENT_ROUTE names it there).
+  router.post('/api/file/upload', async (ctx) => {
     const { dataset } = await datasetAccess(ctx, services, Role.Admin);
     const id = newId();
     const received = await receiveMultipartDocument(ctx.req, blobs, fileBlobKey(dataset.id, id), config.documentMaxBytes);
@@ -183,7 +184,7 @@ export function fileRoutes(router: QuarryRouter, services: Services): void {
   router.delete('/api/file/:file_id', async (ctx) => {
     const id = pathUuid(ctx.params.file_id, 'file_id');
     const { dataset } = await datasetAccess(ctx, services, Role.Admin);
-    const deleteChunks = ctx.query.delete_chunks === 'true';
+    const deleteChunks = deleteChunksFlag(ctx.query.delete_chunks);
     const file = await store.files.get(dataset.id, id);
     if (!file) throw notFound(`file with id ${id} does not exist in this dataset`);
     await dropChunksOfFile(services, file, deleteChunks, ctx.state.log);

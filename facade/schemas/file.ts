@@ -127,6 +127,7 @@ export function parseDocumentFields(body: unknown, defaults: DocumentSplitOption
 /** Validates `POST /api/file`: the fields and the base64 bytes, decoded (at most `maxBytes`). */
 export function parseBase64Document(body: unknown, defaults: DocumentSplitOptions, maxBytes: number): DocumentRequest & { readonly bytes: Buffer } {
   requireBody(body, 'a JSON object with "base64_file" and "file_name"');
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body must be a JSON object with "base64_file" and "file_name"');
   const raw = (body as Record<string, unknown>).base64_file;
   if (typeof raw !== 'string') throw badRequest('base64_file is required: the document\'s bytes, base64 encoded');
   const { base64_file: _bytes, ...rest } = body as Record<string, unknown>;

@@ -41,6 +41,8 @@ interface Ids {
   key: string;
   /** A topic holding one question and its answer. */
   topic: string;
+  /** A CSV file awaiting its upload. */
+  file: string;
 }
 
 interface RouteCase {
@@ -338,6 +340,82 @@ const ROUTES: RouteCase[] = [
       [`/api/dataset/groups/${i.ds}/-2`, /page/],
     ],
     unknown: () => [[`/api/dataset/groups/${MISSING}/1`, undefined, 404]],
+  },
+  {
+    route: 'GET /api/dataset/files/:dataset_id/:page',
+    scope: 'dsPath',
+    role: 0,
+    path: (i) => `/api/dataset/files/${i.ds}/1`,
+    badParams: (i) => [
+      ['/api/dataset/files/xyz/1', /dataset_id/],
+      [`/api/dataset/files/${i.ds}/first`, /page/],
+    ],
+    unknown: () => [[`/api/dataset/files/${MISSING}/1`, undefined, 404]],
+  },
+  {
+    route: 'POST /api/file/csv_or_jsonl',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/file/csv_or_jsonl',
+    body: () => ({ file_name: 'sweep.csv' }),
+    fields: () => [
+      [{}, /file_name/],
+      [{ file_name: 5 }, /file_name/],
+      [{ file_name: 'sweep.xlsx' }, /\.csv/],
+      [{ file_name: 'a.csv', mappings: 'sku' }, /mappings/],
+      [{ file_name: 'a.csv', mappings: [{ csv_jsonl_field: 'a', chunk_req_payload_field: 'price' }] }, /chunk_req_payload_field/],
+      [{ file_name: 'a.csv', metadata: [1] }, /metadata/],
+      [{ file_name: 'a.csv', upsert_by_tracking_id: 'yes' }, /upsert_by_tracking_id/],
+      [{ file_name: 'a.csv', time_stamp: 'soon' }, /time_stamp|timestamp/],
+      [{ file_name: 'a.csv', semantic_boost_factor: 'x' }, /semantic_boost_factor/],
+    ],
+  },
+  {
+    route: 'POST /api/file',
+    scope: 'ds',
+    role: 1,
+    // Valid, it imports in the background: the sweep's store snapshots would see those writes.
+    destructive: true,
+    path: () => '/api/file',
+    body: () => ({ base64_file: 'aGVsbG8=', file_name: 'sweep.txt' }),
+    fields: () => [
+      [{}, /base64_file/],
+      [{ file_name: 'a.txt' }, /base64_file/],
+      [{ base64_file: 7, file_name: 'a.txt' }, /base64_file/],
+      [{ base64_file: '%%%', file_name: 'a.txt' }, /base64/],
+      [{ base64_file: 'aGVsbG8=' }, /file_name/],
+      [{ base64_file: 'aGVsbG8=', file_name: 'a.exe' }, /file_name/],
+      [{ base64_file: 'aGVsbG8=', file_name: 'a.txt', target_chunk_chars: 'x' }, /target_chunk_chars/],
+      [{ base64_file: 'aGVsbG8=', file_name: 'a.txt', target_chunk_chars: 100, chunk_overlap_chars: 200 }, /chunk_overlap_chars/],
+    ],
+  },
+  {
+    route: 'POST /api/file/upload',
+    scope: 'ds',
+    role: 1,
+    // A multipart/form-data body, which this table's JSON requests cannot make: file-import.test.ts sends valid and bad forms.
+    destructive: true,
+    path: () => '/api/file/upload',
+  },
+  {
+    route: 'GET /api/file/:file_id',
+    scope: 'ds',
+    role: 0,
+    path: (i) => `/api/file/${i.file}`,
+    badParams: () => [['/api/file/not-a-file', /file_id/]],
+    unknown: () => [[`/api/file/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'DELETE /api/file/:file_id',
+    scope: 'ds',
+    role: 1,
+    destructive: true,
+    path: (i) => `/api/file/${i.file}`,
+    badParams: (i) => [
+      ['/api/file/not-a-file', /file_id/],
+      [`/api/file/${i.file}?delete_chunks=2`, /delete_chunks/],
+    ],
+    unknown: () => [[`/api/file/${MISSING}`, undefined, 404]],
   },
   {
     route: 'GET /api/dataset/:dataset_id',
@@ -1070,7 +1148,10 @@ beforeAll(async () => {
   // One question and its answer, so that editing and regenerating have something to work on.
   const asked = await t.ds.post('/api/message', { topic_id: topic.body.id, new_message_content: 'sweep seed?', search_type: 'bm25', stream_response: false });
   expect(asked.status, asked.text).toBe(200);
+  const file = await t.ds.post('/api/file/csv_or_jsonl', { file_name: 'sweep.csv' });
+  expect(file.status, file.text).toBe(200);
   ids = {
+    file: file.body.file_metadata.id,
     org: t.orgId,
     ds: t.datasetId,
     dsTracking,
