@@ -25,6 +25,7 @@ const SQLITE_ONLY = [
   // Blob stores keep bytes outside the store: the PostgreSQL run would test the same thing again.
   'test/integration/blob-upload.test.ts',
   'test/integration/s3-blob-store.test.ts',
+  'test/integration/file-import-s3.test.ts',
 ];
 
 export default defineConfig({

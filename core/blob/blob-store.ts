@@ -21,6 +21,8 @@ export interface BlobStore {
   write(key: string, body: Readable, maxBytes: number): Promise<number>;
   /** Removes the object (no error when absent). */
   delete(key: string): Promise<void>;
+  /** Removes every object whose key is below the folder `prefix` (a valid key: `datasets/<id>`), as a purged dataset's files. */
+  deleteAll(prefix: string): Promise<void>;
   /** Calls listener(key, size) after an upload through a presigned URL completes in THIS process (embedded store only; S3 never calls it). */
   onStored(listener: (key: string, size: number) => void): void;
 }

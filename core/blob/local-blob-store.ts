@@ -184,6 +184,10 @@ export class LocalBlobStore implements BlobStore {
     return (await this.put(key, body, maxBytes, false)).size;
   }
 
+  async deleteAll(prefix: string): Promise<void> {
+    await fs.rm(this.pathOf(prefix), { recursive: true, force: true });
+  }
+
   async delete(key: string): Promise<void> {
     await fs.rm(this.pathOf(key), { force: true });
   }

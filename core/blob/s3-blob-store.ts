@@ -13,6 +13,7 @@
  * hoisted into a presigned PUT URL would bind it to an empty body.
  */
 import {
+  ListObjectsV2Command,
   CreateBucketCommand,
   DeleteObjectCommand,
   GetObjectCommand,
@@ -119,6 +120,18 @@ export class S3BlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: checkBlobKey(key) }));
+  }
+
+  async deleteAll(prefix: string): Promise<void> {
+    const folder = `${checkBlobKey(prefix)}/`;
+    // A page of keys at a time (S3 lists at most 1,000), each deleted: the next listing starts
+    // over, so a purge cut short and run again finishes what is left.
+    for (;;) {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: folder, MaxKeys: 1000 }));
+      const keys = (page.Contents ?? []).map((o) => o.Key).filter((k): k is string => typeof k === 'string');
+      if (keys.length === 0) return;
+      for (const key of keys) await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    }
   }
 
   /** Never called: uploads go to the S3 server, which tells this process nothing. */

@@ -171,8 +171,11 @@ export interface FileImportJob {
 /** The job id that keeps one import job per file. */
 export const fileImportJobId = (fileId: string): string => `file-${fileId}`;
 
+/** The blob folder of a dataset's files (removed whole when the dataset is purged). */
+export const datasetBlobPrefix = (datasetId: string): string => `datasets/${datasetId}`;
+
 /** The blob key of a file's bytes. */
-export const fileBlobKey = (datasetId: string, fileId: string): string => `datasets/${datasetId}/files/${fileId}`;
+export const fileBlobKey = (datasetId: string, fileId: string): string => `${datasetBlobPrefix(datasetId)}/files/${fileId}`;
 
 /** Dataset event types the import records. */
 export const FILE_EVENTS = {

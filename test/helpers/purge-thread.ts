@@ -7,6 +7,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';
+import { openLocalBlobStore } from '../../core/blob/local-blob-store.js';
+import { loadConfig } from '../../core/config.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { sweepDeleted } from '../../workers/jobs/maintenance.js';
 
@@ -33,7 +35,10 @@ const ticker = setInterval(() => {
 }, TICK_MS);
 parentPort!.postMessage('started');
 const started = performance.now();
-if (task.kind === 'sweep') await sweepDeleted(store, dataDir, pino({ level: 'silent' }));
+if (task.kind === 'sweep') {
+  const blobs = await openLocalBlobStore(loadConfig({ QUARRY_DATA_DIR: dataDir }));
+  await sweepDeleted(store, { dataDir, blobs }, pino({ level: 'silent' }));
+}
 else await store.datasets.clear(task.datasetId);
 // The last gap too: work that never yields never lets the ticker run at all.
 maxLoopGapMs = Math.max(maxLoopGapMs, performance.now() - last - TICK_MS);

@@ -81,4 +81,13 @@ describe('S3 blob store', () => {
     expect((missing as QuarryError).httpStatus).toBe(404);
     await store.delete(key); // absent: no error
   });
+
+  it('deletes every object below a folder, and only those', async () => {
+    const gone = Array.from({ length: 3 }, (_, i) => `datasets/p1/files/f${i}`);
+    const kept = 'datasets/p10/files/f0';
+    for (const key of [...gone, kept]) await store.write(key, Readable.from([Buffer.from(key)]), 100);
+    await store.deleteAll('datasets/p1');
+    for (const key of gone) expect(await store.stat(key)).toBeUndefined();
+    expect(await store.stat(kept)).toBe(kept.length);
+  });
 });

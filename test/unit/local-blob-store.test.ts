@@ -55,6 +55,17 @@ describe('local blob store', () => {
     expect(drafts()).toEqual([]);
   });
 
+  it('deletes every object below a folder, and only those', async () => {
+    const gone = ['datasets/d1/files/a', 'datasets/d1/files/b'];
+    const kept = 'datasets/d10/files/a';
+    for (const key of [...gone, kept]) await store.write(key, Readable.from([Buffer.from(key)]), 100);
+    await store.deleteAll('datasets/d1');
+    for (const key of gone) expect(await store.stat(key)).toBeUndefined();
+    expect(await store.stat(kept)).toBe(kept.length);
+    await store.deleteAll('datasets/d1'); // absent: no error
+    expect((await failure(store.deleteAll('../datasets'))).httpStatus).toBe(400);
+  });
+
   it('refuses a write past its limit with 413 and leaves nothing, even over an existing object', async () => {
     const key = 'datasets/a/files/over';
     const err = await failure(store.write(key, Readable.from([Buffer.alloc(60), Buffer.alloc(60)]), 100));

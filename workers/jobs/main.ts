@@ -42,8 +42,11 @@ const jobs = connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffM
 const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
 connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
 
+// Uploaded files: imports read them, purges remove a dataset's.
+const blobs = await openBlobStore(config);
+const purgeFiles = { dataDir: config.dataDir, blobs };
 // Every worker comes from jobWorker() (job-worker.ts): the same Redis error handling for all.
-const maintenance = jobWorker(Queues.maintenance, maintenanceProcessor(store, config.dataDir, logger), connection, logger, { concurrency: 1 });
+const maintenance = jobWorker(Queues.maintenance, maintenanceProcessor(store, purgeFiles, logger), connection, logger, { concurrency: 1 });
 maintenance.on('failed', (job, err) => logger.error({ job: job?.name, id: job?.data.id, err }, 'job failed'));
 
 const embedders = new EmbedderCache(config.embedThreads);
@@ -86,11 +89,10 @@ const rag = jobWorker<GenerationJob, { completed: boolean }>(
 
 const analytics = analyticsWorker(store, connection, logger);
 const bulkDelete = bulkDeleteWorker(store, core, connection, logger);
-const blobs = await openBlobStore(config);
 const fileImport = fileImportWorker({ store, core, blobs, jobs, config, logger }, connection);
 const stopRetention = startAnalyticsRetention(store, config.analyticsRetentionDays, logger);
 
-const sweep = () => sweepDeleted(store, config.dataDir, logger).catch((err: unknown) => logger.error({ err }, 'sweep failed'));
+const sweep = () => sweepDeleted(store, purgeFiles, logger).catch((err: unknown) => logger.error({ err }, 'sweep failed'));
 let embedSweeping = false;
 const embedSweep = async (): Promise<void> => {
   if (embedSweeping) return;
