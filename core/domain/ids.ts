@@ -1,12 +1,18 @@
 /** Identifiers: UUIDs for resources, `tr-` keys for API access. */
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import { blake3 } from '@noble/hashes/blake3.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A new random (v4) UUID. */
-export const newId = (): string => randomUUID();
+/**
+ * A new time-ordered (v7) UUID: 48 bits of milliseconds, then random bits, each id greater than
+ * the last. Stored chunks, groups and records are keyed by it, so new rows land at the end of their
+ * indexes instead of at random pages: a 50,000-row file import ran at 4,811-4,953 rows/s against
+ * 3,638-3,713 with random (v4) ids, its core using 24% less CPU (`bench/file-import.ts --rows 50000`).
+ */
+export const newId = (): string => uuidv7();
 
 /** Whether a string is a UUID in canonical 8-4-4-4-12 form. */
 export const isUuid = (value: string): boolean => UUID.test(value);

@@ -63,8 +63,16 @@ describe('constantTimeEqual', () => {
 });
 
 describe('ids', () => {
-  it('newId is a v4 UUID and isUuid recognises the canonical form only', () => {
-    for (let i = 0; i < 100; i++) expect(newId()).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  it('newId is a time-ordered v7 UUID, each greater than the last, and isUuid recognises the canonical form only', () => {
+    const before = Date.now();
+    const ids = Array.from({ length: 1000 }, () => newId());
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // Increasing within a process (even within one millisecond): store indexes on ids grow at their end.
+    for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!, `${ids[i - 1]} < ${ids[i]}`).toBe(true);
+    // The first 48 bits are the creation time in ms.
+    const ms = parseInt(ids[0]!.replace(/-/g, '').slice(0, 12), 16);
+    expect(ms).toBeGreaterThanOrEqual(before);
+    expect(ms).toBeLessThanOrEqual(Date.now());
     expect(isUuid(newId())).toBe(true);
     expect(isUuid('00000000-0000-0000-0000-000000000000')).toBe(true);
     expect(isUuid('3C90C3CC-0D44-4B50-8888-8DD25736052A')).toBe(true);
