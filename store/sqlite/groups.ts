@@ -31,8 +31,11 @@ export function sqliteGroups(db: Db, log: ChangeLogWriter): GroupRepository {
     `SELECT ${COLUMNS} FROM chunk_groups WHERE dataset_id = ? ORDER BY created_at DESC, id LIMIT ? OFFSET ?`,
   );
   const countGroups = db.prepare('SELECT COUNT(*) AS n FROM chunk_groups WHERE dataset_id = ?');
+  // CROSS JOIN keeps the chunk's memberships as the outer loop: left to itself, SQLite walked the
+  // dataset's groups (groups_dataset) for every chunk, 12.7 ms a chunk with 10,000 groups against
+  // 27 µs this way (2,000 chunks: 25,351 ms → 53 ms), and the core reads this for every chunk it indexes.
   const groupsOfChunk = db.prepare(
-    `SELECT g.* FROM chunk_group_members m JOIN chunk_groups g ON g.id = m.group_id WHERE m.chunk_id = ? AND g.dataset_id = ? ORDER BY g.created_at, g.id`,
+    `SELECT g.* FROM chunk_group_members m CROSS JOIN chunk_groups g ON g.id = m.group_id WHERE m.chunk_id = ? AND g.dataset_id = ? ORDER BY g.created_at, g.id`,
   );
 
   const find = (datasetId: string, id: string): GroupRecord | undefined => {
