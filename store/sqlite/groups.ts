@@ -9,6 +9,15 @@ import { chunkFromRow, groupFromRow, toJson } from '../rows.js';
 
 const COLUMNS = 'id, dataset_id, name, description, tracking_id, metadata, tag_set, file_id, created_at, updated_at';
 
+/**
+ * The groups of one chunk of a dataset, oldest first. CROSS JOIN keeps the chunk's memberships as
+ * the outer loop: left to itself, SQLite walked the dataset's groups (groups_dataset) for every
+ * chunk, 12.7 ms a chunk with 10,000 groups against 27 µs this way (2,000 chunks: 25,351 ms →
+ * 53 ms), and the core reads this for every chunk it indexes.
+ */
+export const GROUPS_OF_CHUNK =
+  'SELECT g.* FROM chunk_group_members m CROSS JOIN chunk_groups g ON g.id = m.group_id WHERE m.chunk_id = ? AND g.dataset_id = ? ORDER BY g.created_at, g.id';
+
 /** Builds the SQLite group repository. */
 export function sqliteGroups(db: Db, log: ChangeLogWriter): GroupRepository {
   const insert = db.prepare(`INSERT INTO chunk_groups (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
@@ -31,12 +40,7 @@ export function sqliteGroups(db: Db, log: ChangeLogWriter): GroupRepository {
     `SELECT ${COLUMNS} FROM chunk_groups WHERE dataset_id = ? ORDER BY created_at DESC, id LIMIT ? OFFSET ?`,
   );
   const countGroups = db.prepare('SELECT COUNT(*) AS n FROM chunk_groups WHERE dataset_id = ?');
-  // CROSS JOIN keeps the chunk's memberships as the outer loop: left to itself, SQLite walked the
-  // dataset's groups (groups_dataset) for every chunk, 12.7 ms a chunk with 10,000 groups against
-  // 27 µs this way (2,000 chunks: 25,351 ms → 53 ms), and the core reads this for every chunk it indexes.
-  const groupsOfChunk = db.prepare(
-    `SELECT g.* FROM chunk_group_members m CROSS JOIN chunk_groups g ON g.id = m.group_id WHERE m.chunk_id = ? AND g.dataset_id = ? ORDER BY g.created_at, g.id`,
-  );
+  const groupsOfChunk = db.prepare(GROUPS_OF_CHUNK);
 
   const find = (datasetId: string, id: string): GroupRecord | undefined => {
     const row = byId.get(datasetId, id);
