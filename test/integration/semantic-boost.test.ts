@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type Client } from '../helpers/api.js';
+import { eventually } from '../helpers/eventually.js';
 import { cosine, fakeVector, type FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { startFakeEmbeddingSetup, type Tenant } from '../helpers/fixtures.js';
 import { queryStore } from '../helpers/store-snapshot.js';
@@ -102,6 +103,9 @@ beforeAll(async () => {
     if (Date.now() > until) throw new Error(`embedding did not finish\n${stack.output().slice(-3000)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+  // Stored is not yet searchable: the worker asks the core to apply the vectors after it stores
+  // them (or the core's catch-up does, within a second).
+  await eventually({ what: 'every stored vector to be searchable', timeoutMs: 30_000, intervalMs: 100 }, async () => (await search({ query: 'x' })).length === CHUNKS.length);
 }, 90_000);
 
 afterAll(async () => {

@@ -34,6 +34,11 @@ const config = loadConfig();
 // libuv's) inherit it.
 niceThisThread(config.threadNice);
 const logger = createLogger(config, 'jobs');
+// The signal handler goes in first: a SIGTERM while the store, Redis and the workers are still
+// opening (a restart, or a supervisor stopping everything) must end the process cleanly, not by
+// the signal's default action. Until the workers run, there is nothing to close but the process.
+let stopAll: () => Promise<void> = async () => {};
+onShutdown(logger, () => stopAll(), config.shutdownGraceMs);
 const stopLoopMonitor = watchEventLoop(logger);
 const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
 const core = connectCore(config.coreAddress, config.coreDeadlineMs, config.coreToken);
@@ -138,7 +143,7 @@ async function closeWithin(worker: Worker, name: string, ms: number): Promise<vo
   if (!closed) logger.warn({ worker: name, waitedMs: ms }, 'worker did not close in time; exiting without it');
 }
 
-onShutdown(logger, async () => {
+stopAll = async () => {
   for (const t of timers) clearInterval(t);
   stopRetention();
   stopLoopMonitor();
@@ -156,4 +161,4 @@ onShutdown(logger, async () => {
   connection.disconnect();
   ragRedis.disconnect();
   await store.close();
-}, config.shutdownGraceMs);
+};
