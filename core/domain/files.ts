@@ -3,12 +3,13 @@
  * so that the facade (routes), the job workers (the import), the store (the `files` table) and the
  * blob stores agree on one shape.
  *
- * The life of a CSV/JSONL file: `POST /api/file/csv_or_jsonl` stores a record in `awaiting_upload`
- * and answers a presigned PUT URL; the upload completing (the embedded blob route, or the facade
- * seeing the object in S3 on `GET /api/file/{id}`) enqueues an import job and moves it to `queued`;
- * the job moves it to `processing` and commits rows in batches, each batch's chunks and the file's
- * cursor in that order, so a worker killed mid-file resumes at the last committed cursor and the
- * rows it writes again are upserts of the same tracking ids (no row lost, none duplicated).
+ * The life of a CSV/JSONL file: `POST /api/file/csv_or_jsonl` stores a record in `awaiting_upload`,
+ * enqueues its import job (delayed) and answers a presigned PUT URL; the job starts when the upload
+ * completes (the embedded blob route promotes it at once; with S3 it finds the object by polling)
+ * and moves the file to `processing`. A document arrives with its bytes and starts `queued`. The
+ * job commits rows in batches, each batch's chunks and then the file's cursor, so a worker killed
+ * mid-file resumes at the last committed cursor and the rows it writes again go to the same
+ * tracking ids (no row lost, none duplicated).
  */
 
 /** What a file holds, chosen by its extension. */
@@ -176,6 +177,9 @@ export const datasetBlobPrefix = (datasetId: string): string => `datasets/${data
 
 /** The blob key of a file's bytes. */
 export const fileBlobKey = (datasetId: string, fileId: string): string => `${datasetBlobPrefix(datasetId)}/files/${fileId}`;
+
+/** The file id of a key {@link fileBlobKey} made, or undefined for any other key. */
+export const fileIdOfBlobKey = (key: string): string | undefined => /^datasets\/[0-9a-f-]{36}\/files\/([0-9a-f-]{36})$/.exec(key)?.[1];
 
 /** Dataset event types the import records. */
 export const FILE_EVENTS = {

@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import { badRequest, notFound } from '../../core/domain/errors.js';
-import { fileBlobKey, type FileKind, type FileRecord, type RowImportOptions } from '../../core/domain/files.js';
+import { fileBlobKey, fileIdOfBlobKey, type FileKind, type FileRecord, type NewFile, type RowImportOptions } from '../../core/domain/files.js';
 import { newId } from '../../core/domain/ids.js';
 import { Role } from '../../core/domain/tenancy.js';
 import { documentTypeOf, type DocumentType } from '../../core/files/document-text.js';
@@ -23,8 +23,6 @@ import type { QuarryRouter } from './router.js';
 const FILES_PAGE_SIZE = 10;
 /** First look for an upload that has not arrived (S3, which tells nobody): the job then polls with a growing delay. */
 const FIRST_UPLOAD_CHECK_MS = 1_000;
-/** Blob keys of file uploads: `datasets/<dataset>/files/<file>`. */
-const FILE_KEY = /^datasets\/([0-9a-f-]{36})\/files\/([0-9a-f-]{36})$/;
 
 /** The import options of a file's rows, from the request (documents use the same tags, link and group). */
 function importOptions(fileId: string, f: FileFields, extra?: Partial<RowImportOptions>): RowImportOptions {
@@ -56,14 +54,14 @@ export function fileRoutes(router: QuarryRouter, services: Services): void {
   const { store, config, blobs, jobs } = services;
 
   blobs.onStored((key) => {
-    const fileId = FILE_KEY.exec(key)?.[2];
+    const fileId = fileIdOfBlobKey(key);
     if (!fileId) return;
     // Best effort: the job looks for the upload itself on its own schedule anyway.
     jobs.startFileImport(fileId).catch((err: unknown) => services.logger.warn({ file: fileId, err: (err as Error).message }, 'could not start the import at once'));
   });
 
   /** Stores the record, then enqueues its job; the record is removed again when the queue refuses it (nothing half made). */
-  async function createAndEnqueue(datasetId: string, file: Parameters<typeof store.files.create>[0], delayMs: number): Promise<FileRecord> {
+  async function createAndEnqueue(datasetId: string, file: NewFile, delayMs: number): Promise<FileRecord> {
     const record = await store.files.create(file);
     try {
       await jobs.importFile({ fileId: record.id, datasetId }, delayMs);

@@ -35,7 +35,7 @@ export interface FileImportDeps {
   readonly core: CoreClient;
   readonly blobs: BlobStore;
   readonly jobs: Pick<JobsClient, 'embedDataset'>;
-  readonly config: Pick<Config, 'fileMaxBytes' | 'uploadUrlTtlSeconds' | 'importBatchRows' | 'maxChunkTextBytes'>;
+  readonly config: Pick<Config, 'fileMaxBytes' | 'uploadUrlTtlSeconds' | 'importBatchRows' | 'maxChunkTextBytes' | 'documentChunkChars' | 'documentOverlapChars'>;
   readonly logger: Logger;
 }
 
@@ -48,8 +48,9 @@ const MIN_UPLOAD_POLL_MS = 1_000;
 export type ImportOutcome = 'done' | 'failed' | 'gone';
 
 /**
- * Keeps the core applying the dataset's change log while batches keep coming, one apply at a time,
- * so that the import never waits on the index and the index is never more than a batch behind.
+ * Keeps the core applying the dataset's change log while batches keep coming, one apply in flight
+ * at a time (each applies everything committed before it), so the import does not wait on the
+ * index between batches; only `flush` at the end waits, so that a file is searchable once `done`.
  */
 function applier(core: CoreClient, datasetId: string, logger: Logger) {
   let running: Promise<void> | null = null;
@@ -226,7 +227,7 @@ async function importDocument(deps: FileImportDeps, file: FileRecord, options: R
   const parts: Buffer[] = [];
   for await (const part of stream) parts.push(part as Buffer);
   const sections = await documentSections(Buffer.concat(parts), file.contentType as DocumentType);
-  const chunks = splitDocument(sections, file.splitOptions ?? { targetChars: 1500, overlapChars: 150 });
+  const chunks = splitDocument(sections, file.splitOptions ?? { targetChars: config.documentChunkChars, overlapChars: config.documentOverlapChars });
   if (chunks.length === 0) throw new FileFormatError('the document has no text to index (an empty file, or a scanned PDF of images only)');
   // The split is deterministic, so a resumed job finds the same chunks at the same indexes.
   let done = file.cursor?.rowIndex ?? 0;

@@ -57,29 +57,28 @@ function dedupe(rows: readonly PendingRow[], upsert: boolean): { kept: PendingRo
 /** Writes the batch; store outages propagate (the job retries from its last committed cursor). */
 export async function writeBatch(store: Store, datasetId: string, rows: readonly PendingRow[], upsert: boolean): Promise<BatchOutcome> {
   const { kept, dropped } = dedupe(rows, upsert);
+  // With upsert a row overwritten by a later row of its batch still counts as imported (written,
+  // then overwritten); without it, it is skipped like a row whose tracking id is stored already.
+  const carried = upsert ? dropped : 0;
   let toWrite = kept;
-  let skipped = 0;
-  if (upsert) {
-    // A row replaced by a later row of the same batch still counts as imported: it was written, then overwritten.
-    skipped = 0;
-  } else {
-    skipped = dropped;
+  let skipped = upsert ? 0 : dropped;
+  if (!upsert) {
     const ids = kept.map((r) => r.input.trackingId).filter((id): id is string => typeof id === 'string');
     const existing = new Set((await store.chunks.getManyByTrackingIds(datasetId, ids)).map((c) => c.trackingId));
     toWrite = kept.filter((r) => !(r.input.trackingId && existing.has(r.input.trackingId)));
     skipped += kept.length - toWrite.length;
   }
-  if (toWrite.length === 0) return { imported: upsert ? dropped : 0, skipped, errors: [] };
+  if (toWrite.length === 0) return { imported: carried, skipped, errors: [] };
   const flags = toWrite.map(() => upsert);
   try {
     await store.chunks.createMany(datasetId, toWrite.map((r) => r.input), flags);
-    return { imported: toWrite.length + (upsert ? dropped : 0), skipped, errors: [] };
+    return { imported: toWrite.length + carried, skipped, errors: [] };
   } catch (err) {
     if (!refusedForData(err)) throw err;
   }
   // One row spoiled the batch: find it (them) by writing each row alone.
   const errors: RowError[] = [];
-  let imported = upsert ? dropped : 0;
+  let imported = carried;
   for (const r of toWrite) {
     try {
       await store.chunks.createMany(datasetId, [r.input], [upsert]);
