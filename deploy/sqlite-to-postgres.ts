@@ -41,6 +41,10 @@ export const TABLES = [
   'search_queries',
   'recommendation_queries',
   'rag_queries',
+  'user_events',
+  'query_ratings',
+  'experiments',
+  'experiment_assignments',
 ] as const;
 
 /** Rows per INSERT unless told otherwise. */

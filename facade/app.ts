@@ -9,18 +9,23 @@ import { errors } from './middleware/errors.js';
 import { gate } from './middleware/gate.js';
 import { tenantFairness } from './middleware/tenant-fairness.js';
 import { requestId } from './middleware/request-id.js';
+import { analyticsEventRoutes } from './routes/analytics-events.js';
 import { blobRoutes } from './routes/blob.js';
 import { chunkGroupRoutes } from './routes/chunk-group.js';
 import { chunkRoutes } from './routes/chunk.js';
+import { ctrAnalyticsRoutes } from './routes/ctr-analytics.js';
 import { datasetRoutes } from './routes/dataset.js';
+import { experimentRoutes } from './routes/experiment.js';
 import { fileRoutes } from './routes/file.js';
 import { generateRoutes } from './routes/generate.js';
 import { groupSearchRoutes } from './routes/group-search.js';
 import { messageRoutes } from './routes/message.js';
 import { healthRoutes } from './routes/health.js';
 import { organizationRoutes } from './routes/organization.js';
+import { ragAnalyticsRoutes } from './routes/rag-analytics.js';
 import { recommendRoutes } from './routes/recommend.js';
 import { newRouter } from './routes/router.js';
+import { searchAnalyticsRoutes } from './routes/search-analytics.js';
 import { searchRoutes } from './routes/search.js';
 import { suggestionRoutes } from './routes/suggestions.js';
 import { topicRoutes } from './routes/topic.js';
@@ -51,6 +56,11 @@ export function createApp(services: Services): Koa<RequestState> {
   fileRoutes(router, services);
   topicRoutes(router, services);
   messageRoutes(router, services);
+  analyticsEventRoutes(router, services);
+  searchAnalyticsRoutes(router, services);
+  ragAnalyticsRoutes(router, services);
+  ctrAnalyticsRoutes(router, services);
+  experimentRoutes(router, services);
 
   app.use((ctx, next) => {
     // The request arrives: the store's caches check for other processes' writes once, here.

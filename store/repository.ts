@@ -7,6 +7,7 @@ import type { RecommendationRecord, SearchRecord } from '../core/domain/analytic
 import type { ChunkInput, ChunkPatch, ChunkRecord } from '../core/domain/chunk.js';
 import type { FileProgress, FileRecord, FileStatus, NewFile } from '../core/domain/files.js';
 import type { GroupInput, GroupRecord } from '../core/domain/group.js';
+import type { Experiment, ExperimentAssignment } from '../core/domain/experiments.js';
 import type { ChatRole, MessageRecord, RagRecord, TopicRecord } from '../core/domain/rag.js';
 import type { SparseVector } from '../core/domain/sparse-vector.js';
 import type {
@@ -18,6 +19,8 @@ import type {
   RoleValue,
   UserRecord,
 } from '../core/domain/tenancy.js';
+import type { QueryRating, UserEvent, UserEventFilter } from '../core/domain/user-events.js';
+import type { ReportSql } from './reports/report-sql.js';
 
 /** Counts behind GET /api/organization/usage/{id}. */
 export interface OrganizationUsage {
@@ -319,6 +322,43 @@ export interface AnalyticsRepository {
    * how many went.
    */
   purgeBefore(cutoffMs: number, batch?: number): Promise<number>;
+  /** Stores ratings of searches and RAG answers, one transaction; a rating replaces the query's earlier one. */
+  rate(ratings: readonly QueryRating[]): Promise<void>;
+}
+
+/** User events (`PUT /api/analytics/events`): written in batches, read by id and by filter. */
+export interface UserEventRepository {
+  /** Stores the events whose id is new, in one transaction; returns how many were new. */
+  insertMany(events: readonly UserEvent[]): Promise<number>;
+  /** One event of the dataset, or undefined. */
+  get(datasetId: string, id: string): Promise<UserEvent | undefined>;
+  /** A page of the dataset's events matching `filter`, newest first (ties by id). */
+  list(datasetId: string, filter: UserEventFilter, page: { limit: number; offset: number }): Promise<UserEvent[]>;
+}
+
+/** What creates an experiment. */
+export type NewExperiment = Omit<Experiment, 'id' | 'createdAt' | 'updatedAt'>;
+
+/** What may change in an experiment (`area` may not). */
+export type ExperimentPatch = Partial<Pick<Experiment, 'name' | 'controlName' | 'controlSplit' | 't1Name' | 't1Split'>>;
+
+/** A/B experiments and their sticky assignments. */
+export interface ExperimentRepository {
+  /** Creates an experiment; 404 when the dataset does not exist. */
+  create(input: NewExperiment): Promise<Experiment>;
+  /** One experiment of the dataset, or undefined. */
+  get(datasetId: string, id: string): Promise<Experiment | undefined>;
+  /** The dataset's experiments, newest first (ties by id). */
+  list(datasetId: string): Promise<Experiment[]>;
+  /** Writes the given fields; 404 when the experiment is not the dataset's. */
+  update(datasetId: string, id: string, patch: ExperimentPatch): Promise<Experiment>;
+  /** Deletes an experiment and its assignments; 404 when it is not the dataset's. */
+  delete(datasetId: string, id: string): Promise<void>;
+  /**
+   * The user's arm: the stored assignment, or a new one decided by `assignArm` and stored (two
+   * racing first calls store one and both answer it). 404 when the experiment is not the dataset's.
+   */
+  assign(datasetId: string, experimentId: string, userId: string): Promise<ExperimentAssignment>;
 }
 
 /**
@@ -439,6 +479,10 @@ export interface Store {
   readonly topics: TopicRepository;
   readonly messages: MessageRepository;
   readonly files: FileRepository;
+  readonly userEvents: UserEventRepository;
+  readonly experiments: ExperimentRepository;
+  /** Read-only SQL for the analytics reports (`store/reports/`), in the engine's dialect. */
+  readonly reports: ReportSql;
   /**
    * Present on a store whose reads are network round trips (PostgreSQL): the search core reads
    * what it indexes through it. Absent (SQLite): it reads each repository in small slices.

@@ -176,6 +176,27 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
       ]);
       return rows.map(ragFromRow);
     },
+    async rate(ratings) {
+      if (ratings.length === 0) return;
+      // One statement, the latest rating of a query winning (ratings are fire-and-forget and may be sent again);
+      // within one call the last of a query's ratings is kept, as SQLite's row-by-row upsert keeps it.
+      const last = [...new Map(ratings.map((r) => [r.queryId, r])).values()];
+      await db.run(
+        `INSERT INTO query_ratings (query_id, kind, dataset_id, rating, note, metadata, created_at)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::text[], $6::text[], $7::bigint[])
+         ON CONFLICT (query_id) DO UPDATE SET kind = excluded.kind, dataset_id = excluded.dataset_id, rating = excluded.rating,
+           note = excluded.note, metadata = excluded.metadata, created_at = excluded.created_at`,
+        [
+          last.map((r) => r.queryId),
+          last.map((r) => r.kind),
+          last.map((r) => r.datasetId),
+          last.map((r) => Math.trunc(r.rating)),
+          last.map((r) => text(r.note)),
+          last.map((r) => toJson(r.metadata)),
+          last.map((r) => integer(r.createdAt)),
+        ],
+      );
+    },
     async purgeBefore(cutoffMs, batch = 5000) {
       let deleted = 0;
       for (const statement of [purgeSearches, purgeRecommendations, purgeRags]) {

@@ -2,11 +2,14 @@
 import type pg from 'pg';
 import type { Store } from '../repository.js';
 import { pgAnalytics } from './analytics.js';
+import { pgReportSql } from './reports.js';
+import { pgUserEvents } from './user-events.js';
 import { pgApiKeys } from './api-keys.js';
 import { CHANGES_CHANNEL, pgChangeLog } from './change-log.js';
 import { pgChunks } from './chunks.js';
 import { PgDb, type PgOptions } from './database.js';
 import { pgDatasets } from './datasets.js';
+import { pgExperiments } from './experiments.js';
 import { pgFiles } from './files.js';
 import { pgGroups } from './groups.js';
 import { pgIndexReads } from './index-reads.js';
@@ -49,6 +52,9 @@ export async function openPgStore(url: string, options: PgOptions = {}): Promise
     topics: pgTopics(db),
     messages: pgMessages(db),
     files: pgFiles(db),
+    userEvents: pgUserEvents(db),
+    experiments: pgExperiments(db),
+    reports: pgReportSql(db),
     indexReads: pgIndexReads(db),
     async ping() {
       await db.run('SELECT 1');

@@ -41,6 +41,11 @@ const DATASET_TABLES = [
   { table: 'search_queries', key: 'id' },
   { table: 'recommendation_queries', key: 'id' },
   { table: 'rag_queries', key: 'id' },
+  { table: 'user_events', key: 'id' },
+  { table: 'query_ratings', key: 'query_id' },
+  // Assignments before their experiments: an experiment's delete would cascade to all of them in one slice.
+  { table: 'experiment_assignments', key: 'id' },
+  { table: 'experiments', key: 'id' },
 ] as const;
 
 /** Builds the purger of `db`. */

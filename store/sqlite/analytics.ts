@@ -1,6 +1,7 @@
 /** SQLite analytics repository: `search_queries` and `recommendation_queries` (migration 3), `rag_queries` (migration 6). */
 import type { RecommendationRecord, SearchKind, SearchRecord } from '../../core/domain/analytics.js';
 import type { RagRecord } from '../../core/domain/rag.js';
+import type { QueryRating } from '../../core/domain/user-events.js';
 import type { AnalyticsRepository } from '../repository.js';
 import type { Db } from './database.js';
 import { tokenCount } from '../rag-records.js';
@@ -61,6 +62,15 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
     'DELETE FROM recommendation_queries WHERE rowid IN (SELECT rowid FROM recommendation_queries WHERE created_at < ? LIMIT ?)',
   );
   const purgeRags = db.prepare('DELETE FROM rag_queries WHERE rowid IN (SELECT rowid FROM rag_queries WHERE created_at < ? LIMIT ?)');
+  // The latest rating wins: ratings are fire-and-forget and may be sent again.
+  const upsertRating = db.prepare(
+    `INSERT INTO query_ratings (query_id, kind, dataset_id, rating, note, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (query_id) DO UPDATE SET kind = excluded.kind, dataset_id = excluded.dataset_id, rating = excluded.rating,
+       note = excluded.note, metadata = excluded.metadata, created_at = excluded.created_at`,
+  );
+  const rate = db.transaction((ratings: readonly QueryRating[]) => {
+    for (const r of ratings) upsertRating.run(r.queryId, r.kind, r.datasetId, r.rating, r.note, toJson(r.metadata), r.createdAt);
+  });
 
   const searches = db.transaction((records: readonly SearchRecord[]): number => {
     let added = 0;
@@ -152,6 +162,9 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
     },
     async listRags(datasetId, page) {
       return (listRags.all(datasetId, page.limit, page.offset) as Row[]).map(ragFromRow);
+    },
+    async rate(ratings) {
+      rate(ratings);
     },
     async purgeBefore(cutoffMs, batch = 5000) {
       let deleted = 0;

@@ -303,4 +303,68 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX files_dataset ON files(dataset_id, created_at);
   `,
+  // v8: analytics (issue 15). user_events are the events of PUT /api/analytics/events that are not
+  // searches, RAG answers or recommendations (those keep their own tables); like the other
+  // analytics rows they have no foreign key, so a batch written after its dataset went still
+  // inserts. A click's position and chunk and a purchase's revenue have columns of their own so
+  // that the reports aggregate them without parsing JSON. query_ratings keeps the latest rating
+  // of a search or RAG answer apart from its record: a rating may arrive before the record is
+  // flushed. Experiments belong to their dataset; an assignment is decided once per
+  // (experiment, user) and kept, the unique pair making two racing first calls agree.
+  `
+  CREATE TABLE user_events (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    event_name TEXT NOT NULL,
+    items TEXT NOT NULL,
+    metadata TEXT,
+    user_id TEXT,
+    is_conversion INTEGER NOT NULL,
+    request_id TEXT,
+    request_type TEXT,
+    location TEXT,
+    position INTEGER,
+    clicked_chunk_id TEXT,
+    revenue REAL NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX user_events_dataset ON user_events(dataset_id, created_at);
+  CREATE INDEX user_events_request ON user_events(request_id);
+  CREATE INDEX user_events_created ON user_events(created_at);
+  CREATE TABLE query_ratings (
+    query_id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    dataset_id TEXT NOT NULL,
+    rating INTEGER NOT NULL,
+    note TEXT,
+    metadata TEXT,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX query_ratings_dataset ON query_ratings(dataset_id, kind);
+  CREATE TABLE experiments (
+    id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    area TEXT NOT NULL,
+    control_name TEXT NOT NULL,
+    control_split REAL NOT NULL,
+    t1_name TEXT NOT NULL,
+    t1_split REAL NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX experiments_dataset ON experiments(dataset_id, created_at);
+  CREATE TABLE experiment_assignments (
+    id TEXT PRIMARY KEY,
+    experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+    dataset_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    treatment_name TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (experiment_id, user_id)
+  );
+  CREATE INDEX experiment_assignments_dataset ON experiment_assignments(dataset_id, user_id);
+  `,
 ];

@@ -44,6 +44,11 @@ const DATASET_TABLES = [
   'search_queries',
   'recommendation_queries',
   'rag_queries',
+  'user_events',
+  'query_ratings',
+  // Assignments before their experiments: an experiment's delete would cascade to all of them in one slice.
+  'experiment_assignments',
+  'experiments',
 ] as const;
 
 /**

@@ -1,12 +1,15 @@
 /** The embedded store: every repository over one SQLite file. */
 import type { Store } from '../repository.js';
 import { sqliteAnalytics } from './analytics.js';
+import { sqliteReportSql } from './reports.js';
+import { sqliteUserEvents } from './user-events.js';
 import { sqliteApiKeys } from './api-keys.js';
 import { ChangeLogWriter, sqliteChangeLog } from './change-log.js';
 import { sqliteChunks } from './chunks.js';
 import { openDatabase, type Db } from './database.js';
 import { WriteEpoch } from './epoch-cache.js';
 import { sqliteDatasets } from './datasets.js';
+import { sqliteExperiments } from './experiments.js';
 import { sqliteFiles } from './files.js';
 import { sqliteGroups } from './groups.js';
 import { sqliteMessages } from './messages.js';
@@ -60,6 +63,9 @@ export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): SqliteS
     topics: sqliteTopics(db),
     messages: sqliteMessages(db),
     files: sqliteFiles(db),
+    userEvents: sqliteUserEvents(db),
+    experiments: sqliteExperiments(db),
+    reports: sqliteReportSql(db),
     async ping() {
       ping.get();
     },

@@ -36,10 +36,13 @@ export const WRITE_METHODS: { readonly [R in RepositoryName]: readonly MethodOf<
   vectors: ['put'],
   sparseVectors: ['put'],
   events: ['add'],
-  analytics: ['insertSearches', 'insertRecommendations', 'insertRags', 'purgeBefore'],
+  analytics: ['insertSearches', 'insertRecommendations', 'insertRags', 'purgeBefore', 'rate'],
   topics: ['create', 'update', 'delete', 'clone'],
   messages: ['append'],
   files: ['create', 'transition', 'commitProgress', 'delete'],
+  userEvents: ['insertMany'],
+  experiments: ['create', 'update', 'delete', 'assign'],
+  reports: [],
 };
 
 /** Pause before a dead writer thread is replaced, in ms. */

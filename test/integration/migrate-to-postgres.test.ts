@@ -51,6 +51,10 @@ const TABLES = [
   'search_queries',
   'recommendation_queries',
   'rag_queries',
+  'user_events',
+  'query_ratings',
+  'experiments',
+  'experiment_assignments',
 ];
 
 interface Doc {
