@@ -30,6 +30,7 @@ export function storeKind(options: Pick<OpenStoreOptions, 'databaseUrl'>): 'post
 /** Opens (creating and migrating as needed) the configured store. */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (options.databaseUrl) return openPgStore(options.databaseUrl, { poolSize: options.poolSize });
-  const store = openSqliteStore(options.dataDir, { readCacheBytes: options.readCacheBytes ?? 0 });
+  // The process that writes through a thread (the HTTP process) also reports through one.
+  const store = openSqliteStore(options.dataDir, { readCacheBytes: options.readCacheBytes ?? 0, reportThread: options.writeThread ?? null });
   return options.writeThread ? withWriteThread(store, options.dataDir, { nice: options.writeThread.nice }) : store;
 }

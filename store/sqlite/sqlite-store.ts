@@ -1,6 +1,7 @@
 /** The embedded store: every repository over one SQLite file. */
 import type { Store } from '../repository.js';
 import { sqliteAnalytics } from './analytics.js';
+import { threadedReportSql } from './report-thread.js';
 import { sqliteReportSql } from './reports.js';
 import { sqliteUserEvents } from './user-events.js';
 import { sqliteApiKeys } from './api-keys.js';
@@ -28,6 +29,12 @@ export interface SqliteStoreOptions {
    * @defaultValue `0`
    */
   readonly readCacheBytes?: number;
+  /**
+   * Run the analytics reports' SQL in a thread of its own at this nice value (report-thread.ts),
+   * so that a long report never holds the caller's event loop; null runs them in line.
+   * @defaultValue `null`
+   */
+  readonly reportThread?: { readonly nice: number } | null;
 }
 
 /** The SQLite store: a {@link Store} whose pinned reads a writer thread of this process can release. */
@@ -48,6 +55,7 @@ export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): SqliteS
   const epoch = cacheBytes > 0 ? new WriteEpoch(db) : null;
   const ping = db.prepare('SELECT 1');
   const purger = sqlitePurger(db);
+  const reportThread = options.reportThread && !db.memory ? threadedReportSql(db.name, options.reportThread.nice) : null;
   return {
     organizations: sqliteOrganizations(db, purger, epoch),
     users: sqliteUsers(db),
@@ -65,7 +73,7 @@ export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): SqliteS
     files: sqliteFiles(db),
     userEvents: sqliteUserEvents(db),
     experiments: sqliteExperiments(db),
-    reports: sqliteReportSql(db),
+    reports: reportThread ?? sqliteReportSql(db),
     async ping() {
       ping.get();
     },
@@ -76,6 +84,7 @@ export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): SqliteS
       epoch?.unpin();
     },
     async close() {
+      await reportThread?.close();
       if (db.open) db.close();
     },
   };
