@@ -110,6 +110,22 @@ export async function readStore<R>(loc: StoreLocation, read: (query: StoreQuery)
 export async function snapshotStore(loc: StoreLocation): Promise<StoreSnapshot> {
   const postgres = isPostgres(loc);
   return readStore(loc, async (query) => {
+    const out: StoreSnapshot = {};
+    for (const [table, cols] of await tableColumns(loc, query)) {
+      out[table] = await query(`SELECT * FROM "${table}" ORDER BY ${cols.map((c) => `"${c}"`).join(', ')}`);
+    }
+    return out;
+  });
+
+  /**
+   * The tables and their columns, read once per database: the schema does not change once a
+   * stack has migrated it, and PostgreSQL's information_schema took most of a snapshot's time
+   * (two snapshots per case of the bad-input sweep).
+   */
+  async function tableColumns(at: StoreLocation, query: StoreQuery): Promise<[string, string[]][]> {
+    const key = postgres ? `pg ${at.databaseUrl}` : `sqlite ${at.dataDir}`;
+    const known = schemaCache.get(key);
+    if (known) return known;
     const tables = (
       await query<{ name: string }>(
         postgres
@@ -120,7 +136,7 @@ export async function snapshotStore(loc: StoreLocation): Promise<StoreSnapshot> 
       .map((t) => t.name)
       // Analytics records arrive asynchronously (buffered, flushed by a job): not part of a request's writes.
       .filter((name) => !ASYNC_TABLES.has(name));
-    const out: StoreSnapshot = {};
+    const out: [string, string[]][] = [];
     for (const table of tables) {
       const cols = (
         await query<{ name: string }>(
@@ -129,12 +145,17 @@ export async function snapshotStore(loc: StoreLocation): Promise<StoreSnapshot> 
             : `PRAGMA table_info("${table}")`,
           ...(postgres ? [table] : []),
         )
-      ).map((c) => `"${c.name}"`);
-      out[table] = await query(`SELECT * FROM "${table}" ORDER BY ${cols.join(', ')}`);
+      ).map((c) => c.name);
+      out.push([table, cols]);
     }
+    // Stacks and test stores migrate before their first snapshot.
+    schemaCache.set(key, out);
     return out;
-  });
+  }
 }
+
+/** Tables and columns by database (see snapshotStore). */
+const schemaCache = new Map<string, [string, string[]][]>();
 
 /** Row count of one table (optionally filtered by a WHERE clause with `?` parameters). */
 export async function countRows(loc: StoreLocation, table: string, where = '1 = 1', ...params: unknown[]): Promise<number> {
