@@ -26,6 +26,9 @@ const SQLITE_ONLY = [
   'test/integration/blob-upload.test.ts',
   'test/integration/s3-blob-store.test.ts',
   'test/integration/file-import-s3.test.ts',
+  // The job process's event loop while the embedded model embeds: the store only receives the
+  // vectors (both stores' vector writes have their own contract test), and the run takes ~80 s.
+  'test/adversarial/embed-event-loop.test.ts',
 ];
 
 export default defineConfig({
