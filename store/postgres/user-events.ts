@@ -1,10 +1,145 @@
-/** postgres user events (`user_events`). SKELETON: to be implemented. */
+/**
+ * PostgreSQL user events (`user_events`): a batch is one INSERT over unnest (one statement, so one
+ * transaction), stored once per id; read by id and by filter. What SQLite would store or skip
+ * row by row must not fail the batch here: rows missing a NOT NULL value are left out, the NUL
+ * character is replaced, numbers the columns cannot hold are made to fit.
+ */
+import { badRequest } from '../../core/domain/errors.js';
+import type { RequestType, UserEvent, UserEventFilter, UserEventType } from '../../core/domain/user-events.js';
 import type { UserEventRepository } from '../repository.js';
+import { fromJson, toJson } from '../rows.js';
+import type { PgDb, Row } from './database.js';
+
+/** A number the NOT NULL DOUBLE PRECISION column accepts (NaN and Infinity arrive as null through JSON). */
+const finite = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) ? n : 0);
+
+/** Text PostgreSQL can hold: the NUL character becomes U+FFFD (as store/postgres/analytics.ts does). */
+const text = (s: string | null | undefined): string | null => (s === null || s === undefined ? null : s.includes('\0') ? s.replaceAll('\0', '\uFFFD') : s);
+
+/** An integer BIGINT takes (epoch ms); null stays null (then the row is left out). */
+const bigint = (n: number): number => (Number.isInteger(n) || typeof n !== 'number' ? n : Math.round(n));
+
+/** A click position the INTEGER column holds; one it cannot hold is stored as none rather than fail the batch. */
+const position = (n: number | null | undefined): number | null =>
+  typeof n === 'number' && Number.isFinite(n) && Math.abs(n) <= 2_147_483_647 ? Math.round(n) : null;
+
+/** A value with the NUL character replaced in every string and key (see {@link metadataJson}). */
+function withoutNul(value: unknown): unknown {
+  if (typeof value === 'string') return value.replaceAll('\0', '\uFFFD');
+  if (Array.isArray(value)) return value.map(withoutNul);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll('\0', '\uFFFD'), withoutNul(v)]));
+  }
+  return value;
+}
+
+/**
+ * Metadata's JSON text as jsonb can read it: the metadata filter casts the column to jsonb, which
+ * refuses `\u0000`, and one such row would fail every filtered listing of its dataset.
+ */
+function metadataJson(value: unknown): string | null {
+  const json = toJson(value);
+  return json !== null && json.includes('\\u0000') ? toJson(withoutNul(value)) : json;
+}
+
+/** Whether none of a row's NOT NULL values is absent (SQLite's INSERT OR IGNORE skips such a row). */
+const complete = (...values: unknown[]): boolean => values.every((v) => v !== null && v !== undefined && !Number.isNaN(v));
+
+/** LIMIT and OFFSET as SQLite reads them: a negative limit is none, a negative offset is 0. */
+const limitOf = (n: number): number | null => (n < 0 ? null : n);
+const offsetOf = (n: number): number => Math.max(0, n);
+
+function eventFromRow(r: Row): UserEvent {
+  return {
+    id: r.id,
+    datasetId: r.dataset_id,
+    eventType: r.event_type as UserEventType,
+    eventName: r.event_name,
+    items: JSON.parse(r.items) ?? [],
+    metadata: fromJson(r.metadata, null),
+    userId: r.user_id,
+    isConversion: r.is_conversion === 1,
+    requestId: r.request_id,
+    requestType: r.request_type as RequestType | null,
+    location: r.location,
+    position: r.position,
+    clickedChunkId: r.clicked_chunk_id,
+    revenue: r.revenue,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
 
 /** Builds the user event repository. */
-export function pgUserEvents(_db: unknown): UserEventRepository {
-  const todo = (): never => {
-    throw new Error('user events: not implemented');
+export function pgUserEvents(db: PgDb): UserEventRepository {
+  // ON CONFLICT on the primary key: a batch stored twice keeps one copy; an id repeated within the
+  // batch keeps its first event, as SQLite's INSERT OR IGNORE row by row does.
+  const insertSql = `INSERT INTO user_events (id, dataset_id, event_type, event_name, items, metadata, user_id, is_conversion, request_id, request_type, location, position, clicked_chunk_id, revenue, created_at, updated_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[], $11::text[], $12::int[], $13::text[], $14::float8[], $15::bigint[], $16::bigint[])
+     ON CONFLICT (id) DO NOTHING`;
+  const columns: readonly ((e: UserEvent) => unknown)[] = [
+    (e) => text(e.id),
+    (e) => text(e.datasetId),
+    (e) => text(e.eventType),
+    (e) => text(e.eventName),
+    (e) => JSON.stringify(e.items ?? []),
+    (e) => metadataJson(e.metadata),
+    (e) => text(e.userId),
+    (e) => (e.isConversion ? 1 : 0),
+    (e) => text(e.requestId),
+    (e) => text(e.requestType),
+    (e) => text(e.location),
+    (e) => position(e.position),
+    (e) => text(e.clickedChunkId),
+    (e) => finite(e.revenue),
+    (e) => bigint(e.createdAt),
+    (e) => bigint(e.updatedAt),
+  ];
+
+  return {
+    async insertMany(events) {
+      const rows = events.filter((e) => complete(e.id, e.datasetId, e.eventType, e.eventName, e.isConversion, e.createdAt, e.updatedAt));
+      if (rows.length === 0) return 0;
+      return db.run(
+        insertSql,
+        columns.map((f) => rows.map(f)),
+      );
+    },
+    async get(datasetId, id) {
+      const row = await db.get('SELECT * FROM user_events WHERE dataset_id = $1 AND id = $2', [datasetId, id]);
+      return row ? eventFromRow(row) : undefined;
+    },
+    async list(datasetId, filter, page) {
+      const params: unknown[] = [datasetId];
+      const p = (value: unknown): string => `$${params.push(value)}`;
+      const where = ['dataset_id = $1'];
+      // Both bounds inclusive (epoch ms are integers: the facade turns gt/lt into gte/lte).
+      if (filter.createdAfter !== undefined) where.push(`created_at >= ${p(filter.createdAfter)}`);
+      if (filter.createdBefore !== undefined) where.push(`created_at <= ${p(filter.createdBefore)}`);
+      if (filter.eventType !== undefined) where.push(`event_type = ${p(filter.eventType)}`);
+      if (filter.isConversion !== undefined) where.push(`is_conversion = ${p(filter.isConversion ? 1 : 0)}`);
+      if (filter.userId !== undefined) where.push(`user_id = ${p(filter.userId)}`);
+      if (filter.metadata !== undefined) where.push(metadataCondition(filter.metadata, p));
+      const rows = await db.all(
+        `SELECT * FROM user_events WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id LIMIT ${p(limitOf(page.limit))} OFFSET ${p(offsetOf(page.offset))}`,
+        params,
+      );
+      return rows.map(eventFromRow);
+    },
   };
-  return { insertMany: todo, get: todo, list: todo };
+}
+
+/**
+ * The SQL condition of a metadata filter. `->` with a text key looks up object members only (an
+ * array gives NULL), as SQLite's quoted path labels do; jsonb equality compares by type (a string
+ * never equals a number, `true` never equals 1) and numbers by value, as the SQLite condition does.
+ */
+function metadataCondition(filter: NonNullable<UserEventFilter['metadata']>, p: (value: unknown) => string): string {
+  const v = filter.value;
+  if (!(v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) {
+    // Objects and arrays: jsonb equality ignores key order, SQLite's JSON text would not.
+    throw badRequest('metadata_filter: the value must be a JSON string, number, boolean or null');
+  }
+  const path = filter.path.map((segment) => ` -> ${p(text(segment))}::text`).join('');
+  return `(metadata::jsonb${path}) = ${p(JSON.stringify(v))}::jsonb`;
 }
