@@ -3,8 +3,7 @@
  * assigned once per user and kept (`POST /api/experiment/ab-test`), so that reports can compare
  * the arms' conversions.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
-import { utf8ToBytes } from '@noble/hashes/utils.js';
+import { createHash } from 'node:crypto';
 
 /** A stored experiment. */
 export interface Experiment {
@@ -44,7 +43,6 @@ export const AB_BUCKETS = 10_000;
  * differ in one trailing character must still spread evenly over the buckets.
  */
 export function assignArm(experiment: Pick<Experiment, 'id' | 't1Name' | 't1Split' | 'controlName'>, userId: string): string {
-  const digest = sha256(utf8ToBytes(`${experiment.id}\u0000${userId}`));
-  const bucket = (((digest[0]! << 24) | (digest[1]! << 16) | (digest[2]! << 8) | digest[3]!) >>> 0) % AB_BUCKETS;
+  const bucket = createHash('sha256').update(`${experiment.id}\u0000${userId}`).digest().readUInt32BE(0) % AB_BUCKETS;
   return bucket < Math.round(experiment.t1Split * AB_BUCKETS) ? experiment.t1Name : experiment.controlName;
 }

@@ -49,10 +49,18 @@ export function bucketStart(dialect: Dialect, granularity: Granularity, column: 
     : `(CAST(EXTRACT(EPOCH FROM date_trunc('month', to_timestamp(${column} / 1000.0) AT TIME ZONE 'UTC')) AS BIGINT) * 1000)`;
 }
 
-/** The text at `key` of the JSON object held as text in `column` (null when absent). */
+/**
+ * The string at `key` of the JSON object held as text in `column`; null when absent or not a
+ * string. Only strings: SQLite's json_extract gives numbers and booleans as SQL numbers where
+ * PostgreSQL's `->>` gives their text, so `{"k": 1}` would match '1' on one engine only.
+ * PostgreSQL's jsonb refuses the escape `\u0000` that JSON text may hold (SQLite keeps it): it
+ * becomes U+FFFD before the cast, the same width, so the text stays valid JSON.
+ */
 export function jsonText(dialect: Dialect, column: string, key: string): string {
   if (!/^[A-Za-z0-9_]+$/.test(key)) throw new Error(`unsafe JSON key ${key}`);
-  return dialect === 'sqlite' ? `json_extract(${column}, '$.${key}')` : `((${column})::jsonb ->> '${key}')`;
+  if (dialect === 'sqlite') return `(CASE WHEN json_type(${column}, '$.${key}') = 'text' THEN json_extract(${column}, '$.${key}') END)`;
+  const value = `(replace(${column}, '\\u0000', '\\ufffd')::jsonb -> '${key}')`;
+  return `(CASE WHEN jsonb_typeof(${value}) = 'string' THEN ${value} #>> '{}' END)`;
 }
 
 /** `expr` as a floating-point number (integer division and averages must not truncate). */
