@@ -342,5 +342,6 @@ export const PG_MIGRATIONS: readonly string[] = [
     UNIQUE (experiment_id, user_id)
   );
   CREATE INDEX experiment_assignments_dataset ON experiment_assignments(dataset_id, user_id);
+  CREATE INDEX rag_queries_topic ON rag_queries(dataset_id, topic_id);
   `),
 ];

@@ -310,7 +310,8 @@ export const MIGRATIONS: readonly string[] = [
   // that the reports aggregate them without parsing JSON. query_ratings keeps the latest rating
   // of a search or RAG answer apart from its record: a rating may arrive before the record is
   // flushed. Experiments belong to their dataset; an assignment is decided once per
-  // (experiment, user) and kept, the unique pair making two racing first calls agree.
+  // (experiment, user) and kept, the unique pair making two racing first calls agree. A topic's
+  // RAG answers are found by (dataset, topic) for the topic reports.
   `
   CREATE TABLE user_events (
     id TEXT PRIMARY KEY,
@@ -366,5 +367,6 @@ export const MIGRATIONS: readonly string[] = [
     UNIQUE (experiment_id, user_id)
   );
   CREATE INDEX experiment_assignments_dataset ON experiment_assignments(dataset_id, user_id);
+  CREATE INDEX rag_queries_topic ON rag_queries(dataset_id, topic_id);
   `,
 ];

@@ -1,0 +1,186 @@
+/**
+ * The RAG reports over answers (`rag_queries`), wire-shaped. The answers are those of the dataset
+ * matching the `RAGAnalyticsFilter` (dates on the answer's `created_at`); a user event links to an
+ * answer by `request_id`. Graphs have one point per non-empty bucket of the answers' (or, for
+ * revenue, the purchases') `created_at`, oldest first; each headline figure is the same statistic
+ * over the whole filtered set (not the mean of the buckets'), as the search reports give theirs.
+ *
+ * - `rag_usage`: `{total_queries}`; `rag_usage_graph`: `{points}` answers per bucket.
+ * - `rag_query_ratings`: `{total_positive_ratings, total_negative_ratings}`, percentages 0..100 of
+ *   the rated answers (rating >= 1 positive, <= 0 negative; 0 and 0 when none is rated).
+ * - `followup_queries`: `{top_queries: [{query, count}]}`, user messages of answers that are not
+ *   the first of their topic (the first taken over all the topic's answers), most asked first.
+ * - `popular_chats`: `{top_queries: [{query, count}]}`, user messages of all the answers.
+ * - `ctr_metrics_over_time`: `{total_ctr, points}`, fraction of answers with a linked click.
+ * - `chat_conversion_rate`: `{conversion_rate, points}`, fraction of answers with a linked conversion.
+ * - `messages_per_user`: `{avg_messages_per_user, points}`, answers with a user per distinct user.
+ * - `chat_average_rating`: `{avg_chat_rating, points}`, mean rating of the rated answers.
+ * - `event_funnel`: `{event_names: [{event_name, event_count}]}`, the user events linked to the
+ *   answers, by name, most frequent first.
+ * - `chat_revenue`: `{avg_revenue, points}`, purchases' revenue per bucket of the purchase's time
+ *   (the filter's dates bound the purchases), and per answer matching the filter; `direct` keeps
+ *   only purchases linked to a search or RAG answer, otherwise every purchase counts (as
+ *   `search_revenue` does).
+ *
+ * Lists are ordered by count, most first, then by text in code-point order.
+ */
+import { HAS_CLICK, HAS_CONVERSION, RAG_RATING_JOIN, ragSelection, type RagAnalyticsFilter } from './rag-filter.js';
+import { binaryOrder, countOverTime, linkedEventNames, perUserOverTime, ratio, shareOverTime, toPoints, type TimePoint } from './rag-series.js';
+import { bucketStart, Where, type Granularity, type RangeBounds, type ReportSql } from './report-sql.js';
+import type { ReportWindow } from './rag-events.js';
+
+/** A filter and a bucket size: what every graph takes. */
+export interface GraphRequest {
+  readonly filter: RagAnalyticsFilter;
+  readonly granularity: Granularity;
+}
+
+/** `{query, count}` of the paged text lists. */
+export interface QueryCount {
+  readonly query: string;
+  readonly count: number;
+}
+
+/** `{event_name, event_count}` of an event funnel. */
+export interface EventNameCount {
+  readonly event_name: string;
+  readonly event_count: number;
+}
+
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+
+/** `rag_usage`: answers matching the filter. */
+export async function ragUsage(sql: ReportSql, datasetId: string, filter: RagAnalyticsFilter): Promise<{ total_queries: number }> {
+  const { from, where } = ragSelection(sql.dialect, datasetId, filter);
+  const [row] = await sql.all(`SELECT COUNT(*) AS n FROM ${from} ${where.sql()}`, where.params);
+  return { total_queries: num(row?.n) };
+}
+
+/** `rag_usage_graph`: answers per bucket. */
+export async function ragUsageGraph(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ points: TimePoint[] }> {
+  const { points } = await countOverTime(sql, ragSelection(sql.dialect, datasetId, req.filter), req.granularity);
+  return { points };
+}
+
+/** `rag_query_ratings`: shares of positive and negative ratings among the rated answers, in percent. */
+export async function ragQueryRatings(
+  sql: ReportSql,
+  datasetId: string,
+  filter: RagAnalyticsFilter,
+): Promise<{ total_positive_ratings: number; total_negative_ratings: number }> {
+  const { from, where } = ragSelection(sql.dialect, datasetId, filter, true);
+  const [row] = await sql.all(
+    `SELECT COUNT(r.rating) AS rated, SUM(CASE WHEN r.rating >= 1 THEN 1 ELSE 0 END) AS positive, SUM(CASE WHEN r.rating <= 0 THEN 1 ELSE 0 END) AS negative
+     FROM ${from} ${where.sql()}`,
+    where.params,
+  );
+  const rated = num(row?.rated);
+  return { total_positive_ratings: ratio(num(row?.positive) * 100, rated), total_negative_ratings: ratio(num(row?.negative) * 100, rated) };
+}
+
+/** `popular_chats`: a page of the answers' user messages, most asked first. */
+export async function popularChats(
+  sql: ReportSql,
+  datasetId: string,
+  req: { filter: RagAnalyticsFilter; page: ReportWindow },
+): Promise<{ top_queries: QueryCount[] }> {
+  const { from, where } = ragSelection(sql.dialect, datasetId, req.filter);
+  const rows = await sql.all<{ query: string; n: number }>(
+    `SELECT q.user_message AS query, COUNT(*) AS n FROM ${from} ${where.sql()}
+     GROUP BY q.user_message ORDER BY n DESC, ${binaryOrder(sql.dialect, 'q.user_message')} LIMIT ? OFFSET ?`,
+    [...where.params, req.page.limit, req.page.offset],
+  );
+  return { top_queries: rows.map((r) => ({ query: r.query, count: num(r.n) })) };
+}
+
+/** The upper bounds of a date range alone: the earlier answers a follow-up is measured against. */
+const upperOnly = (range: RangeBounds | undefined): RangeBounds | undefined => (range ? { lt: range.lt, lte: range.lte } : undefined);
+
+/**
+ * `followup_queries`: a page of the user messages of answers after the first of their topic, most
+ * asked first. Each topic's answers are numbered in time order (ties by id) before the filter
+ * applies, so a follow-up stays one when the topic's first answer is outside the filter.
+ */
+export async function followupQueries(
+  sql: ReportSql,
+  datasetId: string,
+  req: { filter: RagAnalyticsFilter; page: ReportWindow },
+): Promise<{ top_queries: QueryCount[] }> {
+  const ranked = new Where().add('q.dataset_id = ?', datasetId).range('q.created_at', upperOnly(req.filter.dateRange)).add('q.topic_id IS NOT NULL');
+  const { where } = ragSelection(sql.dialect, datasetId, req.filter);
+  where.add('q.nth > 1');
+  const rating = req.filter.queryRating !== undefined ? RAG_RATING_JOIN : '';
+  const rows = await sql.all<{ query: string; n: number }>(
+    `WITH ranked AS (
+       SELECT q.id, q.dataset_id, q.rag_type, q.user_message, q.metadata, q.created_at,
+         ROW_NUMBER() OVER (PARTITION BY q.topic_id ORDER BY q.created_at, q.id) AS nth
+       FROM rag_queries q ${ranked.sql()}
+     )
+     SELECT q.user_message AS query, COUNT(*) AS n FROM ranked q ${rating} ${where.sql()}
+     GROUP BY q.user_message ORDER BY n DESC, ${binaryOrder(sql.dialect, 'q.user_message')} LIMIT ? OFFSET ?`,
+    [...ranked.params, ...where.params, req.page.limit, req.page.offset],
+  );
+  return { top_queries: rows.map((r) => ({ query: r.query, count: num(r.n) })) };
+}
+
+/** `ctr_metrics_over_time`: the fraction of answers with a linked click. */
+export async function ragCtrOverTime(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ total_ctr: number; points: TimePoint[] }> {
+  const { total, points } = await shareOverTime(sql, ragSelection(sql.dialect, datasetId, req.filter), req.granularity, HAS_CLICK);
+  return { total_ctr: total, points };
+}
+
+/** `chat_conversion_rate`: the fraction of answers with a linked conversion. */
+export async function chatConversionRate(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ conversion_rate: number; points: TimePoint[] }> {
+  const { total, points } = await shareOverTime(sql, ragSelection(sql.dialect, datasetId, req.filter), req.granularity, HAS_CONVERSION);
+  return { conversion_rate: total, points };
+}
+
+/** `messages_per_user`: answers per distinct user, per bucket and over the whole range. */
+export async function messagesPerUser(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ avg_messages_per_user: number; points: TimePoint[] }> {
+  const { total, points } = await perUserOverTime(sql, ragSelection(sql.dialect, datasetId, req.filter), req.granularity);
+  return { avg_messages_per_user: total, points };
+}
+
+/** `chat_average_rating`: the mean rating of the rated answers. */
+export async function chatAverageRating(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ avg_chat_rating: number; points: TimePoint[] }> {
+  const { from, where } = ragSelection(sql.dialect, datasetId, req.filter, true);
+  where.add('r.rating IS NOT NULL');
+  const rows = await sql.all<{ bucket: number; n: number; total: number }>(
+    `SELECT ${bucketStart(sql.dialect, req.granularity, 'q.created_at')} AS bucket, COUNT(*) AS n, SUM(r.rating) AS total
+     FROM ${from} ${where.sql()} GROUP BY bucket ORDER BY bucket`,
+    where.params,
+  );
+  const rated = rows.reduce((sum, r) => sum + num(r.n), 0);
+  const total = rows.reduce((sum, r) => sum + num(r.total), 0);
+  return { avg_chat_rating: ratio(total, rated), points: toPoints(rows, (r) => ratio(num(r.total), num(r.n))) };
+}
+
+/** `event_funnel`: the user events linked to the answers, counted by name. */
+export async function ragEventFunnel(sql: ReportSql, datasetId: string, filter: RagAnalyticsFilter): Promise<{ event_names: EventNameCount[] }> {
+  return { event_names: await linkedEventNames(sql, ragSelection(sql.dialect, datasetId, filter)) };
+}
+
+/** A purchase `e` linked to one of its dataset's searches or RAG answers (as `search_revenue` counts them). */
+const LINKED_PURCHASE = `(EXISTS (SELECT 1 FROM search_queries s WHERE s.id = e.request_id AND s.dataset_id = e.dataset_id)
+  OR EXISTS (SELECT 1 FROM rag_queries g WHERE g.id = e.request_id AND g.dataset_id = e.dataset_id))`;
+
+/**
+ * `chat_revenue`: the revenue of the purchases made in the date range, per bucket of their
+ * `created_at`, and that revenue over the number of answers matching the filter (0 when none).
+ */
+export async function chatRevenue(
+  sql: ReportSql,
+  datasetId: string,
+  req: GraphRequest & { direct: boolean },
+): Promise<{ avg_revenue: number; points: TimePoint[] }> {
+  const where = new Where().add('e.dataset_id = ?', datasetId).range('e.created_at', req.filter.dateRange).add(`e.event_type = 'purchase'`);
+  if (req.direct) where.add(LINKED_PURCHASE);
+  const rows = await sql.all<{ bucket: number; revenue: number }>(
+    `SELECT ${bucketStart(sql.dialect, req.granularity, 'e.created_at')} AS bucket, SUM(e.revenue) AS revenue
+     FROM user_events e ${where.sql()} GROUP BY bucket ORDER BY bucket`,
+    where.params,
+  );
+  const points = toPoints(rows, (r) => num(r.revenue));
+  const { total_queries: answers } = await ragUsage(sql, datasetId, req.filter);
+  return { avg_revenue: ratio(points.reduce((sum, p) => sum + p.point, 0), answers), points };
+}

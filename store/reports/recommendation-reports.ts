@@ -1,0 +1,174 @@
+/**
+ * The recommendation reports (`POST /api/analytics/recommendations`) over `recommendation_queries`,
+ * wire-shaped but for the listed recommendations, which come as records. The recommendations are
+ * those of the dataset matching the `RecommendationAnalyticsFilter` (dates on their
+ * `created_at`); a user event links to one by `request_id`. Graphs have one point per non-empty
+ * bucket, oldest first; each headline figure is the same statistic over the whole filtered set.
+ *
+ * - `low_confidence_recommendations`: 10 a page below `threshold` (all when absent), lowest top
+ *   score first; `recommendation_queries`: 10 a page, sorted, optionally only those with (or
+ *   without) a linked click; ties by id. `query_details`: one by id.
+ * - `recommendation_usage_graph`: `{total_requests, points}`, recommendations per bucket.
+ * - `recommendations_per_user`: `{avg_recommendations_per_user, points}`, recommendations with a
+ *   user per distinct user.
+ * - `recommendations_ctr_rate`: `{total_ctr, points}`, fraction with a linked click.
+ * - `recommendation_conversion_rate`: `{conversion_rate, points}`, fraction with a linked conversion.
+ * - `event_funnel`: `{event_names: [{event_name, event_count}]}`, the user events linked to them, by name.
+ */
+import type { RecommendationKind, RecommendationRecord } from '../../core/domain/analytics.js';
+import { fromJson } from '../rows.js';
+import { HAS_CLICK, HAS_CONVERSION } from './rag-filter.js';
+import type { ReportWindow } from './rag-events.js';
+import { countOverTime, linkedEventNames, perUserOverTime, shareOverTime, type SeriesSource, type TimePoint } from './rag-series.js';
+import { recommendationWhere, type RecommendationAnalyticsFilter } from './recommendation-filter.js';
+import type { Granularity, ReportSql } from './report-sql.js';
+
+/** Columns `sort_by` of `recommendation_queries` may name. */
+export const RECOMMENDATION_SORT_COLUMNS = ['created_at', 'top_score'] as const;
+
+/** One of {@link RECOMMENDATION_SORT_COLUMNS}. */
+export type RecommendationSortColumn = (typeof RECOMMENDATION_SORT_COLUMNS)[number];
+
+/** A filter and a bucket size: what every graph takes. */
+export interface RecommendationGraphRequest {
+  readonly filter: RecommendationAnalyticsFilter;
+  readonly granularity: Granularity;
+}
+
+const COLUMNS = `q.id, q.dataset_id, q.recommendation_type, q.positive_ids, q.negative_ids, q.positive_tracking_ids, q.negative_tracking_ids,
+  q.request_params, q.results, q.top_score, q.user_id, q.metadata, q.created_at`;
+
+type Row = Record<string, any>;
+
+/** JSON text of a column, parsed; a damaged value shows as `fallback`, not as a failed report. */
+function parsed<T>(text: unknown, fallback: T): T {
+  if (typeof text !== 'string') return fallback;
+  try {
+    return fromJson(text, fallback);
+  } catch {
+    return fallback;
+  }
+}
+
+function recordFromRow(r: Row): RecommendationRecord {
+  return {
+    id: r.id,
+    datasetId: r.dataset_id,
+    recommendationType: r.recommendation_type as RecommendationKind,
+    positiveIds: parsed(r.positive_ids, []),
+    negativeIds: parsed(r.negative_ids, []),
+    positiveTrackingIds: parsed(r.positive_tracking_ids, []),
+    negativeTrackingIds: parsed(r.negative_tracking_ids, []),
+    requestParams: parsed(r.request_params, null),
+    results: parsed(r.results, []),
+    topScore: Number(r.top_score),
+    userId: r.user_id,
+    metadata: parsed(r.metadata, null),
+    createdAt: Number(r.created_at),
+  };
+}
+
+const source = (sql: ReportSql, datasetId: string, filter: RecommendationAnalyticsFilter): SeriesSource => ({
+  from: 'recommendation_queries q',
+  where: recommendationWhere(sql.dialect, datasetId, filter),
+});
+
+/** A page of the recommendations matching the filter and `condition` (SQL on `q`, or none), in `orderBy` order, ties by id. */
+async function listRecommendations(
+  sql: ReportSql,
+  datasetId: string,
+  filter: RecommendationAnalyticsFilter,
+  page: ReportWindow,
+  orderBy: string,
+  condition?: readonly [string, ...unknown[]],
+): Promise<RecommendationRecord[]> {
+  const where = recommendationWhere(sql.dialect, datasetId, filter);
+  if (condition) where.add(...condition);
+  const rows = await sql.all(`SELECT ${COLUMNS} FROM recommendation_queries q ${where.sql()} ORDER BY ${orderBy}, q.id LIMIT ? OFFSET ?`, [
+    ...where.params,
+    page.limit,
+    page.offset,
+  ]);
+  return rows.map(recordFromRow);
+}
+
+/** `low_confidence_recommendations`: recommendations below `threshold` (all when absent), lowest top score first. */
+export function lowConfidenceRecommendations(
+  sql: ReportSql,
+  datasetId: string,
+  req: { filter: RecommendationAnalyticsFilter; page: ReportWindow; threshold?: number },
+): Promise<RecommendationRecord[]> {
+  const condition = req.threshold === undefined ? undefined : (['q.top_score < ?', req.threshold] as const);
+  return listRecommendations(sql, datasetId, req.filter, req.page, 'q.top_score ASC', condition);
+}
+
+/** What `recommendation_queries` asks for. */
+export interface RecommendationQueriesRequest {
+  readonly filter: RecommendationAnalyticsFilter;
+  readonly page: ReportWindow;
+  /** true: only recommendations with a linked click; false: only those without; absent: all. */
+  readonly hasClicks?: boolean;
+  readonly sortBy: RecommendationSortColumn;
+  readonly sortOrder: 'asc' | 'desc';
+}
+
+/** `recommendation_queries`: a sorted page of the recommendations matching the filter (and click condition). */
+export function recommendationQueries(sql: ReportSql, datasetId: string, req: RecommendationQueriesRequest): Promise<RecommendationRecord[]> {
+  const condition = req.hasClicks === undefined ? undefined : ([req.hasClicks ? HAS_CLICK : `NOT ${HAS_CLICK}`] as const);
+  return listRecommendations(sql, datasetId, req.filter, req.page, `q.${req.sortBy} ${req.sortOrder === 'asc' ? 'ASC' : 'DESC'}`, condition);
+}
+
+/** `query_details`: one recommendation of the dataset, or undefined. */
+export async function recommendationDetails(sql: ReportSql, datasetId: string, id: string): Promise<RecommendationRecord | undefined> {
+  const rows = await sql.all(`SELECT ${COLUMNS} FROM recommendation_queries q WHERE q.dataset_id = ? AND q.id = ?`, [datasetId, id]);
+  return rows[0] === undefined ? undefined : recordFromRow(rows[0]);
+}
+
+/** `recommendation_usage_graph`: recommendations per bucket, and their total. */
+export async function recommendationUsageGraph(
+  sql: ReportSql,
+  datasetId: string,
+  req: RecommendationGraphRequest,
+): Promise<{ total_requests: number; points: TimePoint[] }> {
+  const { total, points } = await countOverTime(sql, source(sql, datasetId, req.filter), req.granularity);
+  return { total_requests: total, points };
+}
+
+/** `recommendations_per_user`: recommendations per distinct user. */
+export async function recommendationsPerUser(
+  sql: ReportSql,
+  datasetId: string,
+  req: RecommendationGraphRequest,
+): Promise<{ avg_recommendations_per_user: number; points: TimePoint[] }> {
+  const { total, points } = await perUserOverTime(sql, source(sql, datasetId, req.filter), req.granularity);
+  return { avg_recommendations_per_user: total, points };
+}
+
+/** `recommendations_ctr_rate`: the fraction of recommendations with a linked click. */
+export async function recommendationsCtrRate(
+  sql: ReportSql,
+  datasetId: string,
+  req: RecommendationGraphRequest,
+): Promise<{ total_ctr: number; points: TimePoint[] }> {
+  const { total, points } = await shareOverTime(sql, source(sql, datasetId, req.filter), req.granularity, HAS_CLICK);
+  return { total_ctr: total, points };
+}
+
+/** `recommendation_conversion_rate`: the fraction of recommendations with a linked conversion. */
+export async function recommendationConversionRate(
+  sql: ReportSql,
+  datasetId: string,
+  req: RecommendationGraphRequest,
+): Promise<{ conversion_rate: number; points: TimePoint[] }> {
+  const { total, points } = await shareOverTime(sql, source(sql, datasetId, req.filter), req.granularity, HAS_CONVERSION);
+  return { conversion_rate: total, points };
+}
+
+/** `event_funnel`: the user events linked to the recommendations, counted by name. */
+export async function recommendationEventFunnel(
+  sql: ReportSql,
+  datasetId: string,
+  filter: RecommendationAnalyticsFilter,
+): Promise<{ event_names: { event_name: string; event_count: number }[] }> {
+  return { event_names: await linkedEventNames(sql, source(sql, datasetId, filter)) };
+}
