@@ -43,7 +43,14 @@ interface Ids {
   topic: string;
   /** A CSV file awaiting its upload. */
   file: string;
+  /** A user event (a view). */
+  event: string;
+  /** An experiment of area `search`. */
+  experiment: string;
 }
+
+/** A valid experiment_config. */
+const EXPERIMENT_CONFIG = { area: 'search', t1_name: 't1', t1_split: 0.5, control_name: 'ctl', control_split: 0.5 };
 
 interface RouteCase {
   /** `METHOD /api/path/:param` exactly as registered in facade/routes. */
@@ -1100,6 +1107,231 @@ const ROUTES: RouteCase[] = [
     ],
     unknown: () => [[`/api/chunk_group/${MISSING}`, undefined, 404]],
   },
+  {
+    route: 'PUT /api/analytics/events',
+    scope: 'ds',
+    role: 1,
+    // Valid, it stores an event: the sweep's store snapshots would see it.
+    destructive: true,
+    path: () => '/api/analytics/events',
+    body: () => ({ event_type: 'view', event_name: 'sweep', items: ['a'] }),
+    fields: (i) => [
+      [{}, /event_type/],
+      [{ event_type: 'hover', event_name: 'x' }, /event_type/],
+      [{ event_type: 'view', items: [] }, /event_name/],
+      [{ event_type: 'view', event_name: 'x' }, /items/],
+      [{ event_type: 'view', event_name: 'x', items: [], request: { request_type: 'search' } }, /request\.request_id/],
+      [{ event_type: 'click', event_name: 'x', clicked_items: { chunk_id: 'nope', position: 1 } }, /clicked_items\.chunk_id/],
+      [{ event_type: 'click', event_name: 'x', clicked_items: { chunk_id: i.chunk, position: -1 } }, /position/],
+      [{ event_type: 'purchase', event_name: 'x', items: [{ tracking_id: 't' }] }, /items\[0\]\.revenue/],
+      [{ event_type: 'search', query: 'q' }, /tokens/],
+      [{ event_type: 'rag', tokens: 1 }, /user_message/],
+      [{ event_type: 'recommendation', recommendation_type: 'chunk' }, /recommendation_type/],
+    ],
+  },
+  {
+    route: 'POST /api/analytics/events/all',
+    scope: 'ds',
+    role: 1,
+    bodyOptional: true,
+    path: () => '/api/analytics/events/all',
+    body: () => ({ page: 1 }),
+    fields: () => [
+      [{ page: -1 }, /page/],
+      [{ page: 'x' }, /page/],
+      [{ filter: { event_type: 'search' } }, /filter\.event_type/],
+      [{ filter: { is_conversion: 'yes' } }, /filter\.is_conversion/],
+      [{ filter: { date_range: { gt: 'nope' } } }, /filter\.date_range\.gt/],
+      [{ filter: { date_range: { gt: '2025-02-01', lt: '2025-01-01' } } }, /date_range is empty/],
+      [{ filter: { metadata_filter: 'color' } }, /metadata_filter/],
+      [{ filter: { metadata_filter: 'color = red' } }, /metadata_filter/],
+      [{ filter: { metadata_filter: 'a = {"b":1}' } }, /metadata_filter/],
+    ],
+  },
+  {
+    route: 'GET /api/analytics/events/:event_id',
+    scope: 'ds',
+    role: 1,
+    path: (i) => `/api/analytics/events/${i.event}`,
+    badParams: () => [['/api/analytics/events/abc', /event_id/]],
+    unknown: () => [[`/api/analytics/events/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'PUT /api/analytics/ctr',
+    scope: 'ds',
+    role: 1,
+    destructive: true,
+    path: () => '/api/analytics/ctr',
+    body: (i) => ({ request_id: MISSING, ctr_type: 'search', clicked_chunk_id: i.chunk, position: 1 }),
+    fields: (i) => [
+      [{ ctr_type: 'search', clicked_chunk_id: i.chunk, position: 1 }, /request_id/],
+      [{ request_id: MISSING, ctr_type: 'chat', clicked_chunk_id: i.chunk, position: 1 }, /ctr_type/],
+      [{ request_id: MISSING, ctr_type: 'search', clicked_chunk_id: i.chunk }, /position/],
+      [{ request_id: MISSING, ctr_type: 'search', position: 1 }, /clicked_chunk_id or clicked_chunk_tracking_id/],
+      [{ request_id: MISSING, ctr_type: 'search', clicked_chunk_id: 'x', position: 1 }, /clicked_chunk_id/],
+      [{ request_id: MISSING, ctr_type: 'search', clicked_chunk_id: i.chunk, position: -1 }, /position/],
+    ],
+    unknown: () => [['/api/analytics/ctr', { request_id: MISSING, ctr_type: 'search', clicked_chunk_tracking_id: 'sweep-missing', position: 1 }, 404]],
+  },
+  {
+    route: 'POST /api/analytics/search',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/analytics/search',
+    body: () => ({ type: 'search_metrics', filter: { search_method: 'bm25' } }),
+    fields: () => [
+      [{}, /type must be one of latency_graph, .*search_revenue/],
+      [{ type: 'nope' }, /type must be one of/],
+      [{ type: 'search_metrics', filter: { search_type: 'rag' } }, /filter\.search_type: search_type must be one of/],
+      [{ type: 'latency_graph', filter: { date_range: { gte: '2025-02-01', lt: '2025-01-01' } } }, /date_range is empty/],
+      [{ type: 'latency_graph', granularity: 'week' }, /granularity/],
+      [{ type: 'head_queries', page: -1 }, /page must be 0 or more/],
+      [{ type: 'search_queries', sort_by: 'query' }, /sort_by must be one of created_at, latency, top_score/],
+      [{ type: 'search_metrics', filter: { top_score: { gt: 0.9, lt: 0.1 } } }, /range is empty/],
+      [{ type: 'search_metrics', filter: { query_rating: { gte: 'high' } } }, /query_rating/],
+      [{ type: 'query_details', request_id: 'x' }, /request_id: must be a UUID/],
+    ],
+    unknown: () => [['/api/analytics/search', { type: 'query_details', request_id: MISSING }, 404]],
+  },
+  ...(['search', 'rag'] as const).map(
+    (kind): RouteCase => ({
+      route: `PUT /api/analytics/${kind}`,
+      scope: 'ds',
+      role: 1,
+      destructive: true,
+      path: () => `/api/analytics/${kind}`,
+      body: () => ({ query_id: '00000000-0000-4000-8000-000000000001', rating: 1 }),
+      fields: () => [
+        [{ rating: 1 }, /query_id/],
+        [{ query_id: 'x', rating: 1 }, /query_id: must be a UUID/],
+        [{ query_id: MISSING }, /rating/],
+        [{ query_id: MISSING, rating: 1.5 }, /rating must be an integer/],
+        [{ query_id: MISSING, rating: 2147483648 }, /rating must be at most 2147483647/],
+        [{ query_id: MISSING, rating: 1, note: 'x'.repeat(4097) }, /note: must be at most 4096 bytes/],
+        [{ query_id: MISSING, rating: 1, note: 5 }, /note/],
+      ],
+    }),
+  ),
+  {
+    route: 'POST /api/analytics/rag',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/analytics/rag',
+    body: () => ({ type: 'rag_usage' }),
+    fields: () => [
+      [{ type: 'nope' }, /type: must be one of rag_queries/],
+      [{}, /type: must be one of/],
+      [[], /body must be a JSON object/],
+      [{ type: 'rag_queries', filter: { rag_type: 'x' } }, /rag_type must be one of chosen_chunks, all_chunks/],
+      [{ type: 'rag_queries', filter: { date_range: { gt: '2024-03-05', lt: '2024-03-01' } } }, /date_range is empty/],
+      [{ type: 'rag_queries', page: -1 }, /page must be 0 or more/],
+      [{ type: 'rag_queries', sort_by: 'latency' }, /sort_by must be one of/],
+      [{ type: 'rag_usage_graph', granularity: 'week' }, /granularity/],
+      [{ type: 'rag_query_details', request_id: 'abc' }, /request_id: must be a UUID/],
+      [{ type: 'chat_revenue', direct: 'yes' }, /direct/],
+    ],
+    unknown: () => [
+      ['/api/analytics/rag', { type: 'rag_query_details', request_id: MISSING }, 404],
+      ['/api/analytics/rag', { type: 'topic_details', topic_id: MISSING }, 404],
+      ['/api/analytics/rag', { type: 'events_for_topic', topic_id: MISSING }, 404],
+    ],
+  },
+  {
+    route: 'POST /api/analytics/recommendations',
+    scope: 'ds',
+    role: 1,
+    path: () => '/api/analytics/recommendations',
+    body: () => ({ type: 'event_funnel' }),
+    fields: () => [
+      [{ type: 'x' }, /type: must be one of low_confidence_recommendations/],
+      [{ type: 42 }, /type: must be one of/],
+      [{ type: 'recommendation_queries', filter: { recommendation_type: 'chunk' } }, /recommendation_type must be one of Chunk, Group/],
+      [{ type: 'recommendation_queries', filter: { top_score: { gt: 0.9, lt: 0.1 } } }, /range is empty/],
+      [{ type: 'recommendation_queries', page: -2 }, /page must be 0 or more/],
+      [{ type: 'recommendation_queries', sort_by: 'latency' }, /sort_by must be one of created_at, top_score/],
+      [{ type: 'low_confidence_recommendations', threshold: 'low' }, /threshold/],
+      [{ type: 'query_details', request_id: 'x' }, /request_id: must be a UUID/],
+    ],
+    unknown: () => [['/api/analytics/recommendations', { type: 'query_details', request_id: MISSING }, 404]],
+  },
+  {
+    route: 'POST /api/experiment',
+    scope: 'ds',
+    role: 1,
+    destructive: true,
+    path: () => '/api/experiment',
+    body: () => ({ name: 'sweep exp', experiment_config: EXPERIMENT_CONFIG }),
+    fields: () => [
+      [{}, /name/],
+      [{ name: 'x' }, /experiment_config/],
+      [{ name: 'x', experiment_config: { ...EXPERIMENT_CONFIG, t1_split: 0.6 } }, /must sum to 1/],
+      [{ name: 'x', experiment_config: { ...EXPERIMENT_CONFIG, t1_split: -0.5, control_split: 1.5 } }, /t1_split: must be a fraction/],
+      [{ name: 'x', experiment_config: { ...EXPERIMENT_CONFIG, t1_split: '0.5' } }, /t1_split/],
+      [{ name: 'x', experiment_config: { ...EXPERIMENT_CONFIG, t1_name: 'ctl' } }, /must differ/],
+      [{ name: 'x', experiment_config: { ...EXPERIMENT_CONFIG, area: '' } }, /area: must not be empty/],
+      [{ name: 'n'.repeat(257), experiment_config: EXPERIMENT_CONFIG }, /name: must be at most 256/],
+    ],
+  },
+  { route: 'GET /api/experiment', scope: 'ds', role: 1, path: () => '/api/experiment' },
+  {
+    route: 'GET /api/experiment/:experiment_id',
+    scope: 'ds',
+    role: 1,
+    path: (i) => `/api/experiment/${i.experiment}`,
+    badParams: () => [['/api/experiment/abc', /experiment_id/]],
+    unknown: () => [[`/api/experiment/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'GET /api/experiment/:experiment_id/results',
+    scope: 'ds',
+    role: 1,
+    path: (i) => `/api/experiment/${i.experiment}/results`,
+    badParams: () => [['/api/experiment/abc/results', /experiment_id/]],
+    unknown: () => [[`/api/experiment/${MISSING}/results`, undefined, 404]],
+  },
+  {
+    route: 'DELETE /api/experiment/:experiment_id',
+    scope: 'ds',
+    role: 1,
+    destructive: true,
+    path: (i) => `/api/experiment/${i.experiment}`,
+    badParams: () => [['/api/experiment/abc', /experiment_id/]],
+    unknown: () => [[`/api/experiment/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'PUT /api/experiment',
+    scope: 'ds',
+    role: 2,
+    destructive: true,
+    path: () => '/api/experiment',
+    body: (i) => ({ id: i.experiment, name: 'renamed' }),
+    fields: (i) => [
+      [{ name: 'x' }, /id/],
+      [{ id: 'x' }, /id: must be a UUID/],
+      [{ id: i.experiment, name: ' ' }, /name: must not be empty/],
+      [{ id: i.experiment, experiment_config: { ...EXPERIMENT_CONFIG, area: 'other' } }, /area cannot be updated/],
+      [{ id: i.experiment, experiment_config: { ...EXPERIMENT_CONFIG, control_split: 0.2 } }, /must sum to 1/],
+      [{ id: i.experiment, experiment_config: { t1_name: 'a' } }, /t1_split/],
+    ],
+    unknown: () => [['/api/experiment', { id: MISSING, name: 'x' }, 404]],
+  },
+  {
+    route: 'POST /api/experiment/ab-test',
+    scope: 'ds',
+    role: 2,
+    destructive: true,
+    path: () => '/api/experiment/ab-test',
+    body: (i) => ({ experiment_id: i.experiment, user_id: 'sweep-user' }),
+    fields: (i) => [
+      [{ user_id: 'u' }, /experiment_id/],
+      [{ experiment_id: 'x', user_id: 'u' }, /experiment_id: must be a UUID/],
+      [{ experiment_id: i.experiment }, /user_id/],
+      [{ experiment_id: i.experiment, user_id: '' }, /user_id: must not be empty/],
+      [{ experiment_id: i.experiment, user_id: 'u'.repeat(1025) }, /user_id: must be at most 1024/],
+      [{ experiment_id: i.experiment, user_id: 5 }, /user_id/],
+    ],
+    unknown: () => [['/api/experiment/ab-test', { experiment_id: MISSING, user_id: 'u' }, 404]],
+  },
 ];
 
 /** `METHOD /path` of every route registered in facade/routes (read from the source). */
@@ -1150,7 +1382,13 @@ beforeAll(async () => {
   expect(asked.status, asked.text).toBe(200);
   const file = await t.ds.post('/api/file/csv_or_jsonl', { file_name: 'sweep.csv' });
   expect(file.status, file.text).toBe(200);
+  const event = await t.ds.put('/api/analytics/events', { event_type: 'view', event_name: 'sweep view', items: ['a'] });
+  expect(event.status, event.text).toBe(204);
+  const experiment = await t.ds.post('/api/experiment', { name: 'sweep experiment', experiment_config: EXPERIMENT_CONFIG });
+  expect(experiment.status, experiment.text).toBe(200);
   ids = {
+    event: event.headers.get('tr-event-id')!,
+    experiment: experiment.body.id,
     file: file.body.file_metadata.id,
     org: t.orgId,
     ds: t.datasetId,
