@@ -21,7 +21,23 @@ export interface TenantFairnessLimits {
   readonly writes: number;
   /** Requests of one organization and kind that may wait; beyond it, 429. */
   readonly queue: number;
+  /** Event writes ({@link EVENT_ROUTES}) one organization runs at once; beyond it, 429. */
+  readonly events: number;
 }
+
+/**
+ * Writes of user events and ratings: small bodies (the default JSON limit), a few microseconds of
+ * CPU each, and a store write shared with every other waiting event (facade/analytics/
+ * event-writer.ts commits them together). Held to one at a time like chunk writes, a client
+ * sending events in parallel got one commit per event (~280 events/s on 2 cores); they run side
+ * by side instead, bounded per organization.
+ */
+export const EVENT_ROUTES: ReadonlySet<string> = new Set([
+  'PUT /api/analytics/events',
+  'PUT /api/analytics/ctr',
+  'PUT /api/analytics/search',
+  'PUT /api/analytics/rag',
+]);
 
 /** POST routes that only read (everything else but GET/HEAD/OPTIONS is a write). */
 const READ_POSTS: ReadonlySet<string> = new Set([
@@ -229,11 +245,27 @@ export function tenantFairness(limits: TenantFairnessLimits): Middleware<Request
     }
   };
 
+  const eventsInFlight = new Map<string, number>();
+
   return async (ctx, next) => {
     const caller = ctx.state.caller;
     const route = ctx.state.route;
     if (!caller || caller.kind === 'admin' || route === undefined) return next();
     const name = caller.kind === 'key' ? caller.key.organizationId : `public:${caller.datasetId}`;
+    if (EVENT_ROUTES.has(route)) {
+      const n = eventsInFlight.get(name) ?? 0;
+      if (n >= limits.events) {
+        throw new QuarryError('too_many_requests', `Too many event writes of this organization at once: ${limits.events} run; retry shortly`, { retryAfterSeconds: 1 });
+      }
+      eventsInFlight.set(name, n + 1);
+      try {
+        return await next();
+      } finally {
+        const left = eventsInFlight.get(name)! - 1;
+        if (left === 0) eventsInFlight.delete(name);
+        else eventsInFlight.set(name, left);
+      }
+    }
     const read = isReadRoute(route);
     let t = tenants.get(name);
     if (!t) tenants.set(name, (t = new Tenant()));

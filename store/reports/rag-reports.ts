@@ -19,8 +19,7 @@
  *   answers, by name, most frequent first.
  * - `chat_revenue`: `{avg_revenue, points}`, purchases' revenue per bucket of the purchase's time
  *   (the filter's dates bound the purchases), and per answer matching the filter; `direct` keeps
- *   only purchases linked to a search or RAG answer, otherwise every purchase counts (as
- *   `search_revenue` does).
+ *   only purchases linked to a RAG answer, otherwise every purchase counts.
  *
  * Lists are ordered by count, most first, then by text in code-point order.
  */
@@ -160,9 +159,8 @@ export async function ragEventFunnel(sql: ReportSql, datasetId: string, filter: 
   return { event_names: await linkedEventNames(sql, ragSelection(sql.dialect, datasetId, filter)) };
 }
 
-/** A purchase `e` linked to one of its dataset's searches or RAG answers (as `search_revenue` counts them). */
-const LINKED_PURCHASE = `(EXISTS (SELECT 1 FROM search_queries s WHERE s.id = e.request_id AND s.dataset_id = e.dataset_id)
-  OR EXISTS (SELECT 1 FROM rag_queries g WHERE g.id = e.request_id AND g.dataset_id = e.dataset_id))`;
+/** A purchase `e` linked to one of its dataset's RAG answers (a purchase after a search is search_revenue's). */
+const LINKED_PURCHASE = `EXISTS (SELECT 1 FROM rag_queries g WHERE g.id = e.request_id AND g.dataset_id = e.dataset_id)`;
 
 /**
  * `chat_revenue`: the revenue of the purchases made in the date range, per bucket of their

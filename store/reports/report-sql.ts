@@ -63,6 +63,14 @@ export function jsonText(dialect: Dialect, column: string, key: string): string 
   return `(CASE WHEN jsonb_typeof(${value}) = 'string' THEN ${value} #>> '{}' END)`;
 }
 
+/** The JSON text of the object at `key` of the JSON object held as text in `column`; null when absent or not an object. */
+export function jsonObjectText(dialect: Dialect, column: string, key: string): string {
+  if (!/^[A-Za-z0-9_]+$/.test(key)) throw new Error(`unsafe JSON key ${key}`);
+  if (dialect === 'sqlite') return `(CASE WHEN json_type(${column}, '$.${key}') = 'object' THEN json_extract(${column}, '$.${key}') END)`;
+  const value = `(replace(${column}, '\\u0000', '\\ufffd')::jsonb -> '${key}')`;
+  return `(CASE WHEN jsonb_typeof(${value}) = 'object' THEN ${value}::text END)`;
+}
+
 /** `expr` as a floating-point number (integer division and averages must not truncate). */
 export const asReal = (dialect: Dialect, expr: string): string => (dialect === 'sqlite' ? `CAST(${expr} AS REAL)` : `CAST(${expr} AS DOUBLE PRECISION)`);
 

@@ -100,13 +100,12 @@ export async function averageRating(sql: ReportSql, datasetId: string, req: Grap
 
 /** What `search_revenue` asks for. */
 export interface RevenueRequest extends GraphRequest {
-  /** Only purchases linked by request_id to a search or RAG answer of the dataset. */
+  /** Only purchases linked by request_id to a search of the dataset. */
   readonly direct: boolean;
 }
 
-/** A purchase `e` linked to one of its dataset's searches or RAG answers. */
-const LINKED_PURCHASE = `(EXISTS (SELECT 1 FROM search_queries s WHERE s.id = e.request_id AND s.dataset_id = e.dataset_id)
-  OR EXISTS (SELECT 1 FROM rag_queries g WHERE g.id = e.request_id AND g.dataset_id = e.dataset_id))`;
+/** A purchase `e` linked to one of its dataset's searches (a purchase after an answer is chat_revenue's). */
+const LINKED_PURCHASE = `EXISTS (SELECT 1 FROM search_queries s WHERE s.id = e.request_id AND s.dataset_id = e.dataset_id)`;
 
 /**
  * `search_revenue`: the revenue of the purchases made in the date range, per bucket of their

@@ -5,7 +5,7 @@
  * {@link POPULAR_FILTERS_SEARCH_CAP} matching searches are read, in slices, so one report's
  * work is bounded whatever the dataset's history.
  */
-import { jsonText, type ReportSql } from './report-sql.js';
+import { jsonObjectText, type ReportSql } from './report-sql.js';
 import { searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
 
 /** Most searches (the newest matching ones) a popular-filters report reads. */
@@ -143,7 +143,7 @@ function rowsOf(tally: Map<string, Tally>): PopularFilter[] {
 /** `popular_filters` over the newest {@link POPULAR_FILTERS_SEARCH_CAP} searches matching `filter`. */
 export async function popularFilters(sql: ReportSql, datasetId: string, filter: SearchAnalyticsFilter): Promise<{ popular_filters: PopularFilter[] }> {
   const tally = new Map<string, Tally>();
-  const filtersText = jsonText(sql.dialect, 'q.request_params', 'filters');
+  const filtersText = jsonObjectText(sql.dialect, 'q.request_params', 'filters');
   let after: { createdAt: number; id: string } | undefined;
   for (let read = 0; read < POPULAR_FILTERS_SEARCH_CAP; ) {
     const { from, where } = searchSelection(sql.dialect, datasetId, filter);

@@ -19,6 +19,8 @@ import { client } from '../helpers/api.js';
 
 const POSTGRES = process.env.QUARRY_TEST_STORE === 'postgres';
 const EVENTS = Number(process.env.QUARRY_ORACLE_EVENTS ?? (POSTGRES ? 20_000 : 100_000));
+/** The chunk every click names (clicked items are chunk ids). */
+const CLICKED_CHUNK = '00000000-0000-4000-8000-0000000000c1';
 /** Requests in flight while the stream goes in. */
 const CONCURRENCY = 32;
 
@@ -252,7 +254,7 @@ beforeAll(async () => {
       const who = e.userId ? { user_id: e.userId } : {};
       if (e.type === 'view') return send(ds, { event_type: 'view', event_name: e.name, items: ['item-1', 'item-2'], ...request, ...who });
       if (e.type === 'click') {
-        return send(ds, { event_type: 'click', event_name: e.name, clicked_items: { chunk_id: 'chunk-0', position: e.position }, is_conversion: e.conversion, ...request, ...who });
+        return send(ds, { event_type: 'click', event_name: e.name, clicked_items: { chunk_id: CLICKED_CHUNK, position: e.position }, is_conversion: e.conversion, ...request, ...who });
       }
       if (e.type === 'add_to_cart') return send(ds, { event_type: 'add_to_cart', event_name: e.name, items: ['item-1'], ...request, ...who });
       return send(ds, { event_type: 'purchase', event_name: e.name, items: [{ tracking_id: 'sku-1', revenue: e.revenue }], ...request, ...who });

@@ -401,7 +401,7 @@ describe('POST /api/analytics/rag: answers', () => {
   });
 
   it('chat_revenue: purchases per bucket, all of them or only those linked to a search or answer', async () => {
-    const linkedIds = new Set([...answers.map((a) => a.rec.id), searchId]);
+    const linkedIds = new Set(answers.map((a) => a.rec.id));
     for (const [n, f] of FILTERS.entries()) {
       const g = GRANULARITIES[n % GRANULARITIES.length]!;
       for (const direct of [undefined, false, true]) {

@@ -1,12 +1,12 @@
 /**
  * The report SQL surface gives the same answers on both stores: `?` parameters in order, the
- * string at a JSON key (only strings: numbers, booleans, null, absent keys and non-objects give
+ * string at a JSON key and the object at one (only strings, only objects: numbers, booleans, null, absent keys and non-objects give
  * null on both; the `\u0000` escape PostgreSQL's jsonb refuses does not fail the query), and the
  * start of the UTC bucket of each granularity, months by the calendar.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bucketStart, jsonText, reportTimestamp, type Granularity } from '../../store/reports/report-sql.js';
+import { bucketStart, jsonObjectText, jsonText, reportTimestamp, type Granularity } from '../../store/reports/report-sql.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
 
 const METADATA = [
@@ -18,8 +18,11 @@ const METADATA = [
   '[1]',
   null,
   '{"x":"\\u0000","component_name":"kept"}',
+  '{"component_name":{"b":[1,"x"],"a":null}}',
 ];
-const EXPECTED = ['bar', null, null, null, null, null, null, 'kept'];
+const EXPECTED = ['bar', null, null, null, null, null, null, 'kept', null];
+/** What jsonObjectText gives, parsed (the engines space JSON text differently). */
+const EXPECTED_OBJECTS = [null, null, null, null, null, null, null, null, { b: [1, 'x'], a: null }];
 
 describe.each(STORE_KINDS)('report SQL on %s', (kind) => {
   let t: TestStore;
@@ -54,6 +57,11 @@ describe.each(STORE_KINDS)('report SQL on %s', (kind) => {
       [datasetId],
     );
     expect(strings.map((r) => r.v)).toEqual(EXPECTED);
+    const objects = await sql.all<{ v: string | null }>(
+      `SELECT ${jsonObjectText(sql.dialect, 'metadata', 'component_name')} AS v FROM search_queries WHERE dataset_id = ? ORDER BY latency`,
+      [datasetId],
+    );
+    expect(objects.map((r) => (r.v === null ? null : JSON.parse(r.v)))).toEqual(EXPECTED_OBJECTS);
 
     for (const granularity of ['second', 'minute', 'hour', 'day', 'month'] as Granularity[]) {
       const rows = await sql.all<{ b: number | string }>(

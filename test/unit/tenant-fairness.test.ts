@@ -22,7 +22,7 @@ const tick = () => new Promise((r) => setImmediate(r));
 
 describe('tenantFairness', () => {
   it('runs one write per organization, queues the next in order, refuses past the queue, and leaves other organizations alone', async () => {
-    const mw = tenantFairness({ reads: 2, writes: 1, queue: 1 });
+    const mw = tenantFairness({ reads: 2, writes: 1, queue: 1, events: 2 });
     const a1 = request('a', 'POST /api/chunk');
     const a2 = request('a', 'PUT /api/chunk');
     const a3 = request('a', 'DELETE /api/chunk/:chunk_id');
@@ -47,8 +47,37 @@ describe('tenantFairness', () => {
     await Promise.all([p2, pb]);
   });
 
+  it('runs event writes side by side up to their own bound, apart from the one-at-a-time writes', async () => {
+    const mw = tenantFairness({ reads: 2, writes: 1, queue: 1, events: 2 });
+    const w = request('a', 'POST /api/chunk');
+    const e1 = request('a', 'PUT /api/analytics/events');
+    const e2 = request('a', 'PUT /api/analytics/search');
+    const e3 = request('a', 'PUT /api/analytics/events');
+    const other = request('b', 'PUT /api/analytics/events');
+    const pw = mw(w.ctx, w.next);
+    const p1 = mw(e1.ctx, e1.next);
+    const p2 = mw(e2.ctx, e2.next);
+    const p3 = mw(e3.ctx, e3.next).then(() => null, (e: unknown) => e);
+    const po = mw(other.ctx, other.next);
+    await tick();
+    // The chunk write does not hold the events back, nor they it; the third event of `a` is refused, `b`'s runs.
+    expect([w.started, e1.started, e2.started, other.started]).toEqual([true, true, true, true]);
+    const refused = await p3;
+    expect((refused as QuarryError).httpStatus).toBe(429);
+    expect((refused as QuarryError).message).toMatch(/event writes of this organization/);
+    e1.finish();
+    await p1;
+    // A slot is free again.
+    const e4 = request('a', 'PUT /api/analytics/rag');
+    const p4 = mw(e4.ctx, e4.next);
+    await tick();
+    expect(e4.started).toBe(true);
+    for (const r of [w, e2, e4, other]) r.finish();
+    await Promise.all([pw, p2, p4, po]);
+  });
+
   it('starts the next request when the running one yields its turn (a RAG answer waiting on the job worker), and counts it once', async () => {
-    const mw = tenantFairness({ reads: 1, writes: 1, queue: 4 });
+    const mw = tenantFairness({ reads: 1, writes: 1, queue: 4, events: 2 });
     const a1 = request('a', 'POST /api/chunk/generate');
     const a2 = request('a', 'POST /api/chunk/generate');
     const a3 = request('a', 'POST /api/chunk/generate');
@@ -76,7 +105,7 @@ describe('tenantFairness', () => {
   });
 
   it('counts reads apart from writes: a search is not queued behind the same organization\'s write', async () => {
-    const mw = tenantFairness({ reads: 1, writes: 1, queue: 4 });
+    const mw = tenantFairness({ reads: 1, writes: 1, queue: 4, events: 2 });
     const w = request('a', 'POST /api/chunk');
     const r = request('a', 'POST /api/chunk/search');
     const pw = mw(w.ctx, w.next);
@@ -89,7 +118,7 @@ describe('tenantFairness', () => {
   });
 
   it('runs one read per organization while another organization is active, its full share once alone again', async () => {
-    const mw = tenantFairness({ reads: 3, writes: 1, queue: 8 });
+    const mw = tenantFairness({ reads: 3, writes: 1, queue: 8, events: 2 });
     const a = [0, 1, 2, 3].map(() => request('a', 'POST /api/chunk/search'));
     const pa = a.slice(0, 3).map((r) => mw(r.ctx, r.next));
     await tick();
@@ -133,7 +162,7 @@ describe('tenantFairness', () => {
   });
 
   it('under contention starts the tenant that used less first: the heavy one waits while the light one runs', async () => {
-    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8 });
+    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2 });
     // a spends 200 ms in a request: its usage is now far above b's, and its patience (a fifth of
     // its average request, 40 ms) outlasts a tick even on a loaded machine.
     const a1 = request('a', 'POST /api/chunk/search');
@@ -158,7 +187,7 @@ describe('tenantFairness', () => {
   });
 
   it('counts the body a request sent as usage: a tenant of quick but large requests waits for one of slower small ones', async () => {
-    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8 });
+    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2 });
     const run = async (org: string, ms: number, bodyLength: number): Promise<void> => {
       const r = request(org, 'POST /api/chunk/search');
       const p = mw(r.ctx, async () => {
@@ -191,7 +220,7 @@ describe('tenantFairness', () => {
   });
 
   it('keeps a tenant whose request just ended in the share: another runs one read at a time until ACTIVE_GRACE_MS passes', async () => {
-    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8 });
+    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2 });
     const b1 = request('b', 'POST /api/chunk/search');
     const pb1 = mw(b1.ctx, b1.next);
     await tick();
@@ -220,7 +249,7 @@ describe('tenantFairness', () => {
   });
 
   it('holds a light tenant back for a tenant that used less only about as long as its own requests take', async () => {
-    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8 });
+    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2 });
     // b has searched a lot, each search short: high usage, short requests.
     for (let i = 0; i < 10; i++) {
       const r = request('b', 'POST /api/chunk/search');
@@ -248,7 +277,7 @@ describe('tenantFairness', () => {
   });
 
   it('leaves the operator key and unmatched routes unlimited', async () => {
-    const mw = tenantFairness({ reads: 1, writes: 1, queue: 0 });
+    const mw = tenantFairness({ reads: 1, writes: 1, queue: 0, events: 2 });
     let ran = 0;
     const admin = { state: { caller: { kind: 'admin' }, route: 'POST /api/chunk' } } as never;
     await Promise.all([mw(admin, async () => void ran++), mw(admin, async () => void ran++)]);
