@@ -1,7 +1,7 @@
 /**
  * A/B experiments end to end against the real processes: CRUD with every refusal (404s with the
  * reference's message, the area fixed, bad splits and names, admin vs owner), sticky assignment
- * over thousands of users through HTTP that survives a restart of every process and a change of
+ * over a thousand users through HTTP that survives a restart of every process and a change of
  * the split, and the per-arm results route against an oracle computed from the events and
  * searches the test stores (through the store API: their HTTP routes are tested elsewhere).
  */
@@ -193,10 +193,10 @@ describe('experiment CRUD', () => {
 });
 
 describe('sticky assignment', () => {
-  it('answers each of 2,000 users the arm assignArm gives, again after the split changes and every process restarts', async () => {
+  it('answers each of 1,000 users the arm assignArm gives, again after the split changes and every process restarts', async () => {
     const e = await create(createBody({ t1_name: 'B', t1_split: 0.3, control_name: 'A', control_split: 0.7 }));
     const arm = (user: string) => assignArm({ id: e.id, t1Name: 'B', t1Split: 0.3, controlName: 'A' }, user);
-    const users = Array.from({ length: 2000 }, (_, i) => (i % 2 === 0 ? `user-${i}` : randomUUID()));
+    const users = Array.from({ length: 1000 }, (_, i) => (i % 2 === 0 ? `user-${i}` : randomUUID()));
     const ask = (user: string) => t.ds.post('/api/experiment/ab-test', { experiment_id: e.id, user_id: user });
     const first = await pooled(users, 16, ask);
     first.forEach((res, i) => {
@@ -209,7 +209,7 @@ describe('sticky assignment', () => {
     expect(await countRows(stack, 'experiment_assignments', 'experiment_id = ? AND treatment_name = ?', e.id, 'B')).toBe(expectedB);
     expect(await countRows(stack, 'experiment_assignments', 'experiment_id = ?', e.id)).toBe(users.length);
     // The split the service draws from: 100,000 further ids for this very experiment (the HTTP
-    // answers above are exactly these draws; 2,000 users alone cannot pin a share within 1%).
+    // answers above are exactly these draws; 1,000 users alone cannot pin a share within 1%).
     let inB = 0;
     for (let i = 0; i < 100_000; i++) if (arm(`split-${i}`) === 'B') inB++;
     expect(Math.abs(inB / 100_000 - 0.3)).toBeLessThan(0.01);
