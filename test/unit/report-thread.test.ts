@@ -3,6 +3,7 @@
  * parameters), refuses bad SQL with the engine's error, keeps answering after one, sees commits
  * made after it started, and ends with the store.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,4 +62,22 @@ it('fails reports after close instead of hanging', async () => {
   await store.reports.all('SELECT 1 AS one', []);
   await store.close();
   await expect(store.reports.all('SELECT 1 AS one', [])).rejects.toThrow(/closing/);
+});
+
+it('sees rows another process commits after the thread started', async () => {
+  await store.reports.all('SELECT 1 AS one', []);
+  for (let round = 0; round < 5; round++) {
+    const ids = Array.from({ length: 50 }, (_, i) => search(10_000 + round * 100 + i));
+    // Another process: the way the test suites seed analytics rows beside a running service.
+    const script = `
+      const Database = require('better-sqlite3');
+      const db = new Database(${JSON.stringify(path.join(dir, 'quarry.sqlite'))});
+      db.pragma('busy_timeout = 5000');
+      const insert = db.prepare("INSERT INTO search_queries (id, dataset_id, search_type, search_method, query, request_params, latency, top_score, results, result_count, created_at) VALUES (?, 'ds-other', 'search', 'bm25', 'q', '{}', 1, 0, '[]', 0, 1)");
+      db.transaction(() => { for (const id of ${JSON.stringify(ids.map((s) => s.id))}) insert.run(id); })();
+      db.close();`;
+    execFileSync(process.execPath, ['-e', script], { cwd: path.resolve(import.meta.dirname, '../..') });
+    const [row] = await store.reports.all<{ n: number }>('SELECT COUNT(*) AS n FROM search_queries WHERE dataset_id = ?', ['ds-other']);
+    expect(row!.n).toBe(50 * (round + 1));
+  }
 });
