@@ -2,6 +2,7 @@
 import type { ChunkRecord } from '../core/domain/chunk.js';
 import type { GroupRecord } from '../core/domain/group.js';
 import type { ChatRole, MessageRecord, RagRecord, RagType, TopicRecord } from '../core/domain/rag.js';
+import type { RequestType, UserEvent, UserEventType } from '../core/domain/user-events.js';
 import type {
   ApiKeyRecord,
   DatasetRecord,
@@ -156,8 +157,25 @@ export function messageFromRow(r: Row): MessageRecord {
   };
 }
 
+/**
+ * Reads a JSON text column: `fallback` stands for null. A report's reader may also return it for
+ * damaged text, so that one bad row does not fail the whole report.
+ */
+export type JsonColumn = <T>(text: unknown, fallback: T) => T;
+
+/** The stores' reader: their rows are written by them, so damaged text is an error worth seeing. */
+export const storedJson: JsonColumn = (text, fallback) => fromJson(text as string | null, fallback);
+
 /** RAG analytics row (`rag_queries`) to record. */
 export function ragFromRow(r: Row): RagRecord {
+  return ragRecordFromRow(r, storedJson);
+}
+
+/**
+ * RAG analytics row to record, its JSON read by `json`. Numbers go through `Number` because a
+ * report may read them from an engine that gives BIGINT as another type.
+ */
+export function ragRecordFromRow(r: Row, json: JsonColumn): RagRecord {
   return {
     id: r.id,
     datasetId: r.dataset_id,
@@ -165,14 +183,36 @@ export function ragFromRow(r: Row): RagRecord {
     userMessage: r.user_message,
     searchId: r.search_id,
     topicId: r.topic_id,
-    results: JSON.parse(r.results),
+    results: json(r.results, []),
     llmResponse: r.llm_response,
-    topScore: r.top_score,
+    topScore: Number(r.top_score),
     userId: r.user_id,
+    metadata: json(r.metadata, null),
+    promptTokens: Number(r.prompt_tokens),
+    completionTokens: Number(r.completion_tokens),
+    latencyMs: Number(r.latency),
+    createdAt: Number(r.created_at),
+  };
+}
+
+/** User event row (`user_events`) to record. */
+export function userEventFromRow(r: Row): UserEvent {
+  return {
+    id: r.id,
+    datasetId: r.dataset_id,
+    eventType: r.event_type as UserEventType,
+    eventName: r.event_name,
+    items: JSON.parse(r.items) ?? [],
     metadata: fromJson(r.metadata, null),
-    promptTokens: r.prompt_tokens,
-    completionTokens: r.completion_tokens,
-    latencyMs: r.latency,
+    userId: r.user_id,
+    isConversion: r.is_conversion === 1,
+    requestId: r.request_id,
+    requestType: r.request_type as RequestType | null,
+    location: r.location,
+    position: r.position,
+    clickedChunkId: r.clicked_chunk_id,
+    revenue: r.revenue,
     createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }

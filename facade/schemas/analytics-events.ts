@@ -172,6 +172,11 @@ function ratingOf(kind: QueryRating['kind'], r: z.output<typeof rating> | null |
   return [{ kind, datasetId: stamp.datasetId, queryId: stamp.id, rating: r.rating, note: r.note ?? null, metadata: r.metadata ?? null, createdAt: stamp.now }];
 }
 
+/** The members a search, RAG or recommendation record takes from the stamp and the body alike. */
+function recordStamp(stamp: EventStamp, b: { user_id?: string | null; metadata?: unknown }) {
+  return { id: stamp.id, datasetId: stamp.datasetId, userId: b.user_id ?? null, metadata: b.metadata ?? null, createdAt: stamp.now };
+}
+
 /** Score of a result the caller sent, when it carries one (`{score: number}`). */
 const scoreOf = (result: unknown): number => {
   const s = typeof result === 'object' && result !== null ? (result as { score?: unknown }).score : undefined;
@@ -225,8 +230,7 @@ function writesOf(type: (typeof SEND_EVENT_TYPES)[number], body: unknown, stamp:
       const b = parse(SCHEMAS.search, body);
       const found = (b.results ?? []) as SearchRecord['results'];
       const record: SearchRecord = {
-        id: stamp.id,
-        datasetId: stamp.datasetId,
+        ...recordStamp(stamp, b),
         kind: b.search_type ?? 'search',
         searchMethod: '',
         query: b.query,
@@ -235,9 +239,6 @@ function writesOf(type: (typeof SEND_EVENT_TYPES)[number], body: unknown, stamp:
         topScore: b.top_score ?? 0,
         results: found,
         resultCount: found.length,
-        userId: b.user_id ?? null,
-        metadata: b.metadata ?? null,
-        createdAt: stamp.now,
       };
       return { searches: [record], ratings: ratingOf('search', b.query_rating, stamp) };
     }
@@ -245,8 +246,7 @@ function writesOf(type: (typeof SEND_EVENT_TYPES)[number], body: unknown, stamp:
       const b = parse(SCHEMAS.rag, body);
       const docs = (b.results ?? []) as RagRecord['results'];
       const record: RagRecord = {
-        id: stamp.id,
-        datasetId: stamp.datasetId,
+        ...recordStamp(stamp, b),
         ragType: b.rag_type ?? 'all_chunks',
         userMessage: b.user_message,
         searchId: b.search_id ?? null,
@@ -254,21 +254,17 @@ function writesOf(type: (typeof SEND_EVENT_TYPES)[number], body: unknown, stamp:
         results: docs,
         llmResponse: b.llm_response ?? '',
         topScore: docs.length > 0 ? scoreOf(docs[0]) : 0,
-        userId: b.user_id ?? null,
-        metadata: b.metadata ?? null,
         // The wire gives one count: the tokens the answer took.
         promptTokens: b.tokens,
         completionTokens: 0,
         latencyMs: 0,
-        createdAt: stamp.now,
       };
       return { rags: [record], ratings: ratingOf('rag', b.query_rating, stamp) };
     }
     case 'recommendation': {
       const b = parse(SCHEMAS.recommendation, body);
       const record: RecommendationRecord = {
-        id: stamp.id,
-        datasetId: stamp.datasetId,
+        ...recordStamp(stamp, b),
         recommendationType: b.recommendation_type ?? 'Chunk',
         positiveIds: b.positive_ids ?? [],
         negativeIds: b.negative_ids ?? [],
@@ -277,9 +273,6 @@ function writesOf(type: (typeof SEND_EVENT_TYPES)[number], body: unknown, stamp:
         requestParams: b.request_params ?? {},
         results: (b.results ?? []) as RecommendationRecord['results'],
         topScore: b.top_score ?? 0,
-        userId: b.user_id ?? null,
-        metadata: b.metadata ?? null,
-        createdAt: stamp.now,
       };
       return { recommendations: [record] };
     }

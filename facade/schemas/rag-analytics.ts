@@ -6,8 +6,9 @@
 import { z } from 'zod';
 import { QuarryError } from '../../core/domain/errors.js';
 import { LIMITS } from '../../core/domain/limits.js';
+import type { ReportWindow } from '../../store/reports/report-rows.js';
 import type { Granularity } from '../../store/reports/report-sql.js';
-import { RAG_SORT_COLUMNS, type RagSortColumn, type ReportWindow } from '../../store/reports/rag-events.js';
+import { RAG_SORT_COLUMNS, type RagSortColumn } from '../../store/reports/rag-events.js';
 import { RAG_TYPES, type RagAnalyticsFilter, type TopicAnalyticsFilter } from '../../store/reports/rag-filter.js';
 import { TOPIC_SORT_COLUMNS, type TopicSortColumn } from '../../store/reports/rag-topics.js';
 import { dateRange, granularity, intRange, pageWindow, reportPage, sortOrder } from './analytics-common.js';
@@ -130,20 +131,31 @@ export function reportType<T extends string>(body: unknown, types: readonly T[])
   return type as T;
 }
 
+/** A listing body's paging and sorting members, as `rag_queries`, `topic_queries` and `recommendation_queries` take them. */
+interface ListingBody<S extends string> {
+  readonly page?: number | null;
+  readonly has_clicks?: boolean | null;
+  readonly sort_by?: S | null;
+  readonly sort_order?: 'asc' | 'desc' | null;
+}
+
+/** A listing's page, click condition and sort; absent members are page 1, every record, newest first. */
+export function listingOf<S extends string>(b: ListingBody<S>): { page: ReportWindow; hasClicks?: boolean; sortBy: S | 'created_at'; sortOrder: 'asc' | 'desc' } {
+  return {
+    page: pageWindow(b.page ?? 1),
+    ...(b.has_clicks != null ? { hasClicks: b.has_clicks } : {}),
+    sortBy: b.sort_by ?? 'created_at',
+    sortOrder: b.sort_order ?? 'desc',
+  };
+}
+
 /** Validates a `POST /api/analytics/rag` body. */
 export function parseRagReport(body: unknown): RagReportRequest {
   const type = reportType(body, RAG_REPORT_TYPES);
   switch (type) {
     case 'rag_queries': {
       const b = parse(SCHEMAS.rag_queries, body);
-      return {
-        type,
-        filter: toRagFilter(b.filter),
-        page: pageWindow(b.page ?? 1),
-        ...(b.has_clicks != null ? { hasClicks: b.has_clicks } : {}),
-        sortBy: b.sort_by ?? 'created_at',
-        sortOrder: b.sort_order ?? 'desc',
-      };
+      return { type, filter: toRagFilter(b.filter), ...listingOf(b) };
     }
     case 'rag_usage':
     case 'rag_query_ratings':
@@ -175,9 +187,7 @@ export function parseRagReport(body: unknown): RagReportRequest {
       return {
         type,
         filter: { ...(f?.date_range ? { dateRange: f.date_range } : {}), ...(f?.component_name != null ? { componentName: f.component_name } : {}) },
-        page: pageWindow(b.page ?? 1),
-        sortBy: b.sort_by ?? 'created_at',
-        sortOrder: b.sort_order ?? 'desc',
+        ...listingOf(b),
       };
     }
     case 'topic_details':

@@ -5,12 +5,12 @@
  */
 import { z } from 'zod';
 import { LIMITS } from '../../core/domain/limits.js';
-import type { ReportWindow } from '../../store/reports/rag-events.js';
 import { RECOMMENDATION_TYPES, type RecommendationAnalyticsFilter } from '../../store/reports/recommendation-filter.js';
+import type { ReportWindow } from '../../store/reports/report-rows.js';
 import { RECOMMENDATION_SORT_COLUMNS, type RecommendationGraphRequest, type RecommendationSortColumn } from '../../store/reports/recommendation-reports.js';
 import { dateRange, floatRange, granularity, pageWindow, reportPage, sortOrder } from './analytics-common.js';
 import { boundedString, finite, parse, uuid } from './common.js';
-import { reportType } from './rag-analytics.js';
+import { listingOf, reportType } from './rag-analytics.js';
 
 /** A member that may be absent or null (both mean "not given"). */
 const opt = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
@@ -82,14 +82,7 @@ export function parseRecommendationReport(body: unknown): RecommendationReportRe
     }
     case 'recommendation_queries': {
       const b = parse(SCHEMAS[type], body);
-      return {
-        type,
-        filter: toFilter(b.filter),
-        page: pageWindow(b.page ?? 1),
-        ...(b.has_clicks != null ? { hasClicks: b.has_clicks } : {}),
-        sortBy: b.sort_by ?? 'created_at',
-        sortOrder: b.sort_order ?? 'desc',
-      };
+      return { type, filter: toFilter(b.filter), ...listingOf(b) };
     }
     case 'query_details':
       return { type, requestId: parse(SCHEMAS[type], body).request_id };

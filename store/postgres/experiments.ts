@@ -1,16 +1,19 @@
 /** PostgreSQL experiment repository: `experiments`, and their sticky assignments in `experiment_assignments`. */
-import { assignArm, type Experiment } from '../../core/domain/experiments.js';
+import type { Experiment } from '../../core/domain/experiments.js';
 import {
   ASSIGNMENT_COLUMNS,
   EXPERIMENT_COLUMNS,
+  EXPERIMENT_UPDATE_COLUMNS,
+  EXPERIMENT_WITH_ASSIGNMENT_COLUMNS,
   assignmentFromRow,
-  assignmentParams,
   experimentDatasetGone,
   experimentFromRow,
   experimentNotFound,
   experimentParams,
-  newAssignment,
+  experimentUpdateParams,
+  firstAssignmentParams,
   newExperiment,
+  storedAssignment,
   updatedExperiment,
 } from '../experiment-records.js';
 import type { ExperimentRepository } from '../repository.js';
@@ -21,12 +24,14 @@ const isForeignKeyViolation = (err: unknown): boolean => (err as { code?: unknow
 
 const SELECT_ONE = `SELECT ${EXPERIMENT_COLUMNS} FROM experiments WHERE dataset_id = $1 AND id = $2`;
 // The experiment and, when there is one, the user's stored arm, in one round trip.
-const WITH_ASSIGNMENT = `SELECT ${EXPERIMENT_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}, a.treatment_name AS assigned_name, a.created_at AS assigned_at
+const WITH_ASSIGNMENT = `SELECT ${EXPERIMENT_WITH_ASSIGNMENT_COLUMNS}
   FROM experiments e LEFT JOIN experiment_assignments a ON a.experiment_id = e.id AND a.user_id = $3
   WHERE e.dataset_id = $1 AND e.id = $2`;
 // A racing first call stores nothing (it waits for the other's commit, then yields to its row) and reads the winner's.
 const INSERT_ASSIGNMENT = `INSERT INTO experiment_assignments (${ASSIGNMENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
   ON CONFLICT (experiment_id, user_id) DO NOTHING RETURNING ${ASSIGNMENT_COLUMNS}`;
+
+const UPDATE = `UPDATE experiments SET ${EXPERIMENT_UPDATE_COLUMNS.map((c, i) => `${c} = $${i + 1}`).join(', ')} WHERE id = $${EXPERIMENT_UPDATE_COLUMNS.length + 1}`;
 
 /**
  * The dataset's experiment, its row locked until the transaction ends (FOR UPDATE), so that an
@@ -63,15 +68,7 @@ export function pgExperiments(db: PgDb): ExperimentRepository {
         const current = await lockExperiment(tx, datasetId, id);
         if (!current) throw experimentNotFound(id, datasetId);
         const next = updatedExperiment(current, patch, Date.now());
-        await tx.run('UPDATE experiments SET name = $1, control_name = $2, control_split = $3, t1_name = $4, t1_split = $5, updated_at = $6 WHERE id = $7', [
-          next.name,
-          next.controlName,
-          next.controlSplit,
-          next.t1Name,
-          next.t1Split,
-          next.updatedAt,
-          id,
-        ]);
+        await tx.run(UPDATE, experimentUpdateParams(next));
         return next;
       });
     },
@@ -86,22 +83,20 @@ export function pgExperiments(db: PgDb): ExperimentRepository {
     async assign(datasetId, experimentId, userId) {
       const row = await db.get(WITH_ASSIGNMENT, [datasetId, experimentId, userId]);
       if (!row) throw experimentNotFound(experimentId, datasetId);
-      if (row.assigned_name != null) {
-        return { experimentId, datasetId, userId, treatmentName: row.assigned_name as string, createdAt: Number(row.assigned_at) };
-      }
-      const experiment = experimentFromRow(row);
+      const stored = storedAssignment(row, datasetId, experimentId, userId);
+      if (stored) return stored;
       let inserted;
       try {
-        inserted = await db.get(INSERT_ASSIGNMENT, assignmentParams(newAssignment(experiment, userId, assignArm(experiment, userId), Date.now())));
+        inserted = await db.get(INSERT_ASSIGNMENT, firstAssignmentParams(experimentFromRow(row), userId, Date.now()));
       } catch (err) {
         // Deleted between the read and the insert.
         if (isForeignKeyViolation(err)) throw experimentNotFound(experimentId, datasetId);
         throw err;
       }
       if (inserted) return assignmentFromRow(inserted);
-      const stored = await db.get(`SELECT ${ASSIGNMENT_COLUMNS} FROM experiment_assignments WHERE experiment_id = $1 AND user_id = $2`, [experimentId, userId]);
-      if (!stored) throw experimentNotFound(experimentId, datasetId);
-      return assignmentFromRow(stored);
+      const kept = await db.get(`SELECT ${ASSIGNMENT_COLUMNS} FROM experiment_assignments WHERE experiment_id = $1 AND user_id = $2`, [experimentId, userId]);
+      if (!kept) throw experimentNotFound(experimentId, datasetId);
+      return assignmentFromRow(kept);
     },
   };
 }

@@ -4,11 +4,11 @@
  * row by row must not fail the batch here: rows missing a NOT NULL value are left out, the NUL
  * character is replaced, numbers the columns cannot hold are made to fit.
  */
-import { badRequest } from '../../core/domain/errors.js';
-import type { RequestType, UserEvent, UserEventFilter, UserEventType } from '../../core/domain/user-events.js';
+import type { UserEvent, UserEventFilter } from '../../core/domain/user-events.js';
 import type { UserEventRepository } from '../repository.js';
-import { fromJson, toJson } from '../rows.js';
-import type { PgDb, Row } from './database.js';
+import { toJson, userEventFromRow } from '../rows.js';
+import { metadataScalar, userEventConditions } from '../user-event-records.js';
+import type { PgDb } from './database.js';
 
 /** A number the NOT NULL DOUBLE PRECISION column accepts (NaN and Infinity arrive as null through JSON). */
 const finite = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) ? n : 0);
@@ -49,27 +49,6 @@ const complete = (...values: unknown[]): boolean => values.every((v) => v !== nu
 const limitOf = (n: number): number | null => (n < 0 ? null : n);
 const offsetOf = (n: number): number => Math.max(0, n);
 
-function eventFromRow(r: Row): UserEvent {
-  return {
-    id: r.id,
-    datasetId: r.dataset_id,
-    eventType: r.event_type as UserEventType,
-    eventName: r.event_name,
-    items: JSON.parse(r.items) ?? [],
-    metadata: fromJson(r.metadata, null),
-    userId: r.user_id,
-    isConversion: r.is_conversion === 1,
-    requestId: r.request_id,
-    requestType: r.request_type as RequestType | null,
-    location: r.location,
-    position: r.position,
-    clickedChunkId: r.clicked_chunk_id,
-    revenue: r.revenue,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
 /** Builds the user event repository. */
 export function pgUserEvents(db: PgDb): UserEventRepository {
   // ON CONFLICT on the primary key: a batch stored twice keeps one copy; an id repeated within the
@@ -107,24 +86,19 @@ export function pgUserEvents(db: PgDb): UserEventRepository {
     },
     async get(datasetId, id) {
       const row = await db.get('SELECT * FROM user_events WHERE dataset_id = $1 AND id = $2', [datasetId, id]);
-      return row ? eventFromRow(row) : undefined;
+      return row ? userEventFromRow(row) : undefined;
     },
     async list(datasetId, filter, page) {
       const params: unknown[] = [datasetId];
       const p = (value: unknown): string => `$${params.push(value)}`;
       const where = ['dataset_id = $1'];
-      // Both bounds inclusive (epoch ms are integers: the facade turns gt/lt into gte/lte).
-      if (filter.createdAfter !== undefined) where.push(`created_at >= ${p(filter.createdAfter)}`);
-      if (filter.createdBefore !== undefined) where.push(`created_at <= ${p(filter.createdBefore)}`);
-      if (filter.eventType !== undefined) where.push(`event_type = ${p(filter.eventType)}`);
-      if (filter.isConversion !== undefined) where.push(`is_conversion = ${p(filter.isConversion ? 1 : 0)}`);
-      if (filter.userId !== undefined) where.push(`user_id = ${p(filter.userId)}`);
+      for (const [condition, value] of userEventConditions(filter)) where.push(condition.replace('?', p(value)));
       if (filter.metadata !== undefined) where.push(metadataCondition(filter.metadata, p));
       const rows = await db.all(
         `SELECT * FROM user_events WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id LIMIT ${p(limitOf(page.limit))} OFFSET ${p(offsetOf(page.offset))}`,
         params,
       );
-      return rows.map(eventFromRow);
+      return rows.map(userEventFromRow);
     },
   };
 }
@@ -135,11 +109,7 @@ export function pgUserEvents(db: PgDb): UserEventRepository {
  * never equals a number, `true` never equals 1) and numbers by value, as the SQLite condition does.
  */
 function metadataCondition(filter: NonNullable<UserEventFilter['metadata']>, p: (value: unknown) => string): string {
-  const v = filter.value;
-  if (!(v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) {
-    // Objects and arrays: jsonb equality ignores key order, SQLite's JSON text would not.
-    throw badRequest('metadata_filter: the value must be a JSON string, number, boolean or null');
-  }
+  const v = metadataScalar(filter);
   const path = filter.path.map((segment) => ` -> ${p(text(segment))}::text`).join('');
   return `(metadata::jsonb${path}) = ${p(JSON.stringify(v))}::jsonb`;
 }

@@ -3,17 +3,12 @@
  * one answer by id, and a topic's answers. Each answer comes with its hallucination figures (set
  * by later analysis; 0 and none until then) and its latest rating.
  */
-import type { RagRecord, RagType } from '../../core/domain/rag.js';
-import { fromJson } from '../rows.js';
-import { HAS_CLICK, RAG_RATING_JOIN, ragSelection, type RagAnalyticsFilter } from './rag-filter.js';
+import type { RagRecord } from '../../core/domain/rag.js';
+import { ragRecordFromRow } from '../rows.js';
+import { clickCondition } from './linked-events.js';
+import { RAG_RATING_JOIN, ragSelection, type RagAnalyticsFilter } from './rag-filter.js';
+import { parsed, RATING_COLUMNS, ratingFromRow, sortedBy, type ReportRating, type ReportWindow } from './report-rows.js';
 import type { ReportSql } from './report-sql.js';
-
-/** A rating as reports show it. */
-export interface ReportRating {
-  readonly rating: number;
-  readonly note: string | null;
-  readonly metadata: unknown;
-}
 
 /** An answer as the RAG reports list it. */
 export interface RatedRag {
@@ -24,11 +19,7 @@ export interface RatedRag {
   readonly rating: ReportRating | null;
 }
 
-/** LIMIT and OFFSET of a listing page. */
-export interface ReportWindow {
-  readonly limit: number;
-  readonly offset: number;
-}
+export type { ReportRating, ReportWindow } from './report-rows.js';
 
 /** Columns `sort_by` of `rag_queries` may name. */
 export const RAG_SORT_COLUMNS = ['hallucination_score', 'top_score', 'created_at'] as const;
@@ -38,45 +29,16 @@ export type RagSortColumn = (typeof RAG_SORT_COLUMNS)[number];
 
 const COLUMNS = `q.id, q.dataset_id, q.rag_type, q.user_message, q.search_id, q.topic_id, q.results, q.llm_response, q.top_score,
   q.user_id, q.metadata, q.prompt_tokens, q.completion_tokens, q.latency, q.hallucination_score, q.detected_hallucinations, q.created_at,
-  r.rating AS rating_value, r.note AS rating_note, r.metadata AS rating_metadata`;
+  ${RATING_COLUMNS}`;
 
 type Row = Record<string, any>;
 
-/** JSON text of a column, parsed; a damaged value shows as `fallback`, not as a failed report. */
-function parsed<T>(text: unknown, fallback: T): T {
-  if (typeof text !== 'string') return fallback;
-  try {
-    return fromJson(text, fallback);
-  } catch {
-    return fallback;
-  }
-}
-
 function ratedFromRow(r: Row): RatedRag {
   return {
-    rag: {
-      id: r.id,
-      datasetId: r.dataset_id,
-      ragType: r.rag_type as RagType,
-      userMessage: r.user_message,
-      searchId: r.search_id,
-      topicId: r.topic_id,
-      results: parsed(r.results, []),
-      llmResponse: r.llm_response,
-      topScore: Number(r.top_score),
-      userId: r.user_id,
-      metadata: parsed(r.metadata, null),
-      promptTokens: Number(r.prompt_tokens),
-      completionTokens: Number(r.completion_tokens),
-      latencyMs: Number(r.latency),
-      createdAt: Number(r.created_at),
-    },
+    rag: ragRecordFromRow(r, parsed),
     hallucinationScore: Number(r.hallucination_score),
     detectedHallucinations: parsed(r.detected_hallucinations, []),
-    rating:
-      r.rating_value === null || r.rating_value === undefined
-        ? null
-        : { rating: Number(r.rating_value), note: r.rating_note ?? null, metadata: parsed(r.rating_metadata, null) },
+    rating: ratingFromRow(r, parsed),
   };
 }
 
@@ -93,10 +55,11 @@ export interface RagQueriesRequest {
 /** `rag_queries`: a sorted page of the answers matching the filter (and click condition), ties by id. */
 export async function ragQueries(sql: ReportSql, datasetId: string, req: RagQueriesRequest): Promise<RatedRag[]> {
   const { where } = ragSelection(sql.dialect, datasetId, req.filter);
-  if (req.hasClicks !== undefined) where.add(req.hasClicks ? HAS_CLICK : `NOT ${HAS_CLICK}`);
+  const clicks = clickCondition(req.hasClicks);
+  if (clicks !== undefined) where.add(clicks);
   const rows = await sql.all(
     `SELECT ${COLUMNS} FROM rag_queries q ${RAG_RATING_JOIN} ${where.sql()}
-     ORDER BY q.${req.sortBy} ${req.sortOrder === 'asc' ? 'ASC' : 'DESC'}, q.id LIMIT ? OFFSET ?`,
+     ORDER BY ${sortedBy(req.sortBy, req.sortOrder)}, q.id LIMIT ? OFFSET ?`,
     [...where.params, req.page.limit, req.page.offset],
   );
   return rows.map(ratedFromRow);

@@ -92,12 +92,5 @@ export function topicSelection(
   return { from, fromParams: counted.params, where };
 }
 
-/** An SQL condition: at least one user event meeting `condition` (on `e`) links to the record `q`. */
-export const linkedEvent = (condition: string): string =>
-  `EXISTS (SELECT 1 FROM user_events e WHERE e.request_id = q.id AND e.dataset_id = q.dataset_id AND ${condition})`;
-
-/** The record `q` has at least one linked click. */
-export const HAS_CLICK = linkedEvent(`e.event_type = 'click'`);
-
-/** The record `q` has at least one linked conversion. */
-export const HAS_CONVERSION = linkedEvent('e.is_conversion = 1');
+/** The linked-event conditions, kept here too for the reports that import them with the filter. */
+export { HAS_CLICK, HAS_CONVERSION, linkedEvent } from './linked-events.js';

@@ -4,6 +4,7 @@
  * stamped as the reference prints ClickHouse's times; a user event links to `q` by `request_id`
  * in the same dataset. Also an ORDER BY on text that both engines sort the same way.
  */
+import { EVENT_LINK } from './linked-events.js';
 import { bucketStart, reportTimestamp, type Dialect, type Granularity, type ReportSql, type Where } from './report-sql.js';
 
 /** One point of a graph. */
@@ -86,7 +87,7 @@ export async function perUserOverTime(sql: ReportSql, source: SeriesSource, gran
 /** The user events linked to the records, counted by name, most frequent first (ties by name in code-point order). */
 export async function linkedEventNames(sql: ReportSql, source: SeriesSource): Promise<{ event_name: string; event_count: number }[]> {
   const rows = await sql.all<{ name: string; n: number }>(
-    `SELECT e.event_name AS name, COUNT(*) AS n FROM ${source.from} JOIN user_events e ON e.request_id = q.id AND e.dataset_id = q.dataset_id
+    `SELECT e.event_name AS name, COUNT(*) AS n FROM ${source.from} JOIN user_events e ON ${EVENT_LINK}
      ${source.where.sql()} GROUP BY e.event_name ORDER BY n DESC, ${binaryOrder(sql.dialect, 'e.event_name')}`,
     source.where.params,
   );

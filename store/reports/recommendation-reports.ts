@@ -16,11 +16,10 @@
  * - `event_funnel`: `{event_names: [{event_name, event_count}]}`, the user events linked to them, by name.
  */
 import type { RecommendationKind, RecommendationRecord } from '../../core/domain/analytics.js';
-import { fromJson } from '../rows.js';
-import { HAS_CLICK, HAS_CONVERSION } from './rag-filter.js';
-import type { ReportWindow } from './rag-events.js';
+import { clickCondition, HAS_CLICK, HAS_CONVERSION } from './linked-events.js';
 import { countOverTime, linkedEventNames, perUserOverTime, shareOverTime, type SeriesSource, type TimePoint } from './rag-series.js';
 import { recommendationWhere, type RecommendationAnalyticsFilter } from './recommendation-filter.js';
+import { parsed, sortedBy, type ReportWindow } from './report-rows.js';
 import type { Granularity, ReportSql } from './report-sql.js';
 
 /** Columns `sort_by` of `recommendation_queries` may name. */
@@ -39,16 +38,6 @@ const COLUMNS = `q.id, q.dataset_id, q.recommendation_type, q.positive_ids, q.ne
   q.request_params, q.results, q.top_score, q.user_id, q.metadata, q.created_at`;
 
 type Row = Record<string, any>;
-
-/** JSON text of a column, parsed; a damaged value shows as `fallback`, not as a failed report. */
-function parsed<T>(text: unknown, fallback: T): T {
-  if (typeof text !== 'string') return fallback;
-  try {
-    return fromJson(text, fallback);
-  } catch {
-    return fallback;
-  }
-}
 
 function recordFromRow(r: Row): RecommendationRecord {
   return {
@@ -114,8 +103,8 @@ export interface RecommendationQueriesRequest {
 
 /** `recommendation_queries`: a sorted page of the recommendations matching the filter (and click condition). */
 export function recommendationQueries(sql: ReportSql, datasetId: string, req: RecommendationQueriesRequest): Promise<RecommendationRecord[]> {
-  const condition = req.hasClicks === undefined ? undefined : ([req.hasClicks ? HAS_CLICK : `NOT ${HAS_CLICK}`] as const);
-  return listRecommendations(sql, datasetId, req.filter, req.page, `q.${req.sortBy} ${req.sortOrder === 'asc' ? 'ASC' : 'DESC'}`, condition);
+  const clicks = clickCondition(req.hasClicks);
+  return listRecommendations(sql, datasetId, req.filter, req.page, sortedBy(req.sortBy, req.sortOrder), clicks === undefined ? undefined : [clicks]);
 }
 
 /** `query_details`: one recommendation of the dataset, or undefined. */

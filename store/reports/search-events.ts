@@ -3,16 +3,14 @@
  * and filtered/sorted listings, and one search by id. Each search comes with its latest rating.
  */
 import type { SearchKind, SearchRecord } from '../../core/domain/analytics.js';
-import { fromJson } from '../rows.js';
+import { fromJson, storedJson } from '../rows.js';
+import { clickCondition } from './linked-events.js';
+import { RATING_COLUMNS, ratingFromRow, sortedBy, type ReportRating, type ReportWindow } from './report-rows.js';
 import type { ReportSql } from './report-sql.js';
-import { HAS_CLICK, RATING_JOIN, searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
+import { RATING_JOIN, searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
 
 /** A search's rating as reports show it. */
-export interface SearchRating {
-  readonly rating: number;
-  readonly note: string | null;
-  readonly metadata: unknown;
-}
+export type SearchRating = ReportRating;
 
 /** A search record with its latest rating (null when unrated). */
 export interface RatedSearch {
@@ -20,11 +18,7 @@ export interface RatedSearch {
   readonly rating: SearchRating | null;
 }
 
-/** LIMIT and OFFSET of a listing page. */
-export interface ReportWindow {
-  readonly limit: number;
-  readonly offset: number;
-}
+export type { ReportWindow } from './report-rows.js';
 
 /** Columns `sort_by` of `search_queries` may name. */
 export const SEARCH_SORT_COLUMNS = ['created_at', 'latency', 'top_score'] as const;
@@ -33,7 +27,7 @@ export const SEARCH_SORT_COLUMNS = ['created_at', 'latency', 'top_score'] as con
 export type SearchSortColumn = (typeof SEARCH_SORT_COLUMNS)[number];
 
 const COLUMNS = `q.id, q.dataset_id, q.search_type, q.search_method, q.query, q.request_params, q.latency, q.top_score, q.results,
-  q.result_count, q.user_id, q.metadata, q.created_at, r.rating AS rating_value, r.note AS rating_note, r.metadata AS rating_metadata`;
+  q.result_count, q.user_id, q.metadata, q.created_at, ${RATING_COLUMNS}`;
 
 type Row = Record<string, any>;
 
@@ -54,10 +48,7 @@ function ratedFromRow(r: Row): RatedSearch {
       metadata: fromJson(r.metadata, null),
       createdAt: r.created_at,
     },
-    rating:
-      r.rating_value === null || r.rating_value === undefined
-        ? null
-        : { rating: r.rating_value, note: r.rating_note ?? null, metadata: fromJson(r.rating_metadata, null) },
+    rating: ratingFromRow(r, storedJson),
   };
 }
 
@@ -109,13 +100,9 @@ export interface SearchQueriesRequest {
 
 /** `search_queries`: a sorted page of the searches matching the filter (and click condition). */
 export function searchQueries(sql: ReportSql, datasetId: string, req: SearchQueriesRequest): Promise<RatedSearch[]> {
-  const conditions = req.hasClicks === undefined ? [] : [[req.hasClicks ? HAS_CLICK : `NOT ${HAS_CLICK}`] as const];
-  return listSearches(sql, datasetId, {
-    filter: req.filter,
-    page: req.page,
-    conditions,
-    orderBy: `q.${req.sortBy} ${req.sortOrder === 'asc' ? 'ASC' : 'DESC'}`,
-  });
+  const clicks = clickCondition(req.hasClicks);
+  const conditions = clicks === undefined ? [] : [[clicks] as const];
+  return listSearches(sql, datasetId, { filter: req.filter, page: req.page, conditions, orderBy: sortedBy(req.sortBy, req.sortOrder) });
 }
 
 /** `query_details`: one search of the dataset with its rating, or undefined. */

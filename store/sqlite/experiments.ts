@@ -1,16 +1,19 @@
 /** SQLite experiment repository: `experiments`, and their sticky assignments in `experiment_assignments` (migration 8). */
-import { assignArm, type Experiment, type ExperimentAssignment } from '../../core/domain/experiments.js';
+import type { Experiment, ExperimentAssignment } from '../../core/domain/experiments.js';
 import {
   ASSIGNMENT_COLUMNS,
   EXPERIMENT_COLUMNS,
+  EXPERIMENT_UPDATE_COLUMNS,
+  EXPERIMENT_WITH_ASSIGNMENT_COLUMNS,
   assignmentFromRow,
-  assignmentParams,
   experimentDatasetGone,
   experimentFromRow,
   experimentNotFound,
   experimentParams,
-  newAssignment,
+  experimentUpdateParams,
+  firstAssignmentParams,
   newExperiment,
+  storedAssignment,
   updatedExperiment,
 } from '../experiment-records.js';
 import type { ExperimentPatch, ExperimentRepository } from '../repository.js';
@@ -26,14 +29,12 @@ export function sqliteExperiments(db: Db): ExperimentRepository {
   const insert = db.prepare(`INSERT INTO experiments (${EXPERIMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const one = db.prepare(`SELECT ${EXPERIMENT_COLUMNS} FROM experiments WHERE dataset_id = ? AND id = ?`);
   const all = db.prepare(`SELECT ${EXPERIMENT_COLUMNS} FROM experiments WHERE dataset_id = ? ORDER BY created_at DESC, id`);
-  const rewrite = db.prepare(
-    'UPDATE experiments SET name = ?, control_name = ?, control_split = ?, t1_name = ?, t1_split = ?, updated_at = ? WHERE id = ?',
-  );
+  const rewrite = db.prepare(`UPDATE experiments SET ${EXPERIMENT_UPDATE_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`);
   const removeAssignments = db.prepare('DELETE FROM experiment_assignments WHERE experiment_id = ?');
   const remove = db.prepare('DELETE FROM experiments WHERE id = ?');
   // The experiment and, when there is one, the user's stored arm, in one read.
   const withAssignment = db.prepare(
-    `SELECT ${EXPERIMENT_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}, a.treatment_name AS assigned_name, a.created_at AS assigned_at
+    `SELECT ${EXPERIMENT_WITH_ASSIGNMENT_COLUMNS}
      FROM experiments e LEFT JOIN experiment_assignments a ON a.experiment_id = e.id AND a.user_id = ?
      WHERE e.dataset_id = ? AND e.id = ?`,
   );
@@ -52,7 +53,7 @@ export function sqliteExperiments(db: Db): ExperimentRepository {
     const current = find(datasetId, id);
     if (!current) throw experimentNotFound(id, datasetId);
     const next = updatedExperiment(current, patch, Date.now());
-    rewrite.run(next.name, next.controlName, next.controlSplit, next.t1Name, next.t1Split, next.updatedAt, id);
+    rewrite.run(...experimentUpdateParams(next));
     return next;
   });
 
@@ -70,20 +71,18 @@ export function sqliteExperiments(db: Db): ExperimentRepository {
   const assignOne = (datasetId: string, experimentId: string, userId: string): ExperimentAssignment => {
     const row = withAssignment.get(userId, datasetId, experimentId) as Row | undefined;
     if (!row) throw experimentNotFound(experimentId, datasetId);
-    if (row.assigned_name != null) {
-      return { experimentId, datasetId, userId, treatmentName: row.assigned_name, createdAt: Number(row.assigned_at) };
-    }
-    const experiment = experimentFromRow(row);
+    const stored = storedAssignment(row, datasetId, experimentId, userId);
+    if (stored) return stored;
     try {
-      insertAssignment.run(...assignmentParams(newAssignment(experiment, userId, assignArm(experiment, userId), Date.now())));
+      insertAssignment.run(...firstAssignmentParams(experimentFromRow(row), userId, Date.now()));
     } catch (err) {
       // Deleted between the read and the insert.
       if (isForeignKeyViolation(err)) throw experimentNotFound(experimentId, datasetId);
       throw err;
     }
-    const stored = assignment.get(experimentId, userId) as Row | undefined;
-    if (!stored) throw experimentNotFound(experimentId, datasetId);
-    return assignmentFromRow(stored);
+    const kept = assignment.get(experimentId, userId) as Row | undefined;
+    if (!kept) throw experimentNotFound(experimentId, datasetId);
+    return assignmentFromRow(kept);
   };
 
   return {

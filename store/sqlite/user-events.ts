@@ -3,12 +3,12 @@
  * filter. The metadata filter compares JSON values by type, as the PostgreSQL store's jsonb
  * equality does (a string never equals a number, `true` never equals 1), so both engines agree.
  */
-import { badRequest } from '../../core/domain/errors.js';
-import type { RequestType, UserEvent, UserEventFilter, UserEventType } from '../../core/domain/user-events.js';
+import type { UserEvent, UserEventFilter } from '../../core/domain/user-events.js';
 import type Database from 'better-sqlite3';
 import type { UserEventRepository } from '../repository.js';
 import type { Db } from './database.js';
-import { fromJson, toJson } from '../rows.js';
+import { toJson, userEventFromRow } from '../rows.js';
+import { metadataScalar, userEventConditions } from '../user-event-records.js';
 
 type Row = Record<string, any>;
 
@@ -18,27 +18,6 @@ const finite = (n: unknown): number => (typeof n === 'number' && Number.isFinite
 /** A boolean as the 0/1 column holds it; absent stays absent (then NOT NULL skips the row). */
 const bit = (b: boolean | undefined | null): number | null => (b === undefined || b === null ? null : b ? 1 : 0);
 
-function eventFromRow(r: Row): UserEvent {
-  return {
-    id: r.id,
-    datasetId: r.dataset_id,
-    eventType: r.event_type as UserEventType,
-    eventName: r.event_name,
-    items: JSON.parse(r.items) ?? [],
-    metadata: fromJson(r.metadata, null),
-    userId: r.user_id,
-    isConversion: r.is_conversion === 1,
-    requestId: r.request_id,
-    requestType: r.request_type as RequestType | null,
-    location: r.location,
-    position: r.position,
-    clickedChunkId: r.clicked_chunk_id,
-    revenue: r.revenue,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
 /**
  * The SQL condition (and its parameters) of a metadata filter: the JSON path is built from quoted
  * labels (`$."a"."b"`), so every segment is an object key, as PostgreSQL's `->` with text keys.
@@ -46,12 +25,10 @@ function eventFromRow(r: Row): UserEvent {
  */
 function metadataCondition(filter: NonNullable<UserEventFilter['metadata']>): { sql: string; params: unknown[] } {
   const path = '$' + filter.path.map((s) => `."${s}"`).join('');
-  const v = filter.value;
+  const v = metadataScalar(filter);
   if (typeof v === 'string') return { sql: `(json_type(metadata, ?) = 'text' AND json_extract(metadata, ?) = ?)`, params: [path, path, v] };
   if (typeof v === 'number') return { sql: `(json_type(metadata, ?) IN ('integer', 'real') AND json_extract(metadata, ?) = ?)`, params: [path, path, v] };
-  if (typeof v === 'boolean' || v === null) return { sql: 'json_type(metadata, ?) = ?', params: [path, v === null ? 'null' : String(v)] };
-  // Objects and arrays: jsonb equality ignores key order, SQLite's JSON text would not.
-  throw badRequest('metadata_filter: the value must be a JSON string, number, boolean or null');
+  return { sql: 'json_type(metadata, ?) = ?', params: [path, v === null ? 'null' : String(v)] };
 }
 
 /** Builds the user event repository. */
@@ -96,17 +73,12 @@ export function sqliteUserEvents(db: Db): UserEventRepository {
     },
     async get(datasetId, id) {
       const row = getOne.get(datasetId, id) as Row | undefined;
-      return row ? eventFromRow(row) : undefined;
+      return row ? userEventFromRow(row) : undefined;
     },
     async list(datasetId, filter, page) {
       const where = ['dataset_id = ?'];
       const params: unknown[] = [datasetId];
-      // Both bounds inclusive (epoch ms are integers: the facade turns gt/lt into gte/lte).
-      if (filter.createdAfter !== undefined) where.push('created_at >= ?'), params.push(filter.createdAfter);
-      if (filter.createdBefore !== undefined) where.push('created_at <= ?'), params.push(filter.createdBefore);
-      if (filter.eventType !== undefined) where.push('event_type = ?'), params.push(filter.eventType);
-      if (filter.isConversion !== undefined) where.push('is_conversion = ?'), params.push(filter.isConversion ? 1 : 0);
-      if (filter.userId !== undefined) where.push('user_id = ?'), params.push(filter.userId);
+      for (const [condition, value] of userEventConditions(filter)) where.push(condition), params.push(value);
       if (filter.metadata !== undefined) {
         const m = metadataCondition(filter.metadata);
         where.push(m.sql);
@@ -116,7 +88,7 @@ export function sqliteUserEvents(db: Db): UserEventRepository {
       let statement = listings.get(sql);
       if (!statement) listings.set(sql, (statement = db.prepare(sql)));
       const rows = statement.all(...params, page.limit, page.offset) as Row[];
-      return rows.map(eventFromRow);
+      return rows.map(userEventFromRow);
     },
   };
 }

@@ -584,9 +584,9 @@ describe('click-through reports, top datasets and the event listing against the 
     expect(m.percent_searches_without_clicks).toBeCloseTo((100 * (ids.length - withClicks)) / ids.length, 6);
     expect(m.avg_position_of_click).toBeCloseTo(mean(clicks.map((e) => e.position!)), 6);
     const page = await ctrReport({ type: 'searches_with_clicks', page: 1 });
-    for (const s of page.searches as { id: string }[]) expect(hasClick(s.id)).toBe(true);
+    for (const s of page.queries as { id: string }[]) expect(hasClick(s.id)).toBe(true);
     const without = await ctrReport({ type: 'searches_without_clicks', page: 1 });
-    for (const s of without.searches as { id: string }[]) expect(hasClick(s.id)).toBe(false);
+    for (const s of without.queries as { id: string }[]) expect(hasClick(s.id)).toBe(false);
     const recIds = recs.map((c) => c.id);
     const r = await ctrReport({ type: 'recommendation_ctr_metrics' });
     expect(r.recommendations_with_clicks).toBe(recIds.filter(hasClick).length);

@@ -1,12 +1,90 @@
 /**
- * What the RAG and recommendation report tests share: a seeded random source, the oracle's time
- * buckets and stamps, range and paging checks in plain JavaScript, and SQL writes on a stack's
+ * What the RAG and recommendation report tests share: the stack with its two datasets and store, a
+ * seeded random source, user events to seed, the oracle's time buckets and stamps, range, sort and
+ * paging checks in plain JavaScript, the report call and its refusals, and SQL writes on a stack's
  * store (to set what no API writes: hallucination figures, a topic's creation time).
  */
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { expect } from 'vitest';
+import type { UserEvent, UserEventType } from '../../core/domain/user-events.js';
+import { openStore } from '../../store/open-store.js';
+import type { Store } from '../../store/repository.js';
+import { client, type Client } from '../helpers/api.js';
+import { createDataset, createTenant, type Tenant } from '../helpers/fixtures.js';
+import { startStack, type Stack } from '../helpers/stack.js';
 import type { StoreLocation } from '../helpers/store-snapshot.js';
+
+/** A report test's stack: dataset A (`ds`) for the seeded rows, dataset B (`realDs`) for a real record. */
+export interface ReportStack {
+  stack: Stack;
+  tenant: Tenant;
+  store: Store;
+  ds: Client;
+  datasetId: string;
+  realDs: Client;
+  realDatasetId: string;
+}
+
+/** Starts the stack, its tenant (dataset A) and dataset B with `serverConfiguration`, and opens its store to seed. */
+export async function startReportStack(serverConfiguration: Record<string, unknown>): Promise<ReportStack> {
+  const stack = await startStack();
+  const tenant = await createTenant(stack);
+  const realDatasetId = await createDataset(stack, tenant.orgId, tenant.ownerKey, { server_configuration: serverConfiguration });
+  const realDs = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': realDatasetId });
+  const store = await openStore(stack);
+  return { stack, tenant, store, ds: tenant.ds, datasetId: tenant.datasetId, realDs, realDatasetId };
+}
+
+/** Closes what {@link startReportStack} opened (either may be absent when the start failed). */
+export async function stopReportStack(s: Partial<ReportStack> | undefined): Promise<void> {
+  await s?.store?.close();
+  await s?.stack?.stop();
+}
+
+/** A user event to seed: a fresh id, no links or figures unless given. */
+export function userEvent(e: Partial<UserEvent> & { eventType: UserEventType; createdAt: number; datasetId: string }): UserEvent {
+  return {
+    id: randomUUID(),
+    eventName: e.eventType,
+    items: [],
+    metadata: null,
+    userId: null,
+    isConversion: false,
+    requestId: null,
+    requestType: null,
+    location: null,
+    position: null,
+    clickedChunkId: null,
+    revenue: 0,
+    updatedAt: e.createdAt,
+    ...e,
+  };
+}
+
+/** The answer of one report asked at `route` (asserting 200). */
+export async function postReport(on: Client, route: string, body: Record<string, unknown>): Promise<any> {
+  const res = await on.post(route, body);
+  expect(res.status, `${JSON.stringify(body)} → ${res.text}`).toBe(200);
+  return res.body;
+}
+
+/** Asserts each body is refused at `route` with 400 and a message matching its pattern. */
+export async function expectRefusals(on: Client, route: string, cases: readonly (readonly [unknown, RegExp])[]): Promise<void> {
+  for (const [body, message] of cases) {
+    const res = await on.post(route, body);
+    expect(res.status, `${JSON.stringify(body)} → ${res.text}`).toBe(400);
+    expect(res.body.message).toMatch(message);
+  }
+}
+
+/** A listing's order: by `key` (descending when `desc`), ties by id in code-point order, as the reports sort. */
+export const byKeyThenId =
+  <T>(key: (item: T) => number, desc: boolean, id: (item: T) => string) =>
+  (x: T, y: T): number =>
+    (desc ? key(y) - key(x) : key(x) - key(y)) || byCodePoint(id(x), id(y));
 
 /** A deterministic random source in [0, 1) (mulberry32). */
 export function rng(seed: number): () => number {
@@ -134,4 +212,23 @@ export async function writeStore(loc: StoreLocation, statements: readonly (reado
   } finally {
     db.close();
   }
+}
+
+/**
+ * Asserts a rate graph (`total`, `points`) against the oracle: the share of `items` meeting `hit`,
+ * over all of them and per bucket of `at`.
+ */
+export function expectShare<T>(total: number, points: readonly Point[], items: readonly T[], at: (item: T) => number, g: Granularity, hit: (item: T) => boolean): void {
+  expect(total).toBeCloseTo(ratio(items.filter(hit).length, items.length), 9);
+  expect(rounded(points)).toEqual(rounded(pointsOf(items, at, g, (b) => ratio(b.filter(hit).length, b.length))));
+}
+
+/**
+ * Asserts a per-user graph against the oracle: records with a user per distinct user, over all of
+ * them and per bucket of `at` (records without a user left out).
+ */
+export function expectPerUser<T>(total: number, points: readonly Point[], items: readonly T[], at: (item: T) => number, g: Granularity, user: (item: T) => string | null): void {
+  const withUser = items.filter((i) => user(i) !== null);
+  expect(total).toBeCloseTo(ratio(withUser.length, distinct(withUser.map(user))), 9);
+  expect(rounded(points)).toEqual(rounded(pointsOf(withUser, at, g, (b) => ratio(b.length, distinct(b.map(user))))));
 }

@@ -10,32 +10,40 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RagRecord } from '../../core/domain/rag.js';
 import type { QueryRating, UserEvent, UserEventType } from '../../core/domain/user-events.js';
 import type { Store } from '../../store/repository.js';
-import { openStore } from '../../store/open-store.js';
 import { client, type Client } from '../helpers/api.js';
 import { eventually } from '../helpers/eventually.js';
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js';
-import { createDataset, createKey, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import { createKey, type Tenant } from '../helpers/fixtures.js';
+import type { Stack } from '../helpers/stack.js';
 import { expectRejected } from '../helpers/store-snapshot.js';
 import {
   DAY,
   HOUR,
   MINUTE,
   byCodePoint,
-  distinct,
+  byKeyThenId,
+  expectPerUser,
+  expectRefusals,
+  expectShare,
   pointsOf,
+  postReport,
   ratio,
   rng,
   rounded,
   stamp,
+  startReportStack,
+  stopReportStack,
   topTexts,
+  userEvent as event,
   wireRange,
   within,
   writeStore,
   type Bounds,
   type Granularity,
+  type ReportStack,
 } from './rag-analytics-fixtures.js';
 
+let started: ReportStack | undefined;
 let stack: Stack;
 let llm: FakeLlm;
 let tenant: Tenant;
@@ -75,27 +83,6 @@ const topics: SeedTopic[] = [];
 const answers: Answer[] = [];
 /** Every user event of dataset A. */
 const events: UserEvent[] = [];
-/** The search record of dataset A a purchase links to. */
-let searchId: string;
-
-function event(e: Partial<UserEvent> & { eventType: UserEventType; createdAt: number; datasetId: string }): UserEvent {
-  return {
-    id: randomUUID(),
-    eventName: e.eventType,
-    items: [],
-    metadata: null,
-    userId: null,
-    isConversion: false,
-    requestId: null,
-    requestType: null,
-    location: null,
-    position: null,
-    clickedChunkId: null,
-    revenue: 0,
-    updatedAt: e.createdAt,
-    ...e,
-  };
-}
 
 /** Seeds topics, answers, ratings and events into dataset A (and one stray event into B). */
 async function seed(): Promise<void> {
@@ -146,7 +133,6 @@ async function seed(): Promise<void> {
   }
   // Unlinked events, a purchase linked to a search of the dataset, one linked to nothing stored.
   const search = randomUUID();
-  searchId = search;
   for (let k = 0; k < 3; k++) events.push(event({ eventType: 'purchase', eventName: 'Purchase', createdAt: BASE + k * DAY + 2 * HOUR, datasetId, revenue: 100 * (k + 1), isConversion: true }));
   events.push(event({ eventType: 'view', eventName: 'View', createdAt: BASE + HOUR, datasetId }));
   events.push(event({ eventType: 'purchase', eventName: 'Purchase', createdAt: BASE + DAY + 3 * HOUR, datasetId, requestId: search, requestType: 'search', revenue: 7, isConversion: true }));
@@ -194,30 +180,18 @@ async function seed(): Promise<void> {
 
 beforeAll(async () => {
   llm = await startFakeLlm();
-  stack = await startStack();
-  tenant = await createTenant(stack);
-  ds = tenant.ds;
-  datasetId = tenant.datasetId;
-  realDatasetId = await createDataset(stack, tenant.orgId, tenant.ownerKey, {
-    server_configuration: { LLM_BASE_URL: llm.url, LLM_API_KEY: 'sk-fake', LLM_DEFAULT_MODEL: 'fake-model', SEMANTIC_ENABLED: false },
-  });
-  realDs = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': realDatasetId });
-  store = await openStore(stack);
+  started = await startReportStack({ LLM_BASE_URL: llm.url, LLM_API_KEY: 'sk-fake', LLM_DEFAULT_MODEL: 'fake-model', SEMANTIC_ENABLED: false });
+  ({ stack, tenant, store, ds, datasetId, realDs, realDatasetId } = started);
   await seed();
 }, 120_000);
 
 afterAll(async () => {
-  await store?.close();
-  await stack?.stop();
+  await stopReportStack(started);
   await llm?.close();
 });
 
 /** The report's answer (asserting 200). */
-async function report(body: Record<string, unknown>, on: Client = ds): Promise<any> {
-  const res = await on.post('/api/analytics/rag', body);
-  expect(res.status, `${JSON.stringify(body)} → ${res.text}`).toBe(200);
-  return res.body;
-}
+const report = (body: Record<string, unknown>, on: Client = ds): Promise<any> => postReport(on, '/api/analytics/rag', body);
 
 /** A RAG filter: the wire body and the oracle's predicate. */
 interface Filter {
@@ -299,7 +273,7 @@ describe('POST /api/analytics/rag: answers', () => {
       for (const hasClicks of [undefined, true, false]) {
         const expected = selected(f)
           .filter((a) => hasClicks === undefined || hasClick(a) === hasClicks)
-          .sort((x, y) => (sort.desc ? sort.key(y) - sort.key(x) : sort.key(x) - sort.key(y)) || byCodePoint(x.rec.id, y.rec.id));
+          .sort(byKeyThenId(sort.key, sort.desc, (a) => a.rec.id));
         for (const page of [undefined, 2]) {
           const body = await report({ type: 'rag_queries', filter: f.wire, page, has_clicks: hasClicks, sort_by: sort.sort_by, sort_order: sort.sort_order });
           const from = ((page ?? 1) - 1) * 10;
@@ -371,18 +345,15 @@ describe('POST /api/analytics/rag: answers', () => {
     for (const [n, f] of FILTERS.entries()) {
       const g = GRANULARITIES[(n + 1) % GRANULARITIES.length]!;
       const sel = selected(f);
+      const at = (a: Answer) => a.rec.createdAt;
       const ctr = await report({ type: 'ctr_metrics_over_time', filter: f.wire, granularity: g });
-      expect(ctr.total_ctr).toBeCloseTo(ratio(sel.filter(hasClick).length, sel.length), 9);
-      expect(rounded(ctr.points)).toEqual(rounded(pointsOf(sel, (a) => a.rec.createdAt, g, (b) => ratio(b.filter(hasClick).length, b.length))));
+      expectShare(ctr.total_ctr, ctr.points, sel, at, g, hasClick);
 
       const conversion = await report({ type: 'chat_conversion_rate', filter: f.wire, granularity: g });
-      expect(conversion.conversion_rate).toBeCloseTo(ratio(sel.filter(converts).length, sel.length), 9);
-      expect(rounded(conversion.points)).toEqual(rounded(pointsOf(sel, (a) => a.rec.createdAt, g, (b) => ratio(b.filter(converts).length, b.length))));
+      expectShare(conversion.conversion_rate, conversion.points, sel, at, g, converts);
 
-      const withUser = sel.filter((a) => a.rec.userId !== null);
       const perUser = await report({ type: 'messages_per_user', filter: f.wire, granularity: g });
-      expect(perUser.avg_messages_per_user).toBeCloseTo(ratio(withUser.length, distinct(withUser.map((a) => a.rec.userId))), 9);
-      expect(rounded(perUser.points)).toEqual(rounded(pointsOf(withUser, (a) => a.rec.createdAt, g, (b) => ratio(b.length, distinct(b.map((a) => a.rec.userId))))));
+      expectPerUser(perUser.avg_messages_per_user, perUser.points, sel, at, g, (a) => a.rec.userId);
 
       const rated = sel.filter((a) => a.rating !== null);
       const mean = (b: Answer[]) => ratio(b.reduce((s, a) => s + a.rating!.rating, 0), b.length);
@@ -559,11 +530,7 @@ describe('POST /api/analytics/rag: refusals', () => {
       [{ type: 'chat_revenue', direct: 'yes' }, /direct/],
       [{ type: 'events_for_topic', topic_id: 7 }, /topic_id/],
     ];
-    for (const [body, message] of cases) {
-      const res = await ds.post('/api/analytics/rag', body);
-      expect(res.status, `${JSON.stringify(body)} → ${res.text}`).toBe(400);
-      expect(res.body.message).toMatch(message);
-    }
+    await expectRefusals(ds, '/api/analytics/rag', cases);
     await expectRejected(stack, () => ds.post('/api/analytics/rag', { type: 'rag_queries', page: -3 }), 400, /page/);
   });
 

@@ -9,31 +9,36 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecommendationRecord } from '../../core/domain/analytics.js';
 import type { UserEvent, UserEventType } from '../../core/domain/user-events.js';
-import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/repository.js';
 import { client, type Client } from '../helpers/api.js';
 import { eventually } from '../helpers/eventually.js';
-import { createDataset, createKey, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import { createKey, type Tenant } from '../helpers/fixtures.js';
+import type { Stack } from '../helpers/stack.js';
 import { expectRejected } from '../helpers/store-snapshot.js';
 import {
   DAY,
   HOUR,
   MINUTE,
-  byCodePoint,
-  distinct,
+  byKeyThenId,
+  expectPerUser,
+  expectRefusals,
+  expectShare,
   pointsOf,
-  ratio,
+  postReport,
   rng,
-  rounded,
+  startReportStack,
   stamp,
+  stopReportStack,
   topTexts,
+  userEvent as event,
   wireRange,
   within,
   type Bounds,
   type Granularity,
+  type ReportStack,
 } from './rag-analytics-fixtures.js';
 
+let started: ReportStack | undefined;
 let stack: Stack;
 let tenant: Tenant;
 let store: Store;
@@ -53,25 +58,6 @@ interface Rec {
 }
 
 const recs: Rec[] = [];
-
-function event(e: Partial<UserEvent> & { eventType: UserEventType; createdAt: number; datasetId: string }): UserEvent {
-  return {
-    id: randomUUID(),
-    eventName: e.eventType,
-    items: [],
-    metadata: null,
-    userId: null,
-    isConversion: false,
-    requestId: null,
-    requestType: null,
-    location: null,
-    position: null,
-    clickedChunkId: null,
-    revenue: 0,
-    updatedAt: e.createdAt,
-    ...e,
-  };
-}
 
 async function seed(): Promise<void> {
   const random = rng(1502);
@@ -113,26 +99,16 @@ async function seed(): Promise<void> {
 }
 
 beforeAll(async () => {
-  stack = await startStack();
-  tenant = await createTenant(stack);
-  ds = tenant.ds;
-  datasetId = tenant.datasetId;
-  realDatasetId = await createDataset(stack, tenant.orgId, tenant.ownerKey, { server_configuration: { SEMANTIC_ENABLED: false } });
-  realDs = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': realDatasetId });
-  store = await openStore(stack);
+  started = await startReportStack({ SEMANTIC_ENABLED: false });
+  ({ stack, tenant, store, ds, datasetId, realDs, realDatasetId } = started);
   await seed();
 }, 120_000);
 
 afterAll(async () => {
-  await store?.close();
-  await stack?.stop();
+  await stopReportStack(started);
 });
 
-async function report(body: Record<string, unknown>, on: Client = ds): Promise<any> {
-  const res = await on.post('/api/analytics/recommendations', body);
-  expect(res.status, `${JSON.stringify(body)} → ${res.text}`).toBe(200);
-  return res.body;
-}
+const report = (body: Record<string, unknown>, on: Client = ds): Promise<any> => postReport(on, '/api/analytics/recommendations', body);
 
 /** A filter as the wire and the oracle both take it. */
 interface Filter {
@@ -197,7 +173,7 @@ describe('POST /api/analytics/recommendations', () => {
       for (const threshold of [undefined, 0.5, 0.2]) {
         const expected = selected(f)
           .filter((r) => threshold === undefined || r.rec.topScore < threshold)
-          .sort((x, y) => x.rec.topScore - y.rec.topScore || byCodePoint(x.rec.id, y.rec.id));
+          .sort(byKeyThenId((r) => r.rec.topScore, false, (r) => r.rec.id));
         for (const page of [1, 2]) {
           const body = await report({ type: 'low_confidence_recommendations', filter: f.wire, threshold, page });
           expect(body).toEqual({ queries: expected.slice((page - 1) * 10, page * 10).map((r) => recommendationEvent(r.rec)) });
@@ -220,7 +196,7 @@ describe('POST /api/analytics/recommendations', () => {
         const sort = sorts[(n + k) % sorts.length]!;
         const expected = selected(f)
           .filter((r) => hasClicks === undefined || hasClick(r) === hasClicks)
-          .sort((x, y) => (sort.desc ? sort.key(y) - sort.key(x) : sort.key(x) - sort.key(y)) || byCodePoint(x.rec.id, y.rec.id));
+          .sort(byKeyThenId(sort.key, sort.desc, (r) => r.rec.id));
         for (const page of [undefined, 2]) {
           const body = await report({ type: 'recommendation_queries', filter: f.wire, has_clicks: hasClicks, sort_by: sort.sort_by, sort_order: sort.sort_order, page });
           const from = ((page ?? 1) - 1) * 10;
@@ -246,16 +222,13 @@ describe('POST /api/analytics/recommendations', () => {
         total_requests: sel.length,
         points: pointsOf(sel, (r) => r.rec.createdAt, g, (b) => b.length),
       });
-      const withUser = sel.filter((r) => r.rec.userId !== null);
+      const at = (r: Rec) => r.rec.createdAt;
       const perUser = await report({ type: 'recommendations_per_user', filter: f.wire, granularity: g });
-      expect(perUser.avg_recommendations_per_user).toBeCloseTo(ratio(withUser.length, distinct(withUser.map((r) => r.rec.userId))), 9);
-      expect(rounded(perUser.points)).toEqual(rounded(pointsOf(withUser, (r) => r.rec.createdAt, g, (b) => ratio(b.length, distinct(b.map((r) => r.rec.userId))))));
+      expectPerUser(perUser.avg_recommendations_per_user, perUser.points, sel, at, g, (r) => r.rec.userId);
       const ctr = await report({ type: 'recommendations_ctr_rate', filter: f.wire, granularity: g });
-      expect(ctr.total_ctr).toBeCloseTo(ratio(sel.filter(hasClick).length, sel.length), 9);
-      expect(rounded(ctr.points)).toEqual(rounded(pointsOf(sel, (r) => r.rec.createdAt, g, (b) => ratio(b.filter(hasClick).length, b.length))));
+      expectShare(ctr.total_ctr, ctr.points, sel, at, g, hasClick);
       const conversion = await report({ type: 'recommendation_conversion_rate', filter: f.wire, granularity: g });
-      expect(conversion.conversion_rate).toBeCloseTo(ratio(sel.filter(converts).length, sel.length), 9);
-      expect(rounded(conversion.points)).toEqual(rounded(pointsOf(sel, (r) => r.rec.createdAt, g, (b) => ratio(b.filter(converts).length, b.length))));
+      expectShare(conversion.conversion_rate, conversion.points, sel, at, g, converts);
     }
     // Hour is the default bucket; the seeded days straddle the end of May.
     const usage = await report({ type: 'recommendation_usage_graph', granularity: 'month' });
@@ -320,11 +293,7 @@ describe('POST /api/analytics/recommendations', () => {
       [{ type: 'recommendations_ctr_rate', granularity: 'year' }, /granularity/],
       [{ type: 'query_details', request_id: 'x' }, /request_id: must be a UUID/],
     ];
-    for (const [body, message] of cases) {
-      const res = await ds.post('/api/analytics/recommendations', body);
-      expect(res.status, `${JSON.stringify(body)} → ${res.text}`).toBe(400);
-      expect(res.body.message).toMatch(message);
-    }
+    await expectRefusals(ds, '/api/analytics/recommendations', cases);
     await expectRejected(stack, () => ds.post('/api/analytics/recommendations', { type: 'event_funnel', filter: { component_name: 5 } }), 400, /component_name/);
     const readKey = await createKey(stack, tenant.orgId, { role: 0 });
     expect((await client(stack.baseUrl, { authorization: readKey, 'tr-dataset': datasetId }).post('/api/analytics/recommendations', { type: 'event_funnel' })).status).toBe(403);
