@@ -144,6 +144,10 @@ export interface RagRecord {
   readonly latencyMs: number;
   /** Epoch milliseconds. */
   readonly createdAt: number;
+  /** How much of the answer a caller's checker judged made up (`rag` user events carry it); 0 when absent. */
+  readonly hallucinationScore?: number;
+  /** The claims a caller's checker judged made up; none when absent. */
+  readonly detectedHallucinations?: readonly string[];
 }
 
 /** The queue of generation jobs: one job per answer, run by the job workers. */

@@ -258,6 +258,8 @@ function writesOf(type: (typeof SEND_EVENT_TYPES)[number], body: unknown, stamp:
         promptTokens: b.tokens,
         completionTokens: 0,
         latencyMs: 0,
+        hallucinationScore: b.hallucination_score ?? 0,
+        detectedHallucinations: b.detected_hallucinations ?? [],
       };
       return { rags: [record], ratings: ratingOf('rag', b.query_rating, stamp) };
     }

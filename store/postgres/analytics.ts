@@ -69,8 +69,8 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
   const insertRecommendationsSql = `INSERT INTO recommendation_queries (id, dataset_id, recommendation_type, positive_ids, negative_ids, positive_tracking_ids, negative_tracking_ids, request_params, results, top_score, user_id, metadata, created_at)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::float8[], $11::text[], $12::text[], $13::bigint[])
      ON CONFLICT (id) DO NOTHING`;
-  const insertRagsSql = `INSERT INTO rag_queries (id, dataset_id, rag_type, user_message, search_id, topic_id, results, llm_response, top_score, user_id, metadata, prompt_tokens, completion_tokens, latency, created_at)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::float8[], $10::text[], $11::text[], $12::int[], $13::int[], $14::float8[], $15::bigint[])
+  const insertRagsSql = `INSERT INTO rag_queries (id, dataset_id, rag_type, user_message, search_id, topic_id, results, llm_response, top_score, user_id, metadata, prompt_tokens, completion_tokens, latency, created_at, hallucination_score, detected_hallucinations)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::float8[], $10::text[], $11::text[], $12::int[], $13::int[], $14::float8[], $15::bigint[], $16::float8[], $17::text[])
      ON CONFLICT (id) DO NOTHING`;
   // By primary key through the created_at indexes: each statement is one short transaction.
   const purgeSearches = 'DELETE FROM search_queries WHERE id IN (SELECT id FROM search_queries WHERE created_at < $1 LIMIT $2)';
@@ -161,6 +161,8 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
           (r) => tokenCount(r.completionTokens),
           (r) => finite(r.latencyMs),
           (r) => integer(r.createdAt),
+          (r) => finite(r.hallucinationScore),
+          (r) => jsonOf(r.detectedHallucinations ?? []),
         ]),
       );
     },

@@ -48,8 +48,8 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const insertRag = db.prepare(
-    `INSERT OR IGNORE INTO rag_queries (id, dataset_id, rag_type, user_message, search_id, topic_id, results, llm_response, top_score, user_id, metadata, prompt_tokens, completion_tokens, latency, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT OR IGNORE INTO rag_queries (id, dataset_id, rag_type, user_message, search_id, topic_id, results, llm_response, top_score, user_id, metadata, prompt_tokens, completion_tokens, latency, created_at, hallucination_score, detected_hallucinations)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const getSearch = db.prepare('SELECT * FROM search_queries WHERE dataset_id = ? AND id = ?');
   const getRag = db.prepare('SELECT * FROM rag_queries WHERE dataset_id = ? AND id = ?');
@@ -134,6 +134,8 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
         tokenCount(r.completionTokens),
         finite(r.latencyMs),
         r.createdAt,
+        finite(r.hallucinationScore),
+        jsonOf(r.detectedHallucinations ?? []),
       ).changes;
     }
     return added;

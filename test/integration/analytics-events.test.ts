@@ -166,11 +166,29 @@ describe('PUT /api/analytics/events: user events', () => {
       query_rating: { rating: -1 }, hallucination_score: 0.1, detected_hallucinations: ['x'],
     });
     const bareRag = await send({ event_type: 'rag', user_message: 'bare', tokens: 1 });
-    const rags = await queryStore<any>(stack, 'SELECT id, rag_type, user_message, results, llm_response, top_score, prompt_tokens FROM rag_queries WHERE dataset_id = ? ORDER BY user_message', t.datasetId);
-    expect(rags.map((r) => ({ ...r, top_score: Number(r.top_score), prompt_tokens: Number(r.prompt_tokens) }))).toEqual([
-      { id: bareRag, rag_type: 'all_chunks', user_message: 'bare', results: '[]', llm_response: '', top_score: 0, prompt_tokens: 1 },
-      { id: ragId, rag_type: 'chosen_chunks', user_message: 'why?', results: '[{"id":"d","score":0.5}]', llm_response: 'because', top_score: 0.5, prompt_tokens: 40 },
+    const rags = await queryStore<any>(
+      stack,
+      'SELECT id, rag_type, user_message, results, llm_response, top_score, prompt_tokens, hallucination_score, detected_hallucinations FROM rag_queries WHERE dataset_id = ? ORDER BY user_message',
+      t.datasetId,
+    );
+    expect(rags.map((r) => ({ ...r, top_score: Number(r.top_score), prompt_tokens: Number(r.prompt_tokens), hallucination_score: Number(r.hallucination_score) }))).toEqual([
+      { id: bareRag, rag_type: 'all_chunks', user_message: 'bare', results: '[]', llm_response: '', top_score: 0, prompt_tokens: 1, hallucination_score: 0, detected_hallucinations: '[]' },
+      {
+        id: ragId,
+        rag_type: 'chosen_chunks',
+        user_message: 'why?',
+        results: '[{"id":"d","score":0.5}]',
+        llm_response: 'because',
+        top_score: 0.5,
+        prompt_tokens: 40,
+        hallucination_score: 0.1,
+        detected_hallucinations: '["x"]',
+      },
     ]);
+    // The RAG report shows them as the record's.
+    const shown = await ds.post('/api/analytics/rag', { type: 'rag_query_details', request_id: ragId });
+    expect(shown.status, shown.text).toBe(200);
+    expect([shown.body.hallucination_score, shown.body.detected_hallucinations]).toEqual([0.1, ['x']]);
 
     const recId = await send({ event_type: 'recommendation', positive_ids: [chunkIds.get('shoe-1')], negative_tracking_ids: ['coat-1'], top_score: 0.3 });
     const groupRec = await send({ event_type: 'recommendation', recommendation_type: 'Group' });
