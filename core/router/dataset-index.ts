@@ -53,8 +53,16 @@ const READ_SLICE = 64;
 const INLINE_SLICE_TEXT = 16_384;
 /** ...and of at most this many chunks (short chunks still cost their fields and filters). */
 const INLINE_SLICE_DOCS = 64;
-/** Snapshot after this many applied changes... */
+/**
+ * Snapshot after this many applied changes, or after {@link SNAPSHOT_GROWTH} of the changes
+ * applied since the dataset loaded when that is more... A snapshot rewrites the whole index, so a
+ * fixed count made a large ingest quadratic (a million rows rewrote a growing index 50 times);
+ * growing with what was applied keeps the snapshots' total work proportional to the ingest, and
+ * a restart replays at most that share of it from the change log.
+ */
 const SNAPSHOT_EVERY_CHANGES = 20_000;
+/** See {@link SNAPSHOT_EVERY_CHANGES}. */
+const SNAPSHOT_GROWTH = 0.25;
 /** ...or this long after the first unsnapshotted change. */
 const SNAPSHOT_EVERY_MS = 60_000;
 
@@ -107,6 +115,8 @@ export class DatasetIndex {
   private ready: Promise<void> | undefined;
   private applying: Promise<unknown> = Promise.resolve();
   private unsnapshotted = 0;
+  /** Changes applied since this index loaded (what the snapshot interval grows with). */
+  private appliedSinceLoad = 0;
   private firstUnsnapshottedAt = 0;
   private snapshotting: Promise<void> | undefined;
   /** Where the shards' snapshots are written. */
@@ -378,7 +388,9 @@ export class DatasetIndex {
   private noteChanges(n: number): void {
     if (this.unsnapshotted === 0) this.firstUnsnapshottedAt = Date.now();
     this.unsnapshotted += n;
-    if (this.unsnapshotted >= SNAPSHOT_EVERY_CHANGES || Date.now() - this.firstUnsnapshottedAt >= SNAPSHOT_EVERY_MS) {
+    this.appliedSinceLoad += n;
+    const every = Math.max(SNAPSHOT_EVERY_CHANGES, Math.floor(this.appliedSinceLoad * SNAPSHOT_GROWTH));
+    if (this.unsnapshotted >= every || Date.now() - this.firstUnsnapshottedAt >= SNAPSHOT_EVERY_MS) {
       void this.snapshot().catch((err: unknown) => this.logger.error({ err, dataset: this.datasetId }, 'snapshot failed'));
     }
   }
