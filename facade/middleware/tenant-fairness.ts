@@ -56,6 +56,13 @@ const READ_POSTS: ReadonlySet<string> = new Set([
   '/api/chunk_group/chunks',
   '/api/dataset/get_all_tags',
   '/api/organization/usage/:organization_id',
+  // Analytics reports only read; counted as writes, one long report held the tenant's chunk writes back.
+  '/api/analytics/search',
+  '/api/analytics/rag',
+  '/api/analytics/recommendations',
+  '/api/analytics/events/ctr',
+  '/api/analytics/events/all',
+  '/api/analytics/top',
 ]);
 
 /** Whether a matched route (`METHOD /api/pattern`) only reads. */

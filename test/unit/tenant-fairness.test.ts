@@ -285,10 +285,10 @@ describe('tenantFairness', () => {
   });
 
   it('tells reads from writes by the matched route', () => {
-    for (const route of ['GET /api/chunk/:chunk_id', 'POST /api/chunk/search', 'POST /api/chunks/scroll', 'POST /api/chunk_group/group_oriented_search', 'POST /api/organization/usage/:organization_id']) {
+    for (const route of ['GET /api/chunk/:chunk_id', 'POST /api/chunk/search', 'POST /api/chunks/scroll', 'POST /api/chunk_group/group_oriented_search', 'POST /api/organization/usage/:organization_id', 'POST /api/analytics/search', 'POST /api/analytics/events/ctr', 'POST /api/analytics/top']) {
       expect(isReadRoute(route), route).toBe(true);
     }
-    for (const route of ['POST /api/chunk', 'PUT /api/chunk', 'DELETE /api/chunk', 'POST /api/chunk_group', 'POST /api/dataset', 'PUT /api/dataset/clear/:dataset_id']) {
+    for (const route of ['POST /api/chunk', 'PUT /api/chunk', 'DELETE /api/chunk', 'POST /api/chunk_group', 'POST /api/dataset', 'PUT /api/dataset/clear/:dataset_id', 'PUT /api/analytics/search', 'POST /api/experiment/ab-test']) {
       expect(isReadRoute(route), route).toBe(false);
     }
   });
