@@ -113,6 +113,8 @@ export interface Config {
   readonly tenantWriteConcurrency: number;
   /** QUARRY_TENANT_EVENT_CONCURRENCY: user-event and rating writes one organization runs at once in an HTTP process. */
   readonly tenantEventConcurrency: number;
+  /** QUARRY_TENANT_ANSWER_CONCURRENCY: answers of chosen chunks (POST /api/chunk/generate) one organization runs at once in an HTTP process. */
+  readonly tenantAnswerConcurrency: number;
   /** Requests of one organization and kind (read, write) that may wait; beyond it, 429. */
   readonly tenantQueue: number;
   /** Whether this job-worker process embeds chunks (off for a worker that should only purge). @defaultValue `true` */
@@ -284,6 +286,7 @@ export function loadConfig(env: Env = process.env): Config {
     tenantReadConcurrency: intVar(env, 'QUARRY_TENANT_READ_CONCURRENCY', Math.max(2, os.availableParallelism()), 1, 100_000),
     tenantWriteConcurrency: intVar(env, 'QUARRY_TENANT_WRITE_CONCURRENCY', 1, 1, 100_000),
     tenantEventConcurrency: intVar(env, 'QUARRY_TENANT_EVENT_CONCURRENCY', 256, 1, 100_000),
+    tenantAnswerConcurrency: intVar(env, 'QUARRY_TENANT_ANSWER_CONCURRENCY', 256, 1, 100_000),
     tenantQueue: intVar(env, 'QUARRY_TENANT_QUEUE', 256, 0, 1_000_000),
     embedJobs: boolVar(env, 'QUARRY_EMBED_JOBS', true),
     embedBackoffMs: intVar(env, 'QUARRY_EMBED_BACKOFF_MS', 2000, 1, 3_600_000),

@@ -90,7 +90,7 @@ export function createApp(services: Services): Koa<RequestState> {
   app.use(gate(services, router));
   // Before the body: a request waiting for its organization's turn holds no parsed body.
   app.use(
-    tenantFairness({ reads: services.config.tenantReadConcurrency, writes: services.config.tenantWriteConcurrency, queue: services.config.tenantQueue, events: services.config.tenantEventConcurrency }),
+    tenantFairness({ reads: services.config.tenantReadConcurrency, writes: services.config.tenantWriteConcurrency, queue: services.config.tenantQueue, events: services.config.tenantEventConcurrency, answers: services.config.tenantAnswerConcurrency }),
   );
   app.use(jsonBody(bodyLimits(services.config)));
   app.use(router.routes());

@@ -22,7 +22,7 @@ const tick = () => new Promise((r) => setImmediate(r));
 
 describe('tenantFairness', () => {
   it('runs one write per organization, queues the next in order, refuses past the queue, and leaves other organizations alone', async () => {
-    const mw = tenantFairness({ reads: 2, writes: 1, queue: 1, events: 2 });
+    const mw = tenantFairness({ reads: 2, writes: 1, queue: 1, events: 2, answers: 2 });
     const a1 = request('a', 'POST /api/chunk');
     const a2 = request('a', 'PUT /api/chunk');
     const a3 = request('a', 'DELETE /api/chunk/:chunk_id');
@@ -48,7 +48,7 @@ describe('tenantFairness', () => {
   });
 
   it('runs event writes side by side up to their own bound, apart from the one-at-a-time writes', async () => {
-    const mw = tenantFairness({ reads: 2, writes: 1, queue: 1, events: 2 });
+    const mw = tenantFairness({ reads: 2, writes: 1, queue: 1, events: 2, answers: 2 });
     const w = request('a', 'POST /api/chunk');
     const e1 = request('a', 'PUT /api/analytics/events');
     const e2 = request('a', 'PUT /api/analytics/search');
@@ -76,11 +76,45 @@ describe('tenantFairness', () => {
     await Promise.all([pw, p2, p4, po]);
   });
 
-  it('starts the next request when the running one yields its turn (a RAG answer waiting on the job worker), and counts it once', async () => {
-    const mw = tenantFairness({ reads: 1, writes: 1, queue: 4, events: 2 });
-    const a1 = request('a', 'POST /api/chunk/generate');
-    const a2 = request('a', 'POST /api/chunk/generate');
-    const a3 = request('a', 'POST /api/chunk/generate');
+  it('runs answers of chosen chunks side by side up to their own bound, counted apart from event writes', async () => {
+    const mw = tenantFairness({ reads: 2, writes: 1, queue: 1, events: 1, answers: 2 });
+    const w = request('a', 'POST /api/chunk');
+    const e = request('a', 'PUT /api/analytics/events');
+    const g1 = request('a', 'POST /api/chunk/generate');
+    const g2 = request('a', 'POST /api/chunk/generate');
+    const g3 = request('a', 'POST /api/chunk/generate');
+    const m = request('a', 'POST /api/message');
+    const pw = mw(w.ctx, w.next);
+    const pe = mw(e.ctx, e.next);
+    const p1 = mw(g1.ctx, g1.next);
+    const p2 = mw(g2.ctx, g2.next);
+    const p3 = mw(g3.ctx, g3.next).then(() => null, (err: unknown) => err);
+    const pm = mw(m.ctx, m.next);
+    await tick();
+    // Two answers run beside the write and the event; the third is refused; a message (it searches first) waits for the write turn.
+    expect([w.started, e.started, g1.started, g2.started, m.started]).toEqual([true, true, true, true, false]);
+    const refused = await p3;
+    expect((refused as QuarryError).httpStatus).toBe(429);
+    expect((refused as QuarryError).message).toMatch(/answers of this organization at once: 2 run/);
+    g1.finish();
+    await p1;
+    const g4 = request('a', 'POST /api/chunk/generate');
+    const p4 = mw(g4.ctx, g4.next);
+    await tick();
+    expect(g4.started).toBe(true);
+    w.finish();
+    await pw;
+    await tick();
+    expect(m.started).toBe(true);
+    for (const r of [e, g2, g4, m]) r.finish();
+    await Promise.all([pe, p2, p4, pm]);
+  });
+
+  it('starts the next request when the running one yields its turn (a topic message waiting on the job worker), and counts it once', async () => {
+    const mw = tenantFairness({ reads: 1, writes: 1, queue: 4, events: 2, answers: 2 });
+    const a1 = request('a', 'POST /api/message');
+    const a2 = request('a', 'POST /api/message');
+    const a3 = request('a', 'POST /api/message');
     const p1 = mw(a1.ctx, a1.next);
     const p2 = mw(a2.ctx, a2.next);
     const p3 = mw(a3.ctx, a3.next);
@@ -105,7 +139,7 @@ describe('tenantFairness', () => {
   });
 
   it('counts reads apart from writes: a search is not queued behind the same organization\'s write', async () => {
-    const mw = tenantFairness({ reads: 1, writes: 1, queue: 4, events: 2 });
+    const mw = tenantFairness({ reads: 1, writes: 1, queue: 4, events: 2, answers: 2 });
     const w = request('a', 'POST /api/chunk');
     const r = request('a', 'POST /api/chunk/search');
     const pw = mw(w.ctx, w.next);
@@ -118,7 +152,7 @@ describe('tenantFairness', () => {
   });
 
   it('runs one read per organization while another organization is active, its full share once alone again', async () => {
-    const mw = tenantFairness({ reads: 3, writes: 1, queue: 8, events: 2 });
+    const mw = tenantFairness({ reads: 3, writes: 1, queue: 8, events: 2, answers: 2 });
     const a = [0, 1, 2, 3].map(() => request('a', 'POST /api/chunk/search'));
     const pa = a.slice(0, 3).map((r) => mw(r.ctx, r.next));
     await tick();
@@ -162,7 +196,7 @@ describe('tenantFairness', () => {
   });
 
   it('under contention starts the tenant that used less first: the heavy one waits while the light one runs', async () => {
-    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2 });
+    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2, answers: 2 });
     // a spends 200 ms in a request: its usage is now far above b's, and its patience (a fifth of
     // its average request, 40 ms) outlasts a tick even on a loaded machine.
     const a1 = request('a', 'POST /api/chunk/search');
@@ -187,7 +221,7 @@ describe('tenantFairness', () => {
   });
 
   it('counts the body a request sent as usage: a tenant of quick but large requests waits for one of slower small ones', async () => {
-    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2 });
+    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2, answers: 2 });
     const run = async (org: string, ms: number, bodyLength: number): Promise<void> => {
       const r = request(org, 'POST /api/chunk/search');
       const p = mw(r.ctx, async () => {
@@ -220,7 +254,7 @@ describe('tenantFairness', () => {
   });
 
   it('keeps a tenant whose request just ended in the share: another runs one read at a time until ACTIVE_GRACE_MS passes', async () => {
-    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2 });
+    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2, answers: 2 });
     const b1 = request('b', 'POST /api/chunk/search');
     const pb1 = mw(b1.ctx, b1.next);
     await tick();
@@ -249,7 +283,7 @@ describe('tenantFairness', () => {
   });
 
   it('holds a light tenant back for a tenant that used less only about as long as its own requests take', async () => {
-    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2 });
+    const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2, answers: 2 });
     // b has searched a lot, each search short: high usage, short requests.
     for (let i = 0; i < 10; i++) {
       const r = request('b', 'POST /api/chunk/search');
@@ -277,7 +311,7 @@ describe('tenantFairness', () => {
   });
 
   it('leaves the operator key and unmatched routes unlimited', async () => {
-    const mw = tenantFairness({ reads: 1, writes: 1, queue: 0, events: 2 });
+    const mw = tenantFairness({ reads: 1, writes: 1, queue: 0, events: 2, answers: 2 });
     let ran = 0;
     const admin = { state: { caller: { kind: 'admin' }, route: 'POST /api/chunk' } } as never;
     await Promise.all([mw(admin, async () => void ran++), mw(admin, async () => void ran++)]);
