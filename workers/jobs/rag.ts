@@ -81,12 +81,17 @@ class AnswerWatch {
   }
 }
 
+/** How often a stream's TTL is renewed while it is written, in ms. */
+const EXPIRE_EVERY_MS = (RAG_STREAM_TTL_S * 1000) / 4;
+
 /**
  * The writer of one answer's stream. Deltas produced while a write is in flight are joined into
  * the next one: order is kept, and a fast provider costs one round trip per batch, not per token.
  */
 class StreamWriter {
   private pending = '';
+  /** When the stream's TTL was last renewed (epoch ms; never yet: -Infinity). */
+  private expiredAt = Number.NEGATIVE_INFINITY;
   private writing: Promise<void> = Promise.resolve();
   private failed: Error | null = null;
 
@@ -126,11 +131,19 @@ class StreamWriter {
   }
 
   private async add(event: StreamEvent): Promise<void> {
-    // EXPIRE with every write: an answer longer than the TTL never loses its start. Plain
-    // commands on the auto-pipelined connection: the writes of every answer made in one turn of
-    // the event loop leave in one socket write (an explicit pipeline is a write of its own; with
-    // 100 answers streaming those writes were most of this process's CPU).
-    await Promise.all([this.redis.xadd(this.key, '*', 'e', JSON.stringify(event)), this.redis.expire(this.key, RAG_STREAM_TTL_S)]);
+    // Plain commands on the auto-pipelined connection: the writes of every answer made in one
+    // turn of the event loop leave in one socket write (an explicit pipeline is a write of its
+    // own; with 100 answers streaming those writes were most of this process's CPU).
+    const added = this.redis.xadd(this.key, '*', 'e', JSON.stringify(event));
+    // The TTL is renewed with the first write and then every quarter of it, not with every token
+    // (half of the commands an answer sent): an answer longer than the TTL still never loses its start.
+    const now = Date.now();
+    if (now - this.expiredAt < EXPIRE_EVERY_MS) {
+      await added;
+      return;
+    }
+    this.expiredAt = now;
+    await Promise.all([added, this.redis.expire(this.key, RAG_STREAM_TTL_S)]);
   }
 }
 
