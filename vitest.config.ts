@@ -29,6 +29,8 @@ const SQLITE_ONLY = [
   // The job process's event loop while the embedded model embeds: the store only receives the
   // vectors (both stores' vector writes have their own contract test), and the run takes ~80 s.
   'test/adversarial/embed-event-loop.test.ts',
+  // The local GGUF model in the job workers: the store only receives the answer's record.
+  'test/integration/rag-local-model.test.ts',
 ];
 
 export default defineConfig({

@@ -66,6 +66,8 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Deadline of one facade-to-core call, in milliseconds. @defaultValue `5000` */
   readonly coreDeadlineMs: number;
+  /** Longest one statement of an analytics report may run before the report answers 504, in ms (see README). @defaultValue `30000` */
+  readonly analyticsReportTimeoutMs: number;
   /** Shard worker threads of the core. @defaultValue the number of cores */
   readonly shardThreads: number;
   /** Shards of a dataset larger than {@link Config.inlineShardMaxChunks} (placed on threads round-robin). @defaultValue shardThreads */
@@ -171,6 +173,17 @@ export interface Config {
    */
   readonly ragSentenceVectors: boolean;
   /**
+   * GGUF model the job workers answer with (`LLM_MODEL_PATH`) for datasets without LLM_BASE_URL,
+   * through node-llama-cpp (`deploy/llama.sh install`); unset: the extractive answerer. @defaultValue none
+   */
+  readonly llmModelPath: string | null;
+  /** CPU threads the job workers' GGUF model computes with (QUARRY_LLM_MODEL_THREADS). @defaultValue `1` */
+  readonly llmModelThreads: number;
+  /** Answers the GGUF model generates at once (QUARRY_LLM_MODEL_SEQUENCES); more wait in order. @defaultValue `1` */
+  readonly llmModelSequences: number;
+  /** Context of each of the GGUF model's answers, in tokens, at most its trained context (QUARRY_LLM_MODEL_CONTEXT). @defaultValue `8192` */
+  readonly llmModelContext: number;
+  /**
    * Base URL that presigned upload and download URLs of the embedded blob store point at (the
    * address clients reach the HTTP API by). @defaultValue `http://<httpHost>:<httpPort>`
    */
@@ -274,6 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
     v2VersioningDateMs: dateVar(env, 'QUARRY_V2_VERSIONING_DATE', '2024-07-14'),
     shutdownGraceMs: intVar(env, 'QUARRY_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     coreDeadlineMs: intVar(env, 'QUARRY_CORE_DEADLINE_MS', 5_000, 10, 600_000),
+    analyticsReportTimeoutMs: intVar(env, 'QUARRY_ANALYTICS_REPORT_TIMEOUT_MS', 30_000, 1, 3_600_000),
     shardThreads,
     shardsPerDataset: intVar(env, 'QUARRY_SHARDS_PER_DATASET', shardThreads, 1, 1024),
     inlineShardMaxChunks: intVar(env, 'QUARRY_INLINE_SHARD_MAX_CHUNKS', 15_000, 0, 10_000_000),
@@ -300,6 +314,10 @@ export function loadConfig(env: Env = process.env): Config {
     llmTimeoutMs: intVar(env, 'QUARRY_LLM_TIMEOUT_MS', 60_000, 100, 3_600_000),
     llmMaxRetries: intVar(env, 'QUARRY_LLM_MAX_RETRIES', 2, 0, 10),
     ragSentenceVectors: boolVar(env, 'QUARRY_RAG_SENTENCE_VECTORS', false),
+    llmModelPath: env.LLM_MODEL_PATH?.trim() ? path.resolve(env.LLM_MODEL_PATH.trim()) : null,
+    llmModelThreads: intVar(env, 'QUARRY_LLM_MODEL_THREADS', 1, 1, 256),
+    llmModelSequences: intVar(env, 'QUARRY_LLM_MODEL_SEQUENCES', 1, 1, 64),
+    llmModelContext: intVar(env, 'QUARRY_LLM_MODEL_CONTEXT', 8192, 256, 1_048_576),
     publicUrl: (env.QUARRY_PUBLIC_URL || `http://${env.QUARRY_HTTP_HOST || '127.0.0.1'}:${intVar(env, 'QUARRY_HTTP_PORT', 8090, 0, 65535)}`).replace(/\/+$/, ''),
     blobSecret: env.QUARRY_BLOB_SECRET || null,
     fileMaxBytes: intVar(env, 'QUARRY_FILE_MAX_BYTES', 10 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),

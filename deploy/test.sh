@@ -7,6 +7,10 @@ set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 ./deploy/install.sh
+# The local-model tests (test/unit/llm-llama-cpp.test.ts, test/integration/rag-local-model.test.ts)
+# run llama.cpp: install its opt-in runtime when it is missing (~10 s and 51 MB, npm packages
+# only; ~1.5 s to check when present).
+./deploy/llama.sh install
 
 # The tests and benchmarks are type-checked too (the build covers only what runs in production).
 npx --no -- tsc -p tsconfig.test.json || { echo "test.sh: type errors (tsc -p tsconfig.test.json)" >&2; exit 1; }

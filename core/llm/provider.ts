@@ -1,11 +1,13 @@
 /**
  * The one interface every caller of a language model uses (the job workers' answers, topic
  * names, suggested queries), and the factory that picks the implementation from the dataset's
- * endpoint: the embedded extractive answerer when no `LLM_BASE_URL` is configured, else the
- * OpenAI-compatible provider.
+ * endpoint: the OpenAI-compatible provider when `LLM_BASE_URL` is configured, else the
+ * operator's local GGUF model when the process has one (`LLM_MODEL_PATH`, job workers only),
+ * else the embedded extractive answerer.
  */
 import type { ChatMessage, GenerationOptions, GenerationRequest, LlmEndpoint, TokenUsage } from '../domain/rag.js';
 import { ExtractiveProvider } from './extractive.js';
+import { LlamaCppProvider, type LocalModel } from './llama-cpp.js';
 import { OpenAiChatProvider } from './openai-chat.js';
 import { cleanTopicName, parseSuggestions, SUGGESTION_LIMIT, suggestionMessages, topicNameMessages } from './short-tasks.js';
 
@@ -30,11 +32,13 @@ export interface LlmDeps {
   readonly timeoutMs?: number;
   /** Retries on 429/5xx/connection errors, with backoff. */
   readonly maxRetries?: number;
+  /** The process's local GGUF model (job workers with LLM_MODEL_PATH): answers datasets without an endpoint. */
+  readonly localModel?: LocalModel;
 }
 
-/** The extractive answerer when `endpoint.baseUrl` is empty, else the OpenAI-compatible provider. */
+/** The OpenAI-compatible provider for a non-empty `endpoint.baseUrl`, else the local model if any, else the extractive answerer. */
 export function createProvider(endpoint: LlmEndpoint, deps: LlmDeps): LlmProvider {
-  if (endpoint.baseUrl.trim() === '') return new ExtractiveProvider(deps);
+  if (endpoint.baseUrl.trim() === '') return deps.localModel ? new LlamaCppProvider(deps.localModel) : new ExtractiveProvider(deps);
   return new OpenAiChatProvider(endpoint, deps);
 }
 

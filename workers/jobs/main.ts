@@ -20,6 +20,7 @@ import { jobWorker } from './job-worker.js';
 import { watchEventLoop } from './loop-monitor.js';
 import { maintenanceProcessor, sweepDeleted } from './maintenance.js';
 import { ragProcessor } from './rag.js';
+import { LocalModel } from '../../core/llm/llama-cpp.js';
 import { RAG_QUEUE, type GenerationJob } from '../../core/domain/rag.js';
 
 const SWEEP_INTERVAL_MS = 60_000;
@@ -78,6 +79,21 @@ embed.on('failed', (job, err) => {
     .catch((e: unknown) => logger.error({ err: e }, 'could not record embedding failure'));
 });
 
+// The operator's GGUF model: loaded at the first answer, but what would stop it is said now.
+const localModel = config.llmModelPath === null
+  ? undefined
+  : new LocalModel({
+      modelPath: config.llmModelPath,
+      threads: config.llmModelThreads,
+      sequences: config.llmModelSequences,
+      contextSize: config.llmModelContext,
+      onLoadError: (err) => logger.error({ err, modelPath: config.llmModelPath }, 'the local language model could not be loaded'),
+      onLog: (level, message) => logger[level]({ source: 'llama.cpp' }, message),
+    });
+const localProblem = localModel?.problem() ?? null;
+if (localProblem !== null) logger.error({ modelPath: config.llmModelPath }, `LLM_MODEL_PATH is set, but answers will fail: ${localProblem}`);
+else if (localModel) logger.info({ modelPath: config.llmModelPath, threads: config.llmModelThreads }, 'datasets without LLM_BASE_URL answer with the local model');
+
 // RAG answers wait on the language model: many at once. A stalled answer is failed, never run
 // again (maxStalledCount 0): its text went out once already, and the facade has ended it. A short
 // lock lets a restarted worker clear a killed worker's answers from the active set within ~15 s.
@@ -86,7 +102,7 @@ const ragRedis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableAut
 ragRedis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (rag streams)'));
 const rag = jobWorker<GenerationJob, { completed: boolean }>(
   RAG_QUEUE,
-  ragProcessor(ragRedis, embedders, logger, { timeoutMs: config.llmTimeoutMs, maxRetries: config.llmMaxRetries, sentenceVectors: config.ragSentenceVectors }),
+  ragProcessor(ragRedis, embedders, logger, { timeoutMs: config.llmTimeoutMs, maxRetries: config.llmMaxRetries, sentenceVectors: config.ragSentenceVectors, localModel }),
   connection,
   logger,
   { concurrency: config.ragConcurrency, maxStalledCount: 0, lockDuration: 10_000, stalledInterval: 5_000 },
@@ -156,6 +172,7 @@ stopAll = async () => {
     closeWithin(rag, 'rag', config.shutdownGraceMs),
   ]);
   await embedders.close();
+  await localModel?.close();
   await jobs.close();
   core.close();
   connection.disconnect();

@@ -28,6 +28,7 @@ import {
   type TokenUsage,
 } from '../../core/domain/rag.js';
 import type { EmbedderCache } from '../../core/embed/embedder-cache.js';
+import type { LocalModel } from '../../core/llm/llama-cpp.js';
 import { createProvider, type LlmDeps, type LlmProvider } from '../../core/llm/provider.js';
 
 /** Providers (one per endpoint) a worker keeps. */
@@ -155,6 +156,8 @@ export interface RagJobOptions {
   readonly maxRetries: number;
   /** Whether the extractive answerer also ranks sentences by USE-Lite vectors (QUARRY_RAG_SENTENCE_VECTORS). */
   readonly sentenceVectors: boolean;
+  /** The operator's GGUF model (LLM_MODEL_PATH), shared by every dataset without LLM_BASE_URL; absent: the extractive answerer. */
+  readonly localModel?: LocalModel;
 }
 
 /** The error event of a failure; `sentText`: whether part of the answer already went out. */
@@ -177,6 +180,7 @@ export function ragProcessor(redis: Redis, embedders: EmbedderCache, logger: Log
     ...(options.sentenceVectors ? { encodeSentences: (texts: readonly string[], signal: AbortSignal) => embedders.get(embeddingSpec({})).embed(texts, 'doc', signal) } : {}),
     timeoutMs: options.timeoutMs,
     maxRetries: options.maxRetries,
+    ...(options.localModel ? { localModel: options.localModel } : {}),
   };
   // Providers hold no state between answers: one per endpoint (the OpenAI client's construction
   // was a good part of an answer's start when 100 began at once). Bounded, oldest out first.
@@ -222,6 +226,9 @@ export function ragProcessor(redis: Redis, embedders: EmbedderCache, logger: Log
       return { completed: false };
     } finally {
       clearTimeout(timer);
+      // A failed stream write leaves the provider's generator suspended mid-answer: stop its
+      // upstream work (an HTTP stream, or the local model holding one of its few sequences).
+      ctl.abort(new QuarryError('cancelled', 'the answer ended'));
       await watch.release(id);
     }
   };
