@@ -23,6 +23,8 @@ const store = await openStore({
   poolSize: config.databasePoolSize,
   readCacheBytes: config.readCacheBytes,
   writeThread: config.storeWriteThread ? { nice: config.threadNice } : null,
+  // Reports run off the event loop, whatever QUARRY_STORE_WRITE_THREAD says, and under a deadline.
+  reports: { nice: config.threadNice, timeoutMs: config.analyticsReportTimeoutMs },
 });
 const analytics = startAnalytics(config.redisUrl, store.analytics, logger);
 // With QUARRY_CORE_IN_PROCESS the core (and its gRPC server, for the job workers) runs here and

@@ -20,6 +20,13 @@ export interface OpenStoreOptions {
    * are network round trips and never hold it.
    */
   readonly writeThread?: { readonly nice: number } | null;
+  /**
+   * The analytics reports of the process that answers them (the HTTP process): the longest one
+   * statement may run (PostgreSQL: `statement_timeout`), and on SQLite the nice value of the
+   * processes they run in (sqlite/report-process.ts). null: in line and without a deadline, for
+   * processes that run no reports.
+   */
+  readonly reports?: { readonly nice: number; readonly timeoutMs: number } | null;
 }
 
 /** Which store a configuration names, for logs and health: `postgres` or `sqlite`. */
@@ -29,8 +36,7 @@ export function storeKind(options: Pick<OpenStoreOptions, 'databaseUrl'>): 'post
 
 /** Opens (creating and migrating as needed) the configured store. */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  if (options.databaseUrl) return openPgStore(options.databaseUrl, { poolSize: options.poolSize });
-  // The process that writes through a thread (the HTTP process) also reports through one.
-  const store = openSqliteStore(options.dataDir, { readCacheBytes: options.readCacheBytes ?? 0, reportThread: options.writeThread ?? null });
+  if (options.databaseUrl) return openPgStore(options.databaseUrl, { poolSize: options.poolSize, reportTimeoutMs: options.reports?.timeoutMs });
+  const store = openSqliteStore(options.dataDir, { readCacheBytes: options.readCacheBytes ?? 0, reportProcesses: options.reports ?? null });
   return options.writeThread ? withWriteThread(store, options.dataDir, { nice: options.writeThread.nice }) : store;
 }

@@ -32,8 +32,11 @@ export interface PgStore extends Store {
   watchChanges(onChange: (datasetId: string | null) => void): Promise<() => Promise<void>>;
 }
 
+/** Options of {@link openPgStore}: the pool's, and the deadline of each analytics report statement (none when absent; see reports.ts). */
+export type PgStoreOptions = PgOptions & { readonly reportTimeoutMs?: number };
+
 /** Connects to the database at `url` (postgres://...), migrating it as needed. */
-export async function openPgStore(url: string, options: PgOptions = {}): Promise<PgStore> {
+export async function openPgStore(url: string, options: PgStoreOptions = {}): Promise<PgStore> {
   const db = await PgDb.open(url, options);
   const purger = pgPurger(db);
   return {
@@ -54,7 +57,7 @@ export async function openPgStore(url: string, options: PgOptions = {}): Promise
     files: pgFiles(db),
     userEvents: pgUserEvents(db),
     experiments: pgExperiments(db),
-    reports: pgReportSql(db),
+    reports: pgReportSql(db, options.reportTimeoutMs),
     indexReads: pgIndexReads(db),
     async ping() {
       await db.run('SELECT 1');

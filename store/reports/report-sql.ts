@@ -6,6 +6,20 @@
  * {@link ReportSql.dialect}. Each engine supplies a {@link ReportSql}.
  */
 
+import { QuarryError } from '../../core/domain/errors.js';
+
+/**
+ * The 504 of a report one of whose statements ran past the deadline, the same on both stores; it
+ * says how to ask for less, since the same report asked again would take as long.
+ */
+export function reportTimeout(timeoutMs: number, cause?: unknown): QuarryError {
+  return new QuarryError(
+    'timeout',
+    `The report took longer than ${timeoutMs} ms and was stopped. Ask for less: a shorter date_range, or a filter (search_type, query, component_name, ...).`,
+    { cause },
+  );
+}
+
 /** The SQL engines reports run on. */
 export type Dialect = 'sqlite' | 'postgres';
 

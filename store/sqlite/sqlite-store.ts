@@ -1,7 +1,7 @@
 /** The embedded store: every repository over one SQLite file. */
 import type { Store } from '../repository.js';
 import { sqliteAnalytics } from './analytics.js';
-import { threadedReportSql } from './report-thread.js';
+import { processReportSql } from './report-process.js';
 import { sqliteReportSql } from './reports.js';
 import { sqliteUserEvents } from './user-events.js';
 import { sqliteApiKeys } from './api-keys.js';
@@ -30,11 +30,12 @@ export interface SqliteStoreOptions {
    */
   readonly readCacheBytes?: number;
   /**
-   * Run the analytics reports' SQL in a thread of its own at this nice value (report-thread.ts),
-   * so that a long report never holds the caller's event loop; null runs them in line.
+   * Run the analytics reports' SQL in processes of their own at this nice value, each statement
+   * stopped after `timeoutMs` (report-process.ts), so that a long report never holds the caller's
+   * event loop; null runs them in line, without a deadline (reports.ts).
    * @defaultValue `null`
    */
-  readonly reportThread?: { readonly nice: number } | null;
+  readonly reportProcesses?: { readonly nice: number; readonly timeoutMs: number } | null;
 }
 
 /** The SQLite store: a {@link Store} whose pinned reads a writer thread of this process can release. */
@@ -55,7 +56,7 @@ export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): SqliteS
   const epoch = cacheBytes > 0 ? new WriteEpoch(db) : null;
   const ping = db.prepare('SELECT 1');
   const purger = sqlitePurger(db);
-  const reportThread = options.reportThread && !db.memory ? threadedReportSql(db.name, options.reportThread.nice) : null;
+  const reportProcesses = options.reportProcesses && !db.memory ? processReportSql({ file: db.name, ...options.reportProcesses }) : null;
   return {
     organizations: sqliteOrganizations(db, purger, epoch),
     users: sqliteUsers(db),
@@ -73,7 +74,7 @@ export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): SqliteS
     files: sqliteFiles(db),
     userEvents: sqliteUserEvents(db),
     experiments: sqliteExperiments(db),
-    reports: reportThread ?? sqliteReportSql(db),
+    reports: reportProcesses ?? sqliteReportSql(db),
     async ping() {
       ping.get();
     },
@@ -84,7 +85,7 @@ export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): SqliteS
       epoch?.unpin();
     },
     async close() {
-      await reportThread?.close();
+      await reportProcesses?.close();
       if (db.open) db.close();
     },
   };
