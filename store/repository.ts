@@ -5,7 +5,7 @@
  */
 import type { RecommendationRecord, SearchRecord } from '../core/domain/analytics.js';
 import type { ChunkInput, ChunkPatch, ChunkRecord } from '../core/domain/chunk.js';
-import type { FileProgress, FileRecord, FileStatus, NewFile } from '../core/domain/files.js';
+import type { FileBatch, FileBatchOutcome, FileProgress, FileRecord, FileStatus, NewFile } from '../core/domain/files.js';
 import type { GroupInput, GroupRecord } from '../core/domain/group.js';
 import type { Experiment, ExperimentAssignment } from '../core/domain/experiments.js';
 import type { ChatRole, MessageRecord, RagRecord, TopicRecord } from '../core/domain/rag.js';
@@ -432,6 +432,15 @@ export interface FileRepository {
    * (deleted, or another worker finished it).
    */
   commitProgress(id: string, progress: FileProgress): Promise<boolean>;
+  /**
+   * Commits one batch of an import in one transaction, if the file (of `datasetId`) is still
+   * `processing`: the rows' chunks written as `chunks.createMany` writes them (change-log entries,
+   * groups), rows whose tracking id is stored skipped unless `batch.upsert`, and then the file's
+   * progress with the rows' counts added. A batch the store refuses for one row's sake is written
+   * row by row within the transaction, the refused rows becoming row errors. Returns what the rows
+   * did, or undefined (and writes nothing) when the file is not processing (deleted, finished).
+   */
+  commitBatch(id: string, datasetId: string, batch: FileBatch): Promise<FileBatchOutcome | undefined>;
   /** Deletes the file's record (its group and chunks are the caller's); false when unknown. */
   delete(datasetId: string, id: string): Promise<boolean>;
 }

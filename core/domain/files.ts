@@ -7,10 +7,12 @@
  * enqueues its import job (delayed) and answers a presigned PUT URL; the job starts when the upload
  * completes (the embedded blob route promotes it at once; with S3 it finds the object by polling)
  * and moves the file to `processing`. A document arrives with its bytes and starts `queued`. The
- * job commits rows in batches, each batch's chunks and then the file's cursor, so a worker killed
- * mid-file resumes at the last committed cursor and the rows it writes again go to the same
- * tracking ids (no row lost, none duplicated).
+ * job commits rows in batches, each batch's chunks and the file's cursor and counts in one store
+ * transaction ({@link FileBatch}), so a worker killed mid-file resumes at the last committed
+ * cursor, finds none of the rows after it stored, and counts each row once (no row lost, none
+ * duplicated, none counted as skipped for having been written by the killed run).
  */
+import type { ChunkInput } from './chunk.js';
 
 /** What a file holds, chosen by its extension. */
 export type FileKind = 'csv' | 'jsonl' | 'document';
@@ -74,7 +76,7 @@ export interface RowError {
 }
 
 /**
- * Where an import stands, committed after each batch: the next row to read starts at `byteOffset`
+ * Where an import stands, committed with each batch: the next row to read starts at `byteOffset`
  * of the blob and has 0-based index `rowIndex`. A CSV's header is kept so that reading can restart
  * mid-file.
  */
@@ -149,7 +151,7 @@ export type NewFile = Pick<
   | 'splitOptions'
 >;
 
-/** One batch's progress, committed after its chunks: counts are added, the cursor replaced. */
+/** One batch's progress, committed with its chunks (FileBatch): counts are added, the cursor replaced. */
 export interface FileProgress {
   readonly cursor: ImportCursor;
   readonly rowsDone: number;
@@ -157,6 +159,40 @@ export interface FileProgress {
   readonly rowsSkipped: number;
   readonly bytesDone: number;
   /** Errors of this batch's rows (appended while fewer than MAX_STORED_ROW_ERRORS are stored; all counted). */
+  readonly errors: readonly RowError[];
+}
+
+/** A row of a {@link FileBatch}: its 1-based row number (for its error) and its validated chunk. */
+export interface FileBatchRow {
+  readonly row: number;
+  readonly input: ChunkInput;
+}
+
+/**
+ * One batch of an import, committed whole: its rows' chunks and the file's progress in one
+ * transaction, so the stored chunks and the committed cursor never disagree (a run that dies
+ * before the commit leaves neither; the next run writes the batch again as if for the first time).
+ */
+export interface FileBatch {
+  /** Rows to store, with distinct tracking ids (the caller folds repeats within the batch). */
+  readonly rows: readonly FileBatchRow[];
+  /** True: a row whose tracking id is stored replaces that chunk; false: it is skipped and counted skipped. */
+  readonly upsert: boolean;
+  /**
+   * The rest of the batch's progress: the cursor after it, its rows done and bytes, the errors
+   * met reading it, and the rows the caller counted itself (repeats it folded). The store adds
+   * what writing `rows` did before committing it.
+   */
+  readonly progress: FileProgress;
+}
+
+/** What writing a {@link FileBatch}'s rows did (beyond the counts the caller gave). */
+export interface FileBatchOutcome {
+  /** Rows stored (created or replaced). */
+  readonly imported: number;
+  /** Rows skipped because their tracking id was stored (`upsert` false). */
+  readonly skipped: number;
+  /** Rows the store refused (a group gone, text it cannot hold), in row order. */
   readonly errors: readonly RowError[];
 }
 

@@ -176,6 +176,9 @@ export class Membership {
   }
 }
 
+/** Group membership of every chunk write (it holds no state of its own). */
+const membership = new Membership();
+
 /** A chunk's stored identity, all an upsert keeps of it. */
 interface Stored {
   readonly id: string;
@@ -183,10 +186,46 @@ interface Stored {
   readonly updatedAt: number;
 }
 
+/**
+ * The batch write of `createMany` (all or nothing within `tx`, which must hold the dataset's lock
+ * from its start: datasetTx): tracking ids checked, rows inserted or replaced, groups joined,
+ * change-log entries appended. A file import's batch runs it inside its own transaction (files.ts).
+ */
+export async function writeChunks(tx: Tx, datasetId: string, inputs: readonly ChunkInput[], upsert: readonly boolean[]): Promise<ChunkRecord[]> {
+  const tids = inputs.flatMap((input) => (input.trackingId === undefined || input.trackingId === null ? [] : [input.trackingId]));
+  const stored = new Map<string, Stored>();
+  if (tids.length > 0) {
+    const rows = await tx.all<{ id: string; tracking_id: string; created_at: number; updated_at: number }>(
+      byKeys('id, tracking_id, created_at, updated_at', 'chunks', 'tracking_id'),
+      [datasetId, tids],
+    );
+    for (const r of rows) stored.set(r.tracking_id, { id: r.id, createdAt: r.created_at, updatedAt: r.updated_at });
+  }
+  const existing = checkTrackingIds(inputs, upsert, (tid) => stored.get(tid));
+  const now = Date.now();
+  const groups = await membership.resolve(tx, datasetId, inputs, now);
+  const records = inputs.map((input, i) => newChunkRecord(datasetId, input, existing.get(i), now));
+  const fresh = records.filter((_, i) => !existing.has(i));
+  const replaced = records.filter((_, i) => existing.has(i));
+  if (fresh.length > 0) await tx.run(INSERT, columnsOf(fresh));
+  if (replaced.length > 0) await tx.run(UPDATE, columnsOf(replaced));
+  // An upsert adds the groups it names to those the chunk had (SQLite's add, not replace).
+  await membership.add(
+    tx,
+    records.flatMap((r, i) => groups[i]!.map((groupId) => ({ groupId, chunkId: r.id }))),
+    now,
+  );
+  await appendChanges(
+    tx,
+    datasetId,
+    records.map((r) => ({ chunkId: r.id, op: 'upsert' as const })),
+    now,
+  );
+  return records;
+}
+
 /** Builds the PostgreSQL chunk repository (no read cache: several processes write, see pg-store.ts). */
 export function pgChunks(db: PgDb): ChunkRepository {
-  const membership = new Membership();
-
   const find = async (on: Sql, datasetId: string, selector: ChunkSelector): Promise<ChunkRecord | undefined> => {
     const row =
       'id' in selector
@@ -206,43 +245,10 @@ export function pgChunks(db: PgDb): ChunkRepository {
     });
   };
 
-  const createAll = async (tx: Tx, datasetId: string, inputs: readonly ChunkInput[], upsert: readonly boolean[]) => {
-    const tids = inputs.flatMap((input) => (input.trackingId === undefined || input.trackingId === null ? [] : [input.trackingId]));
-    const stored = new Map<string, Stored>();
-    if (tids.length > 0) {
-      const rows = await tx.all<{ id: string; tracking_id: string; created_at: number; updated_at: number }>(
-        byKeys('id, tracking_id, created_at, updated_at', 'chunks', 'tracking_id'),
-        [datasetId, tids],
-      );
-      for (const r of rows) stored.set(r.tracking_id, { id: r.id, createdAt: r.created_at, updatedAt: r.updated_at });
-    }
-    const existing = checkTrackingIds(inputs, upsert, (tid) => stored.get(tid));
-    const now = Date.now();
-    const groups = await membership.resolve(tx, datasetId, inputs, now);
-    const records = inputs.map((input, i) => newChunkRecord(datasetId, input, existing.get(i), now));
-    const fresh = records.filter((_, i) => !existing.has(i));
-    const replaced = records.filter((_, i) => existing.has(i));
-    if (fresh.length > 0) await tx.run(INSERT, columnsOf(fresh));
-    if (replaced.length > 0) await tx.run(UPDATE, columnsOf(replaced));
-    // An upsert adds the groups it names to those the chunk had (SQLite's add, not replace).
-    await membership.add(
-      tx,
-      records.flatMap((r, i) => groups[i]!.map((groupId) => ({ groupId, chunkId: r.id }))),
-      now,
-    );
-    await appendChanges(
-      tx,
-      datasetId,
-      records.map((r) => ({ chunkId: r.id, op: 'upsert' as const })),
-      now,
-    );
-    return records;
-  };
-
   return {
     async createMany(datasetId, inputs, upsert = []) {
       if (inputs.length === 0) return [];
-      return datasetTx(db, datasetId, (tx) => createAll(tx, datasetId, inputs, upsert), chunkConflict(datasetId));
+      return datasetTx(db, datasetId, (tx) => writeChunks(tx, datasetId, inputs, upsert), chunkConflict(datasetId));
     },
     async update(datasetId, selector, patch: ChunkPatch) {
       return datasetTx(

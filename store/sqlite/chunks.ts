@@ -1,4 +1,5 @@
 /** SQLite chunk repository: all-or-nothing batch creates, patch updates, change-log entries. */
+import type Database from 'better-sqlite3';
 import type { ChunkInput, ChunkPatch, ChunkRecord } from '../../core/domain/chunk.js';
 import { QuarryError, notFound } from '../../core/domain/errors.js';
 import { newId } from '../../core/domain/ids.js';
@@ -98,19 +99,56 @@ export class Membership {
 /** Reads of at most this many ids go through the record cache (a search page); bigger ones (indexing batches) bypass it. */
 const CACHED_READ_MAX = 100;
 
+/** The statement that replaces a chunk's row (every column but id and dataset_id, then the id). */
+const UPDATE_ROW = `UPDATE chunks SET ${COLUMNS.split(', ')
+  .slice(2)
+  .map((c) => `${c} = ?`)
+  .join(', ')} WHERE id = ?`;
+
+/** A batch write of chunks (see {@link chunkBatchWriter}): a transaction function, a savepoint when nested. */
+export type ChunkBatchWrite = Database.Transaction<(datasetId: string, inputs: readonly ChunkInput[], upsert: readonly boolean[]) => ChunkRecord[]>;
+
+/**
+ * The batch write of `createMany` (all or nothing, change-log entries, groups) as a better-sqlite3
+ * transaction function. Called inside another transaction (a file import's batch, files.ts) it
+ * runs as a savepoint of it: a refused batch leaves that transaction as it was, to go on without it.
+ */
+export function chunkBatchWriter(db: Db, log: ChangeLogWriter): ChunkBatchWrite {
+  const membership = new Membership(db);
+  const insert = db.prepare(`INSERT INTO chunks (${COLUMNS}) VALUES (${COLUMNS.split(',').map(() => '?').join(', ')})`);
+  const byTracking = db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE dataset_id = ? AND tracking_id = ?`);
+  const updateRow = db.prepare(UPDATE_ROW);
+  const stored = (datasetId: string, trackingId: string): ChunkRecord | undefined => {
+    const row = byTracking.get(datasetId, trackingId);
+    return row ? chunkFromRow(row) : undefined;
+  };
+  return db.transaction((datasetId: string, inputs: readonly ChunkInput[], upsert: readonly boolean[]): ChunkRecord[] => {
+    const existing = checkTrackingIds(inputs, upsert, (trackingId) => stored(datasetId, trackingId));
+    const now = Date.now();
+    return inputs.map((input, i) => {
+      const before = existing.get(i);
+      const record = newChunkRecord(datasetId, input, before, now);
+      const groups = membership.resolve(datasetId, input.groupIds, input.groupTrackingIds, now);
+      if (before) {
+        updateRow.run(...rowValues(record).slice(2), record.id);
+        if (groups.length > 0) membership.add(record.id, groups, now);
+      } else {
+        insert.run(...rowValues(record));
+        membership.add(record.id, groups, now);
+      }
+      log.upsert(datasetId, record.id, now);
+      return record;
+    });
+  });
+}
+
 /** Builds the SQLite chunk repository; `cacheBytes` > 0 (with `epoch`) keeps recently read records (chunk-cache.ts). */
 export function sqliteChunks(db: Db, log: ChangeLogWriter, cacheBytes = 0, epoch: WriteEpoch | null = null): ChunkRepository {
   const cache = cacheBytes > 0 && epoch ? new ChunkCache(db, cacheBytes, epoch) : null;
   const membership = new Membership(db);
-  const insert = db.prepare(`INSERT INTO chunks (${COLUMNS}) VALUES (${COLUMNS.split(',').map(() => '?').join(', ')})`);
   const byId = db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE dataset_id = ? AND id = ?`);
   const byTracking = db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE dataset_id = ? AND tracking_id = ?`);
-  const updateRow = db.prepare(
-    `UPDATE chunks SET ${COLUMNS.split(', ')
-      .slice(2)
-      .map((c) => `${c} = ?`)
-      .join(', ')} WHERE id = ?`,
-  );
+  const updateRow = db.prepare(UPDATE_ROW);
   const remove = db.prepare('DELETE FROM chunks WHERE id = ?');
   const scroll = db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE dataset_id = ? AND id > ? ORDER BY id LIMIT ?`);
 
@@ -119,26 +157,7 @@ export function sqliteChunks(db: Db, log: ChangeLogWriter, cacheBytes = 0, epoch
     return row ? chunkFromRow(row) : undefined;
   };
 
-  const createAll = db.transaction(
-    (datasetId: string, inputs: readonly ChunkInput[], upsert: readonly boolean[]): ChunkRecord[] => {
-      const existing = checkTrackingIds(inputs, upsert, (trackingId) => find(datasetId, { trackingId }));
-      const now = Date.now();
-      return inputs.map((input, i) => {
-        const stored = existing.get(i);
-        const record = newChunkRecord(datasetId, input, stored, now);
-        const groups = membership.resolve(datasetId, input.groupIds, input.groupTrackingIds, now);
-        if (stored) {
-          updateRow.run(...rowValues(record).slice(2), record.id);
-          if (groups.length > 0) membership.add(record.id, groups, now);
-        } else {
-          insert.run(...rowValues(record));
-          membership.add(record.id, groups, now);
-        }
-        log.upsert(datasetId, record.id, now);
-        return record;
-      });
-    },
-  );
+  const createAll = chunkBatchWriter(db, log);
 
   const updateOne = db.transaction((datasetId: string, selector: ChunkSelector, patch: ChunkPatch): ChunkRecord => {
     const current = find(datasetId, selector);

@@ -1,9 +1,12 @@
 /** SQLite file repository: `files` (migration 7), the records of CSV/JSONL imports and documents. */
-import type { FileRecord } from '../../core/domain/files.js';
+import type { FileBatch, FileBatchOutcome, FileProgress, FileRecord, RowError } from '../../core/domain/files.js';
+import { batchProgress, refusedForData } from '../file-batch.js';
 import { FILE_COLUMN_LIST, FILE_COLUMNS, fileFromRow, fileRowValues, newFileRecord, progressedFile, transitionedFile } from '../file-records.js';
 import { datasetGone } from '../rag-records.js';
 import type { FileRepository } from '../repository.js';
 import { toJson } from '../rows.js';
+import { ChangeLogWriter } from './change-log.js';
+import { chunkBatchWriter } from './chunks.js';
 import type { Db } from './database.js';
 
 /** Whether a driver error is a foreign-key violation (the file's dataset is gone). */
@@ -40,9 +43,7 @@ export function sqliteFiles(db: Db): FileRepository {
     return next;
   });
 
-  const commitOne = db.transaction((...[id, progress]: Parameters<FileRepository['commitProgress']>): boolean => {
-    const current = find(id);
-    if (current?.status !== 'processing') return false;
+  const writeProgress = (current: FileRecord, progress: FileProgress): void => {
     const next = progressedFile(current, progress, Date.now());
     rewriteProgress.run(
       toJson(next.cursor),
@@ -53,9 +54,56 @@ export function sqliteFiles(db: Db): FileRepository {
       JSON.stringify(next.errors),
       next.errorCount,
       next.updatedAt,
-      id,
+      current.id,
     );
+  };
+
+  const commitOne = db.transaction((...[id, progress]: Parameters<FileRepository['commitProgress']>): boolean => {
+    const current = find(id);
+    if (current?.status !== 'processing') return false;
+    writeProgress(current, progress);
     return true;
+  });
+
+  // A file's batch: its chunks through the write of chunks.createMany (a savepoint here, so a
+  // refused batch or row is undone alone), then its progress, in one transaction: the chunks a
+  // batch stored and the cursor that passes them commit together or not at all.
+  const writeChunks = chunkBatchWriter(db, new ChangeLogWriter(db));
+  const trackingTaken = db.prepare('SELECT 1 FROM chunks WHERE dataset_id = ? AND tracking_id = ?').pluck();
+  const writeRows = (datasetId: string, rows: FileBatch['rows'], upsert: boolean): { imported: number; errors: RowError[] } => {
+    if (rows.length === 0) return { imported: 0, errors: [] };
+    try {
+      writeChunks(
+        datasetId,
+        rows.map((r) => r.input),
+        rows.map(() => upsert),
+      );
+      return { imported: rows.length, errors: [] };
+    } catch (err) {
+      if (!refusedForData(err)) throw err;
+    }
+    // One row spoiled the batch: find it (them) by writing each row alone.
+    const errors: RowError[] = [];
+    let imported = 0;
+    for (const r of rows) {
+      try {
+        writeChunks(datasetId, [r.input], [upsert]);
+        imported++;
+      } catch (err) {
+        if (!refusedForData(err)) throw err;
+        errors.push({ row: r.row, reason: err.message });
+      }
+    }
+    return { imported, errors };
+  };
+  const commitBatchOne = db.transaction((...[id, datasetId, batch]: Parameters<FileRepository['commitBatch']>): FileBatchOutcome | undefined => {
+    const current = find(id);
+    if (current?.status !== 'processing' || current.datasetId !== datasetId) return undefined;
+    const rows = batch.upsert ? batch.rows : batch.rows.filter((r) => !(r.input.trackingId && trackingTaken.get(datasetId, r.input.trackingId)));
+    const { imported, errors } = writeRows(datasetId, rows, batch.upsert);
+    const outcome: FileBatchOutcome = { imported, skipped: batch.rows.length - rows.length, errors };
+    writeProgress(current, batchProgress(batch.progress, outcome));
+    return outcome;
   });
 
   return {
@@ -85,6 +133,9 @@ export function sqliteFiles(db: Db): FileRepository {
     },
     async commitProgress(id, progress) {
       return commitOne.immediate(id, progress);
+    },
+    async commitBatch(id, datasetId, batch) {
+      return commitBatchOne.immediate(id, datasetId, batch);
     },
     async delete(datasetId, id) {
       return remove.run(datasetId, id).changes > 0;

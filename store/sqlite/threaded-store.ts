@@ -39,7 +39,7 @@ export const WRITE_METHODS: { readonly [R in RepositoryName]: readonly MethodOf<
   analytics: ['insertSearches', 'insertRecommendations', 'insertRags', 'purgeBefore', 'rate'],
   topics: ['create', 'update', 'delete', 'clone'],
   messages: ['append'],
-  files: ['create', 'transition', 'commitProgress', 'delete'],
+  files: ['create', 'transition', 'commitProgress', 'commitBatch', 'delete'],
   userEvents: ['insertMany'],
   experiments: ['create', 'update', 'delete', 'assign'],
   reports: [],

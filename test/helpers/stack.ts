@@ -80,7 +80,7 @@ export function randomKey(): string {
  * Allocates a Redis database index for this stack, in turn over 1..databases-1 (the test Redis has
  * 1,024, so no two stacks of a run share one), and empties it.
  */
-async function allocateRedisDb(baseUrl: string): Promise<string> {
+export async function allocateRedisDb(baseUrl: string): Promise<string> {
   const admin = new Redis(baseUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
   try {
     await admin.connect();

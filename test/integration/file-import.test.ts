@@ -292,6 +292,28 @@ describe('documents', () => {
     expect(await download.text()).toBe(sections);
   });
 
+  it('imports a document of hundreds of batches (several turns of the job) whole, with one start and one end event', async () => {
+    // ~600 chunks at 3 per batch: longer than a turn, so the job goes back to the queue and the
+    // next turn goes on from the committed chunk index with the split it kept.
+    const words = Array.from({ length: 5200 }, (_, i) => `w${i}`).join(' ');
+    const res = await ds.post('/api/file', { base64_file: Buffer.from(words).toString('base64'), file_name: 'long.txt', group_tracking_id: 'long', target_chunk_chars: 50, chunk_overlap_chars: 0 });
+    expect(res.status, res.text).toBe(200);
+    const id = res.body.file_metadata.id as string;
+    const file = await finished(id);
+    expect(file.status, file.failure).toBe('done');
+    expect(file.rows_total).toBeGreaterThan(300);
+    expect([file.rows_done, file.rows_imported, file.rows_skipped, file.error_count]).toEqual([file.rows_total, file.rows_total, 0, 0]);
+    expect(file.bytes_done).toBe(Buffer.byteLength(words));
+    expect((await chunkByTracking('long|0')).body.chunk_html).toContain('w0 ');
+    const last = await chunkByTracking(`long|${file.rows_total - 1}`);
+    expect(last.status, last.text).toBe(200);
+    expect(last.body.chunk_html).toContain('w5199');
+    expect((await chunkByTracking(`long|${file.rows_total}`)).status).toBe(404);
+    const events = await ds.post('/api/dataset/events', { event_types: ['file_import_started', 'file_import_finished', 'file_import_failed'] });
+    const types = events.body.events.filter((e: any) => JSON.stringify(e.event_data ?? e).includes(id)).map((e: any) => e.event_type);
+    expect(types.sort()).toEqual(['file_import_finished', 'file_import_started']);
+  });
+
   it('streams a multipart HTML document with its fields into chunks', async () => {
     const html = `<html><body><script>var secret = 1;</script><h1>Care guide</h1><p>${'Oil the leather boots monthly. '.repeat(20)}</p><h2>Storage</h2><p>Keep them dry.</p></body></html>`;
     const res = await postForm({ group_tracking_id: 'care', tag_set: '["guide","boots"]', metadata: '{"lang":"en"}', target_chunk_chars: '200' }, { name: 'care.html', bytes: html });

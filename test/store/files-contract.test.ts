@@ -3,7 +3,9 @@
  * by id alone) with the same row on each store, newest-first pages with their total, transitions
  * as compare and set (the wrong status changes nothing, concurrent ones have one winner), batch
  * progress (counts added, cursor replaced, the first MAX_STORED_ROW_ERRORS errors kept and all
- * counted, nothing committed unless processing, no update lost under concurrency), deletes, the
+ * counted, nothing committed unless processing, no update lost under concurrency), batches
+ * committed with their chunks in one transaction (skips, upserts, a refused row, nothing written
+ * unless processing, nothing of a batch whose progress fails), deletes, the
  * 404 of an unknown dataset, purges that take a dataset's files along, and the file id of a group
  * created by an import (set on create only). The SQLite writer thread runs the same writes.
  */
@@ -15,6 +17,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { QuarryError } from '../../core/domain/errors.js';
 import {
   MAX_STORED_ROW_ERRORS,
+  type FileBatchRow,
   type FileProgress,
   type FileRecord,
   type ImportCursor,
@@ -388,6 +391,129 @@ describe.each(STORE_KINDS)('%s store: files', (kind) => {
     expect(upPlain!.fileId).toBeNull();
   });
 
+  /** A batch of CSV rows `from..to` (1-based) as the import builds them: tracking ids `rows|<index>`, in the file's group. */
+  const rowsOf = (groupId: string, from: number, to: number, text = 'row'): FileBatchRow[] =>
+    Array.from({ length: to - from + 1 }, (_, i) => ({
+      row: from + i,
+      input: { trackingId: `rows|${from + i - 1}`, chunkHtml: `${text} ${from + i}`, tagSet: ['import'], groupIds: [groupId] },
+    }));
+  /** The progress of a batch of `n` rows ending at row `last`, before the store adds its rows' counts. */
+  const progressOf = (last: number, n: number, over: Partial<FileProgress> = {}): FileProgress => ({
+    cursor: cursorAt(last),
+    rowsDone: n,
+    rowsImported: 0,
+    rowsSkipped: 0,
+    bytesDone: n * 100,
+    errors: [],
+    ...over,
+  });
+  /** A processing file with its group, as the import has them before its first batch. */
+  const importing = async (): Promise<{ file: FileRecord; groupId: string }> => {
+    const f = await processing();
+    const [group] = await store.groups.createMany(ds, [{ name: f.fileName, trackingId: 'rows', fileId: f.id }], false);
+    return { file: (await store.files.transition(f.id, ['processing'], 'processing', { groupId: group!.id }))!, groupId: group!.id };
+  };
+  const chunkRows = (datasetId = ds) =>
+    queryStore<{ tracking_id: string; chunk_html: string }>(t.loc, 'SELECT tracking_id, chunk_html FROM chunks WHERE dataset_id = ? ORDER BY tracking_id', datasetId);
+
+  it('commits a batch: its chunks (with change-log entries and the group) and the file\'s progress with their counts, together', async () => {
+    const { file, groupId } = await importing();
+    const head = await store.changeLog.head();
+    const outcome = await store.files.commitBatch(file.id, ds, { rows: rowsOf(groupId, 1, 5), upsert: true, progress: progressOf(6, 6, { rowsImported: 1, errors: rowErrors(6, 1) }) });
+    expect(outcome).toEqual({ imported: 5, skipped: 0, errors: [] });
+    expect((await chunkRows()).map((c) => c.tracking_id)).toEqual(['rows|0', 'rows|1', 'rows|2', 'rows|3', 'rows|4']);
+    const stored = (await store.chunks.getManyByTrackingIds(ds, ['rows|0']))[0]!;
+    expect(stored.chunkHtml).toBe('row 1');
+    expect((await store.groups.chunks(groupId, 1, 10)).total).toBe(5);
+    expect((await store.changeLog.since(ds, head, 100)).map((e) => e.op)).toEqual(Array(5).fill('upsert'));
+    const after = (await store.files.getById(file.id))!;
+    expect(after).toEqual({
+      ...file,
+      cursor: cursorAt(6),
+      rowsDone: 6,
+      rowsImported: 6,
+      rowsSkipped: 0,
+      bytesDone: 600,
+      errors: rowErrors(6, 1),
+      errorCount: 1,
+      updatedAt: after.updatedAt,
+    });
+  });
+
+  it('skips rows whose tracking id is stored unless upserting, counted in the same commit', async () => {
+    const { file, groupId } = await importing();
+    expect(await store.files.commitBatch(file.id, ds, { rows: rowsOf(groupId, 1, 3, 'first'), upsert: true, progress: progressOf(3, 3) })).toEqual({ imported: 3, skipped: 0, errors: [] });
+    // Rows 2..5 without upsert: 2 and 3 are stored already and stay as they are.
+    expect(await store.files.commitBatch(file.id, ds, { rows: rowsOf(groupId, 2, 5, 'second'), upsert: false, progress: progressOf(5, 4, { rowsSkipped: 1 }) })).toEqual({
+      imported: 2,
+      skipped: 2,
+      errors: [],
+    });
+    expect((await chunkRows()).map((c) => c.chunk_html)).toEqual(['first 1', 'first 2', 'first 3', 'second 4', 'second 5']);
+    // With upsert they are replaced.
+    expect(await store.files.commitBatch(file.id, ds, { rows: rowsOf(groupId, 1, 2, 'third'), upsert: true, progress: progressOf(7, 2) })).toEqual({ imported: 2, skipped: 0, errors: [] });
+    expect((await chunkRows()).map((c) => c.chunk_html)).toEqual(['third 1', 'third 2', 'first 3', 'second 4', 'second 5']);
+    const now = (await store.files.getById(file.id))!;
+    expect([now.rowsDone, now.rowsImported, now.rowsSkipped, now.cursor]).toEqual([9, 7, 3, cursorAt(7)]);
+  });
+
+  it('writes a batch refused for one row\'s sake row by row: that row is a row error, in row order with the others', async () => {
+    const { file, groupId } = await importing();
+    const rows = rowsOf(groupId, 1, 4);
+    // Row 3 names a group that does not exist: the batch is refused whole, then written row by row.
+    rows[2] = { row: 3, input: { ...rows[2]!.input, groupIds: [groupId, randomUUID()] } };
+    const outcome = await store.files.commitBatch(file.id, ds, { rows, upsert: true, progress: progressOf(5, 5, { errors: [{ row: 5, reason: 'bad lat' }] }) });
+    expect(outcome!.imported).toBe(3);
+    expect(outcome!.skipped).toBe(0);
+    expect(outcome!.errors.map((e) => e.row)).toEqual([3]);
+    expect(outcome!.errors[0]!.reason).toMatch(/group/);
+    expect((await chunkRows()).map((c) => c.tracking_id)).toEqual(['rows|0', 'rows|1', 'rows|3']);
+    const now = (await store.files.getById(file.id))!;
+    expect(now.errors.map((e) => e.row)).toEqual([3, 5]);
+    expect([now.rowsDone, now.rowsImported, now.errorCount]).toEqual([5, 3, 2]);
+    // The rows that went in reached the change log once each (the refused whole batch left none).
+    expect(await countRows(t.loc, 'change_log', 'dataset_id = ?', ds)).toBe(3);
+  });
+
+  it('writes nothing unless the file is processing in that dataset', async () => {
+    const { file, groupId } = await importing();
+    const queued = await store.files.create(csvFile(ds, { status: 'queued' }));
+    const before = await snapshotStore(t.loc);
+    const batch = { rows: rowsOf(groupId, 1, 3), upsert: true, progress: progressOf(3, 3) };
+    expect(await store.files.commitBatch(queued.id, ds, batch)).toBeUndefined();
+    expect(await store.files.commitBatch(file.id, other, batch)).toBeUndefined();
+    expect(await store.files.commitBatch(randomUUID(), ds, batch)).toBeUndefined();
+    expect(await snapshotStore(t.loc)).toEqual(before);
+    await store.files.delete(ds, file.id);
+    expect(await store.files.commitBatch(file.id, ds, batch)).toBeUndefined();
+    expect(await countRows(t.loc, 'chunks')).toBe(0);
+  });
+
+  it('stores none of a batch\'s chunks when its progress cannot be committed', async () => {
+    const { file, groupId } = await importing();
+    const before = await snapshotStore(t.loc);
+    // The chunks are written, then the progress write throws (a cursor that cannot be stored):
+    // the whole transaction is undone, as a worker killed between the two would leave it.
+    const broken = { ...cursorAt(3), byteOffset: 300n as unknown as number };
+    await expect(store.files.commitBatch(file.id, ds, { rows: rowsOf(groupId, 1, 3), upsert: false, progress: progressOf(3, 3, { cursor: broken }) })).rejects.toThrow();
+    expect(await snapshotStore(t.loc)).toEqual(before);
+    // Written again, the rows count as imported, not as skipped.
+    expect(await store.files.commitBatch(file.id, ds, { rows: rowsOf(groupId, 1, 3), upsert: false, progress: progressOf(3, 3) })).toEqual({ imported: 3, skipped: 0, errors: [] });
+    expect((await store.files.getById(file.id))!.rowsSkipped).toBe(0);
+  });
+
+  it('loses no count when batches race', async () => {
+    const { file, groupId } = await importing();
+    const n = 8;
+    const outcomes = await Promise.all(
+      Array.from({ length: n }, (_, i) => store.files.commitBatch(file.id, ds, { rows: rowsOf(groupId, i * 5 + 1, i * 5 + 5), upsert: false, progress: progressOf(i * 5 + 5, 5) })),
+    );
+    expect(outcomes).toEqual(Array(n).fill({ imported: 5, skipped: 0, errors: [] }));
+    const now = (await store.files.getById(file.id))!;
+    expect([now.rowsDone, now.rowsImported, now.rowsSkipped]).toEqual([5 * n, 5 * n, 0]);
+    expect(await countRows(t.loc, 'chunks', 'dataset_id = ?', ds)).toBe(5 * n);
+  });
+
   it('changes no row on a refused write', async () => {
     const f = await store.files.create(csvFile(ds, { status: 'queued' }));
     const before = await snapshotStore(t.loc);
@@ -426,8 +552,16 @@ describe('sqlite store with its writes in a thread: files', () => {
     expect(await store.files.transition(f.id, ['awaiting_upload'], 'queued')).toBeUndefined();
     await store.files.transition(f.id, ['queued'], 'processing');
     expect(await store.files.commitProgress(f.id, batch(10))).toBe(true);
+    const [group] = await store.groups.createMany(ds.id, [{ name: 'g', trackingId: 'rows' }], false);
+    const rows = [{ row: 11, input: { trackingId: 'rows|10', chunkHtml: 'eleven', groupIds: [group!.id] } }];
+    expect(await store.files.commitBatch(f.id, ds.id, { rows, upsert: false, progress: { ...batch(11), rowsImported: 0, rowsSkipped: 0, errors: [] } })).toEqual({
+      imported: 1,
+      skipped: 0,
+      errors: [],
+    });
+    expect((await store.chunks.getManyByTrackingIds(ds.id, ['rows|10']))[0]!.chunkHtml).toBe('eleven');
     const committed = (await store.files.getById(f.id))!;
-    expect([committed.rowsDone, committed.errorCount, committed.cursor]).toEqual([10, 1, cursorAt(10)]);
+    expect([committed.rowsDone, committed.rowsImported, committed.errorCount, committed.cursor]).toEqual([20, 8, 1, cursorAt(11)]);
     // Errors cross the thread with their status.
     await expect(store.files.create(csvFile(randomUUID()))).rejects.toSatisfy(rejectsWith(404));
     const doomed = await store.files.create(documentFile(ds.id));

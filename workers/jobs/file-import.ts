@@ -3,9 +3,15 @@
  * growing delay, or started at once when the embedded store saw the upload complete), then reads
  * the blob as a stream from the file's committed cursor, turns each row (or document chunk) into a
  * chunk, validated as `POST /api/chunk` validates one, and writes batches through the same store
- * path. After each batch it commits the cursor: a worker killed mid-file resumes there, and the
- * rows of a batch written but not committed are written again under the same tracking ids
- * (upserts, or skips), so no row is lost or duplicated.
+ * path. Each batch's chunks and the cursor after it commit in one transaction: a worker killed
+ * mid-file resumes there and finds none of the later rows stored, so no row is lost, duplicated,
+ * or counted twice.
+ *
+ * Fairness: a job imports for one turn (batches for about {@link ImportTurnOptions.turnMs}) and,
+ * when rows are left, goes back to the tail of the queue behind every other file's job, as
+ * embedding does per dataset (embed.ts). A small file started during a million-row import waits
+ * at most one turn of each running import, not the whole of them. The next turn reads on from the
+ * committed byte cursor (the blob opened at that offset, the file never read again from its start).
  */
 import { DelayedError, type Job, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -23,7 +29,7 @@ import { documentSections, type DocumentType } from '../../core/files/document-t
 import { documentChunkHtml } from '../../core/files/document-chunk-html.js';
 import { FileFormatError, readRows } from '../../core/files/row-reader.js';
 import { rowToChunk } from '../../core/files/row-to-chunk.js';
-import { splitDocument } from '../../core/files/split-document.js';
+import { splitDocument, type DocumentChunk } from '../../core/files/split-document.js';
 import { parseCreateChunks } from '../../facade/schemas/chunk.js';
 import type { Store } from '../../store/repository.js';
 import { jobWorker } from './job-worker.js';
@@ -46,6 +52,27 @@ const MIN_UPLOAD_POLL_MS = 1_000;
 
 /** How the job ended. */
 export type ImportOutcome = 'done' | 'failed' | 'gone';
+
+/** Options of {@link fileImportProcessor}. */
+export interface ImportTurnOptions {
+  /**
+   * How long one job imports batches before it yields its place to the other files' jobs, in ms
+   * (a batch is never cut: a turn is at least one batch). Each turn costs a blob open at the
+   * cursor and a trip through the queue, a few ms: at 1 s an import keeps its speed.
+   * @defaultValue `1000`
+   */
+  readonly turnMs?: number;
+  /**
+   * Characters of split documents kept between turns (a document is read and split whole; its
+   * next turn reuses the split instead of parsing the file again). A document whose split does
+   * not fit imports in one turn.
+   * @defaultValue `64 Mi`
+   */
+  readonly splitCacheChars?: number;
+}
+
+/** Where a run of the job stopped: the file's rows (it is read to its end), 'more' (its turn is over) or 'gone'. */
+type RunEnd = number | 'more' | 'gone';
 
 /**
  * Keeps the core applying the dataset's change log while batches keep coming, one apply in flight
@@ -161,22 +188,17 @@ interface Batch {
   count: number;
 }
 
-/** Writes a batch and commits the cursor after it; false when the file is gone (deleted). */
+/** Writes a batch with the cursor after it, in one transaction; false when the file is gone (deleted). */
 async function commit(deps: FileImportDeps, file: FileRecord, batch: Batch, cursor: ImportCursor, bytes: number, upsert: boolean): Promise<boolean> {
-  const outcome = await writeBatch(deps.store, file.datasetId, batch.rows, upsert);
-  const errors = [...batch.errors, ...outcome.errors].sort((a, b) => a.row - b.row);
-  return deps.store.files.commitProgress(file.id, {
-    cursor,
-    rowsDone: batch.count,
-    rowsImported: outcome.imported,
-    rowsSkipped: outcome.skipped,
-    bytesDone: bytes,
-    errors,
-  });
+  const outcome = await writeBatch(deps.store, file, batch.rows, upsert, { cursor, rowsDone: batch.count, bytesDone: bytes, errors: batch.errors });
+  return outcome !== undefined;
 }
 
-/** Reads the CSV/JSONL from the committed cursor and writes it in batches; returns the rows of the file, or 'gone'. */
-async function importRows(deps: FileImportDeps, file: FileRecord, options: RowImportOptions, onBatch: () => void): Promise<number | 'gone'> {
+/**
+ * Reads the CSV/JSONL from the committed cursor and writes it in batches until the end of the
+ * file or of the turn (`until`, epoch ms; checked after each committed batch).
+ */
+async function importRows(deps: FileImportDeps, file: FileRecord, options: RowImportOptions, onBatch: () => void, until: number): Promise<RunEnd> {
   const { blobs, config } = deps;
   const kind = file.kind === 'csv' ? 'csv' : 'jsonl';
   let cursor: ImportCursor = file.cursor ?? { byteOffset: 0, rowIndex: 0, header: null };
@@ -196,7 +218,11 @@ async function importRows(deps: FileImportDeps, file: FileRecord, options: RowIm
       cursor = r.cursor;
       if (r.error !== null || r.value === null) batch.errors.push({ row: r.row, reason: r.error ?? 'unreadable row' });
       else addRow(batch, r.row, rowToChunk(r.value, r.rowIndex, options, file.metadata, config.maxChunkTextBytes), file, options, config.maxChunkTextBytes);
-      if (batch.count >= config.importBatchRows && !(await flush())) return 'gone';
+      if (batch.count >= config.importBatchRows) {
+        if (!(await flush())) return 'gone';
+        // Leaving the loop ends the read: the generator's return closes the blob stream.
+        if (Date.now() >= until) return 'more';
+      }
     }
   } catch (err) {
     // A whole-file problem met mid-file (an unclosed quote): the rows before it are kept and counted.
@@ -220,8 +246,8 @@ function addRow(batch: Batch, row: number, mapped: ReturnType<typeof rowToChunk>
   }
 }
 
-/** Splits the document and writes its chunks in batches from the committed chunk index; returns the chunk count, or 'gone'. */
-async function importDocument(deps: FileImportDeps, file: FileRecord, options: RowImportOptions, onBatch: () => void): Promise<number | 'gone'> {
+/** Reads and splits a document (deterministic: a resumed job finds the same chunks at the same indexes). */
+async function splitFile(deps: FileImportDeps, file: FileRecord): Promise<DocumentChunk[]> {
   const { blobs, config } = deps;
   const stream = await blobs.read(file.blobKey);
   const parts: Buffer[] = [];
@@ -229,7 +255,64 @@ async function importDocument(deps: FileImportDeps, file: FileRecord, options: R
   const sections = await documentSections(Buffer.concat(parts), file.contentType as DocumentType);
   const chunks = splitDocument(sections, file.splitOptions ?? { targetChars: config.documentChunkChars, overlapChars: config.documentOverlapChars });
   if (chunks.length === 0) throw new FileFormatError('the document has no text to index (an empty file, or a scanned PDF of images only)');
-  // The split is deterministic, so a resumed job finds the same chunks at the same indexes.
+  return chunks;
+}
+
+/**
+ * Split documents kept between a job's turns, oldest dropped first past `maxChars` characters of
+ * text. Keyed by file id and size: a file's bytes never change once uploaded.
+ */
+class SplitCache {
+  private readonly entries = new Map<string, { chunks: DocumentChunk[]; chars: number }>();
+  private chars = 0;
+
+  constructor(private readonly maxChars: number) {}
+
+  private static key(file: FileRecord): string {
+    return `${file.id}/${file.size}`;
+  }
+
+  get(file: FileRecord): DocumentChunk[] | undefined {
+    return this.entries.get(SplitCache.key(file))?.chunks;
+  }
+
+  /** Keeps the split; false when it is too big to keep (the document then runs in one turn). */
+  set(file: FileRecord, chunks: DocumentChunk[]): boolean {
+    let chars = 0;
+    for (const c of chunks) chars += c.text.length;
+    if (chars > this.maxChars) return false;
+    this.delete(file);
+    for (const [key, entry] of this.entries) {
+      if (this.chars + chars <= this.maxChars) break;
+      this.entries.delete(key);
+      this.chars -= entry.chars;
+    }
+    this.entries.set(SplitCache.key(file), { chunks, chars });
+    this.chars += chars;
+    return true;
+  }
+
+  delete(file: FileRecord): void {
+    const key = SplitCache.key(file);
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.chars -= entry.chars;
+  }
+}
+
+/**
+ * Writes the document's chunks in batches from the committed chunk index until the end or the
+ * turn's end (`until`); the split comes from `cache` after the first turn.
+ */
+async function importDocument(deps: FileImportDeps, file: FileRecord, options: RowImportOptions, onBatch: () => void, until: number, cache: SplitCache): Promise<RunEnd> {
+  const { config } = deps;
+  let chunks = cache.get(file);
+  let turns = true;
+  if (!chunks) {
+    chunks = await splitFile(deps, file);
+    turns = cache.set(file, chunks);
+  }
   let done = file.cursor?.rowIndex ?? 0;
   while (done < chunks.length) {
     const end = Math.min(chunks.length, done + config.importBatchRows);
@@ -252,10 +335,16 @@ async function importDocument(deps: FileImportDeps, file: FileRecord, options: R
     }
     // The whole document was read to split it: its bytes count with the last batch.
     const bytes = end === chunks.length ? file.size : 0;
-    if (!(await commit(deps, file, batch, { byteOffset: 0, rowIndex: end, header: null }, bytes, true))) return 'gone';
+    if (!(await commit(deps, file, batch, { byteOffset: 0, rowIndex: end, header: null }, bytes, true))) {
+      cache.delete(file);
+      return 'gone';
+    }
     onBatch();
     done = end;
+    // After a batch, never before: every turn makes progress, even one that spent itself on the split.
+    if (turns && done < chunks.length && Date.now() >= until) return 'more';
   }
+  cache.delete(file);
   return chunks.length;
 }
 
@@ -270,9 +359,13 @@ async function embedLater(deps: FileImportDeps, dataset: DatasetRecord): Promise
 }
 
 /** Builds the processor of the file import queue. */
-export function fileImportProcessor(deps: FileImportDeps) {
+export function fileImportProcessor(deps: FileImportDeps, turn: ImportTurnOptions = {}) {
+  const turnMs = turn.turnMs ?? 1000;
+  const splits = new SplitCache(turn.splitCacheChars ?? 64 * 1024 * 1024);
   return async (job: Job<FileImportJob>, token?: string): Promise<{ outcome: ImportOutcome }> => {
     const { store, logger } = deps;
+    // Without a token (a direct call, not a worker's) there is no queue to go back to: one turn.
+    const until = token === undefined ? Infinity : Date.now() + turnMs;
     let file = await store.files.getById(job.data.fileId);
     if (!file || file.status === 'done' || file.status === 'failed') return { outcome: 'gone' };
     const dataset = await store.datasets.get(file.datasetId);
@@ -294,15 +387,27 @@ export function fileImportProcessor(deps: FileImportDeps) {
     if (grouped === 'gone') return { outcome: 'gone' };
     file = grouped;
     const apply = applier(deps.core, file.datasetId, logger);
-    let total: number | 'gone';
+    let total: RunEnd;
     try {
-      total = file.kind === 'document' ? await importDocument(deps, file, options, apply.kick) : await importRows(deps, file, options, apply.kick);
+      total =
+        file.kind === 'document'
+          ? await importDocument(deps, file, options, apply.kick, until, splits)
+          : await importRows(deps, file, options, apply.kick, until);
     } catch (err) {
+      splits.delete(file);
       if (err instanceof FileFormatError || (err instanceof QuarryError && err.code === 'bad_request')) {
         await apply.flush();
         return { outcome: await fail(deps, file, err.message, 'processing') };
       }
       throw err;
+    }
+    if (total === 'more') {
+      // Every batch so far is committed with its cursor; the apply kicked last goes on by itself
+      // (the core applies in the background), so the next file's turn starts at once. Back to
+      // the tail of the queue (a delay of 0 is promoted behind the jobs already waiting);
+      // moveToDelayed skips the attempt: a turn is not a failed attempt.
+      await job.moveToDelayed(Date.now(), token);
+      throw new DelayedError();
     }
     await apply.flush();
     if (total === 'gone') return { outcome: 'gone' };
@@ -327,11 +432,12 @@ export function fileImportProcessor(deps: FileImportDeps) {
 }
 
 /** Starts the worker of the file import queue on `connection` (which must have maxRetriesPerRequest null). */
-export function fileImportWorker(deps: FileImportDeps, connection: Redis): Worker<FileImportJob> {
-  // One import at a time: SQLite has one writer, and an import keeps it busy. A short lock lets a
-  // restarted worker take over a killed worker's import within ~15 s; a killed import is picked
-  // up again however often that happens (each run resumes at the cursor).
-  const worker = jobWorker(Queues.fileImport, fileImportProcessor(deps), connection, deps.logger, {
+export function fileImportWorker(deps: FileImportDeps, connection: Redis, turn: ImportTurnOptions = {}): Worker<FileImportJob> {
+  // One import at a time: SQLite has one writer, and an import keeps it busy; imports share it by
+  // taking turns (see the top of this file). A short lock lets a restarted worker take over a
+  // killed worker's import within ~15 s; a killed import is picked up again however often that
+  // happens (each run resumes at the cursor).
+  const worker = jobWorker(Queues.fileImport, fileImportProcessor(deps, turn), connection, deps.logger, {
     concurrency: 1,
     lockDuration: 10_000,
     stalledInterval: 5_000,
