@@ -19,7 +19,7 @@ import type {
   RoleValue,
   UserRecord,
 } from '../core/domain/tenancy.js';
-import type { QueryRating, UserEvent, UserEventFilter } from '../core/domain/user-events.js';
+import type { QueryRating, UserEvent } from '../core/domain/user-events.js';
 import type { ReportSql } from './reports/report-sql.js';
 
 /** Counts behind GET /api/organization/usage/{id}. */
@@ -326,14 +326,12 @@ export interface AnalyticsRepository {
   rate(ratings: readonly QueryRating[]): Promise<void>;
 }
 
-/** User events (`PUT /api/analytics/events`): written in batches, read by id and by filter. */
+/** User events (`PUT /api/analytics/events`): written in batches, read by id. */
 export interface UserEventRepository {
   /** Stores the events whose id is new, in one transaction; returns how many were new. */
   insertMany(events: readonly UserEvent[]): Promise<number>;
-  /** One event of the dataset, or undefined. */
+  /** One event of the dataset, or undefined. (Listings by filter are report SQL: store/reports/user-event-listing.ts.) */
   get(datasetId: string, id: string): Promise<UserEvent | undefined>;
-  /** A page of the dataset's events matching `filter`, newest first (ties by id). */
-  list(datasetId: string, filter: UserEventFilter, page: { limit: number; offset: number }): Promise<UserEvent[]>;
 }
 
 /** What creates an experiment. */

@@ -1,13 +1,13 @@
 /**
  * PostgreSQL user events (`user_events`): a batch is one INSERT over unnest (one statement, so one
- * transaction), stored once per id; read by id and by filter. What SQLite would store or skip
- * row by row must not fail the batch here: rows missing a NOT NULL value are left out, the NUL
+ * transaction), stored once per id; read by id (listings by filter are report SQL:
+ * store/reports/user-event-listing.ts). What SQLite would store or skip row by row must not fail
+ * the batch here: rows missing a NOT NULL value are left out, the NUL
  * character is replaced, numbers the columns cannot hold are made to fit.
  */
-import type { UserEvent, UserEventFilter } from '../../core/domain/user-events.js';
+import type { UserEvent } from '../../core/domain/user-events.js';
 import type { UserEventRepository } from '../repository.js';
 import { toJson, userEventFromRow } from '../rows.js';
-import { metadataScalar, userEventConditions } from '../user-event-records.js';
 import type { PgDb } from './database.js';
 
 /** A number the NOT NULL DOUBLE PRECISION column accepts (NaN and Infinity arrive as null through JSON). */
@@ -44,10 +44,6 @@ function metadataJson(value: unknown): string | null {
 
 /** Whether none of a row's NOT NULL values is absent (SQLite's INSERT OR IGNORE skips such a row). */
 const complete = (...values: unknown[]): boolean => values.every((v) => v !== null && v !== undefined && !Number.isNaN(v));
-
-/** LIMIT and OFFSET as SQLite reads them: a negative limit is none, a negative offset is 0. */
-const limitOf = (n: number): number | null => (n < 0 ? null : n);
-const offsetOf = (n: number): number => Math.max(0, n);
 
 /** Builds the user event repository. */
 export function pgUserEvents(db: PgDb): UserEventRepository {
@@ -88,28 +84,6 @@ export function pgUserEvents(db: PgDb): UserEventRepository {
       const row = await db.get('SELECT * FROM user_events WHERE dataset_id = $1 AND id = $2', [datasetId, id]);
       return row ? userEventFromRow(row) : undefined;
     },
-    async list(datasetId, filter, page) {
-      const params: unknown[] = [datasetId];
-      const p = (value: unknown): string => `$${params.push(value)}`;
-      const where = ['dataset_id = $1'];
-      for (const [condition, value] of userEventConditions(filter)) where.push(condition.replace('?', p(value)));
-      if (filter.metadata !== undefined) where.push(metadataCondition(filter.metadata, p));
-      const rows = await db.all(
-        `SELECT * FROM user_events WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id LIMIT ${p(limitOf(page.limit))} OFFSET ${p(offsetOf(page.offset))}`,
-        params,
-      );
-      return rows.map(userEventFromRow);
-    },
   };
 }
 
-/**
- * The SQL condition of a metadata filter. `->` with a text key looks up object members only (an
- * array gives NULL), as SQLite's quoted path labels do; jsonb equality compares by type (a string
- * never equals a number, `true` never equals 1) and numbers by value, as the SQLite condition does.
- */
-function metadataCondition(filter: NonNullable<UserEventFilter['metadata']>, p: (value: unknown) => string): string {
-  const v = metadataScalar(filter);
-  const path = filter.path.map((segment) => ` -> ${p(text(segment))}::text`).join('');
-  return `(metadata::jsonb${path}) = ${p(JSON.stringify(v))}::jsonb`;
-}

@@ -15,6 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { QuarryError } from '../../core/domain/errors.js';
 import type { UserEvent, UserEventFilter } from '../../core/domain/user-events.js';
 import type { Store } from '../../store/repository.js';
+import { listUserEvents } from '../../store/reports/user-event-listing.js';
 import { openDatabase, type Db } from '../../store/sqlite/database.js';
 import { openSqliteStore, sqliteStoreOn } from '../../store/sqlite/sqlite-store.js';
 import { withWriteThread } from '../../store/sqlite/threaded-store.js';
@@ -88,7 +89,7 @@ describe.each(STORE_KINDS)('%s store: user events', (kind) => {
     await t.dispose();
   });
 
-  const all = (datasetId = DATASET, filter: UserEventFilter = {}) => store.userEvents.list(datasetId, filter, { limit: 10_000, offset: 0 });
+  const all = (datasetId = DATASET, filter: UserEventFilter = {}) => listUserEvents(store.reports, datasetId, filter, { limit: 10_000, offset: 0 });
 
   it('reads an event back as it was written', async () => {
     const full = event();
@@ -141,7 +142,7 @@ describe.each(STORE_KINDS)('%s store: user events', (kind) => {
   it('stores a large batch in one call', async () => {
     const batch = Array.from({ length: 3000 }, (_, i) => event({ createdAt: 1_700_000_000_000 + i, metadata: { seq: i } }));
     expect(await store.userEvents.insertMany(batch)).toBe(3000);
-    expect(await store.userEvents.list(DATASET, {}, { limit: 2, offset: 0 })).toEqual([batch[2999], batch[2998]]);
+    expect(await listUserEvents(store.reports, DATASET, {}, { limit: 2, offset: 0 })).toEqual([batch[2999], batch[2998]]);
   });
 
   it("lists a dataset's events newest first, ties by id, by page", async () => {
@@ -149,12 +150,12 @@ describe.each(STORE_KINDS)('%s store: user events', (kind) => {
     await store.userEvents.insertMany(events);
     await store.userEvents.insertMany([event({ datasetId: OTHER, createdAt: 5000 })]);
     const expected = newestFirst(events);
-    expect(await store.userEvents.list(DATASET, {}, { limit: 10, offset: 0 })).toEqual(expected);
-    expect(await store.userEvents.list(DATASET, {}, { limit: 4, offset: 0 })).toEqual(expected.slice(0, 4));
-    expect(await store.userEvents.list(DATASET, {}, { limit: 4, offset: 4 })).toEqual(expected.slice(4));
-    expect(await store.userEvents.list(DATASET, {}, { limit: 4, offset: 8 })).toEqual([]);
-    expect(await store.userEvents.list(DATASET, {}, { limit: 0, offset: 0 })).toEqual([]);
-    expect(await store.userEvents.list(randomUUID(), {}, { limit: 10, offset: 0 })).toEqual([]);
+    expect(await listUserEvents(store.reports, DATASET, {}, { limit: 10, offset: 0 })).toEqual(expected);
+    expect(await listUserEvents(store.reports, DATASET, {}, { limit: 4, offset: 0 })).toEqual(expected.slice(0, 4));
+    expect(await listUserEvents(store.reports, DATASET, {}, { limit: 4, offset: 4 })).toEqual(expected.slice(4));
+    expect(await listUserEvents(store.reports, DATASET, {}, { limit: 4, offset: 8 })).toEqual([]);
+    expect(await listUserEvents(store.reports, DATASET, {}, { limit: 0, offset: 0 })).toEqual([]);
+    expect(await listUserEvents(store.reports, randomUUID(), {}, { limit: 10, offset: 0 })).toEqual([]);
   });
 
   it('filters by date (both bounds inclusive), type, conversion and user, alone and together', async () => {
@@ -183,7 +184,7 @@ describe.each(STORE_KINDS)('%s store: user events', (kind) => {
     }
     // Pages of a filtered listing.
     const conv = newestFirst(events.filter((e) => e.isConversion));
-    expect(await store.userEvents.list(DATASET, { isConversion: true }, { limit: 5, offset: 5 })).toEqual(conv.slice(5, 10));
+    expect(await listUserEvents(store.reports, DATASET, { isConversion: true }, { limit: 5, offset: 5 })).toEqual(conv.slice(5, 10));
   });
 
   it('compares metadata by JSON type and value: strings, numbers, booleans and null, nested, never through arrays', async () => {
@@ -272,8 +273,8 @@ describe('sqlite store with its writes in a thread: user events', () => {
     expect(await store.userEvents.insertMany([a, b, a])).toBe(2);
     expect(await store.userEvents.insertMany([a])).toBe(0);
     expect(await store.userEvents.get(DATASET, a.id)).toEqual(a);
-    expect(await store.userEvents.list(DATASET, { metadata: { path: ['page'], value: 'home' } }, { limit: 10, offset: 0 })).toEqual([a]);
-    expect(await store.userEvents.list(DATASET, {}, { limit: 10, offset: 0 })).toEqual([b, a]);
+    expect(await listUserEvents(store.reports, DATASET, { metadata: { path: ['page'], value: 'home' } }, { limit: 10, offset: 0 })).toEqual([a]);
+    expect(await listUserEvents(store.reports, DATASET, {}, { limit: 10, offset: 0 })).toEqual([b, a]);
     // Not one row changed through the caller's own connection.
     expect(changes() - before).toBe(0);
     const plain = openSqliteStore(dir);

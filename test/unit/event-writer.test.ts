@@ -14,6 +14,7 @@ import { newId } from '../../core/domain/ids.js';
 import type { QueryRating, UserEvent } from '../../core/domain/user-events.js';
 import { eventWriter, type EventStore, type EventWrites } from '../../facade/analytics/event-writer.js';
 import type { Store } from '../../store/repository.js';
+import { listUserEvents } from '../../store/reports/user-event-listing.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 
 const DATASET = '11111111-1111-4111-8111-111111111111';
@@ -122,7 +123,7 @@ describe('event writer (group commit)', () => {
   async function storedSeqs(): Promise<number[]> {
     const other = openSqliteStore(dir);
     try {
-      const events = await other.userEvents.list(DATASET, {}, { limit: 100_000, offset: 0 });
+      const events = await listUserEvents(other.reports, DATASET, {}, { limit: 100_000, offset: 0 });
       return events.map((e) => (e.metadata as { seq: number }).seq).sort((a, b) => a - b);
     } finally {
       await other.close();
