@@ -145,6 +145,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // The separate-core topology, so that tests can kill and restart the core on its own; the
     // default single-process topology has its own suite (core-in-process.test.ts).
     QUARRY_CORE_IN_PROCESS: 'false',
+    // The analytics suites seed records at fixed past dates, beyond the 90 days kept by default:
+    // the job workers' retention purge at their start, late under load, deleted them after the
+    // seeding (empty reports on a loaded CI run). Retention has tests of its own.
+    QUARRY_ANALYTICS_RETENTION_DAYS: '0',
     ...(database ? { QUARRY_DATABASE_URL: database.url, QUARRY_DATABASE_POOL_SIZE: '4' } : {}),
     ...opts.env,
   };

@@ -389,7 +389,8 @@ describe('per-arm results', () => {
     for (let i = 0; i < 12; i++) {
       const u = `tagged-${i}`;
       const arm = i % 2 === 0 ? 'new' : 'ctrl';
-      events.push(event({ userId: u, metadata: { treatment: arm }, isConversion: i % 4 === 0, eventType: 'purchase', revenue: i * 0.5, createdAt: now - i * 1000 }));
+      // Converting users in both arms whatever the buyers' random arms (i % 3: tagged-0 and -6 in `new`, -3 and -9 in `ctrl`).
+      events.push(event({ userId: u, metadata: { treatment: arm }, isConversion: i % 3 === 0, eventType: 'purchase', revenue: i * 0.5, createdAt: now - i * 1000 }));
       // Untagged, or tagged with no arm of this experiment: not counted.
       events.push(event({ userId: u, isConversion: true, revenue: 9, createdAt: now }));
       events.push(event({ userId: u, metadata: { treatment: 'other', n: 1 }, createdAt: now }));
