@@ -16,6 +16,7 @@
  * stops at max_tokens, a stop string, or an abort, which is what the tests need.
  */
 import { writeFileSync } from 'node:fs';
+import { rng } from './random-corpus.js';
 
 /** Words the tiny model answers with (each a token `▁word`). */
 export const TINY_WORDS = [
@@ -55,17 +56,6 @@ const CHATML_TEMPLATE =
   "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
 
-/** mulberry32: a small seeded generator, so the same seed gives the same file byte for byte. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Vocab {
   readonly tokens: string[];

@@ -16,6 +16,7 @@ import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { client, type Client } from '../helpers/api.js';
 import { createDataset, createKey, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { rng } from '../helpers/random-corpus.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -30,18 +31,8 @@ let store: Store;
 const orgDatasets: { id: string; trackingId: string | null }[] = [];
 let deletedDataset: string;
 
-/** A seeded PRNG (mulberry32): the same rows every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = prng(15);
+/** The same rows every run. */
+const rand = rng(15);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
 const KINDS = ['search', 'autocomplete', 'search_over_groups'] as const;

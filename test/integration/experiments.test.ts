@@ -16,6 +16,7 @@ import { client, type Client } from '../helpers/api.js';
 import { createDataset, createKey, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { countRows, expectRejected, queryStore } from '../helpers/store-snapshot.js';
+import { userEvent } from '../helpers/user-event.js';
 
 let stack: Stack;
 let t: Tenant;
@@ -242,25 +243,7 @@ describe('sticky assignment', () => {
 });
 
 /** An event of the tenant's dataset; `over` replaces fields. */
-const event = (over: Partial<UserEvent>): UserEvent => ({
-  id: randomUUID(),
-  datasetId: t.datasetId,
-  eventType: 'view',
-  eventName: 'seen',
-  items: [],
-  metadata: null,
-  userId: null,
-  isConversion: false,
-  requestId: null,
-  requestType: null,
-  location: null,
-  position: null,
-  clickedChunkId: null,
-  revenue: 0,
-  createdAt: Date.now(),
-  updatedAt: Date.now(),
-  ...over,
-});
+const event = (over: Partial<UserEvent>): UserEvent => userEvent({ datasetId: t.datasetId, eventType: 'view', eventName: 'seen', createdAt: Date.now(), ...over });
 
 /** A search of the tenant's dataset; `over` replaces fields. */
 const search = (over: Partial<SearchRecord>): SearchRecord => ({

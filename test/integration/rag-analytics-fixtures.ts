@@ -4,18 +4,19 @@
  * paging checks in plain JavaScript, the report call and its refusals, and SQL writes on a stack's
  * store (to set what no API writes: hallucination figures, a topic's creation time).
  */
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { expect } from 'vitest';
-import type { UserEvent, UserEventType } from '../../core/domain/user-events.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/repository.js';
 import { client, type Client } from '../helpers/api.js';
 import { createDataset, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import type { StoreLocation } from '../helpers/store-snapshot.js';
+
+/** The seeded random source of the oracle tests (mulberry32). */
+export { rng } from '../helpers/random-corpus.js';
 
 /** A report test's stack: dataset A (`ds`) for the seeded rows, dataset B (`realDs`) for a real record. */
 export interface ReportStack {
@@ -44,25 +45,8 @@ export async function stopReportStack(s: Partial<ReportStack> | undefined): Prom
   await s?.stack?.stop();
 }
 
-/** A user event to seed: a fresh id, no links or figures unless given. */
-export function userEvent(e: Partial<UserEvent> & { eventType: UserEventType; createdAt: number; datasetId: string }): UserEvent {
-  return {
-    id: randomUUID(),
-    eventName: e.eventType,
-    items: [],
-    metadata: null,
-    userId: null,
-    isConversion: false,
-    requestId: null,
-    requestType: null,
-    location: null,
-    position: null,
-    clickedChunkId: null,
-    revenue: 0,
-    updatedAt: e.createdAt,
-    ...e,
-  };
-}
+/** The analytics tests' user-event builder. */
+export { userEvent } from '../helpers/user-event.js';
 
 /** The answer of one report asked at `route` (asserting 200). */
 export async function postReport(on: Client, route: string, body: Record<string, unknown>): Promise<any> {
@@ -86,17 +70,6 @@ export const byKeyThenId =
   (x: T, y: T): number =>
     (desc ? key(y) - key(x) : key(x) - key(y)) || byCodePoint(id(x), id(y));
 
-/** A deterministic random source in [0, 1) (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export const MINUTE = 60_000;
 export const HOUR = 3_600_000;

@@ -17,7 +17,9 @@ import type { Store } from '../../store/repository.js';
 import { client, type Client } from '../helpers/api.js';
 import { createDataset, createKey, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { rng } from '../helpers/random-corpus.js';
 import { queryStore } from '../helpers/store-snapshot.js';
+import { userEvent } from '../helpers/user-event.js';
 
 let stack: Stack;
 let store: Store;
@@ -28,18 +30,8 @@ let otherId: string;
 
 // ---------- seeded data ----------
 
-/** A deterministic PRNG (mulberry32): the same rows on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rnd = prng(15);
+/** The same rows on every run. */
+const rnd = rng(15);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
 /** Skewed towards the first items (so head queries have clear counts, with some ties further down). */
 const pickSkewed = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * rnd() * xs.length)]!;
@@ -115,23 +107,7 @@ function seededSearch(datasetId: string): SearchRecord {
 
 /** A user event of the first dataset (or `datasetId`), linked to `requestId` when given. */
 function event(over: Partial<UserEvent> & Pick<UserEvent, 'eventType' | 'createdAt'>, datasetId = t.datasetId): UserEvent {
-  return {
-    id: randomUUID(),
-    datasetId,
-    eventName: over.eventType,
-    items: [],
-    metadata: null,
-    userId: null,
-    isConversion: false,
-    requestId: null,
-    requestType: null,
-    location: null,
-    position: null,
-    clickedChunkId: null,
-    revenue: 0,
-    updatedAt: over.createdAt,
-    ...over,
-  };
+  return userEvent({ datasetId, ...over });
 }
 
 /** A rating as the oracle keeps it (the latest sent for a search). */

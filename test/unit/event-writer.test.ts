@@ -16,28 +16,12 @@ import { eventWriter, type EventStore, type EventWrites } from '../../facade/ana
 import type { Store } from '../../store/repository.js';
 import { listUserEvents } from '../../store/reports/user-event-listing.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
+import { userEvent } from '../helpers/user-event.js';
 
 const DATASET = '11111111-1111-4111-8111-111111111111';
 
-const event = (seq: number, over: Partial<UserEvent> = {}): UserEvent => ({
-  id: newId(),
-  datasetId: DATASET,
-  eventType: 'view',
-  eventName: `view ${seq}`,
-  items: ['a'],
-  metadata: { seq },
-  userId: null,
-  isConversion: false,
-  requestId: null,
-  requestType: null,
-  location: null,
-  position: null,
-  clickedChunkId: null,
-  revenue: 0,
-  createdAt: 1_700_000_000_000 + seq,
-  updatedAt: 1_700_000_000_000 + seq,
-  ...over,
-});
+const event = (seq: number, over: Partial<UserEvent> = {}): UserEvent =>
+  userEvent({ id: newId(), datasetId: DATASET, eventType: 'view', eventName: `view ${seq}`, items: ['a'], metadata: { seq }, createdAt: 1_700_000_000_000 + seq, ...over });
 
 const search = (seq: number): SearchRecord => ({
   id: newId(),
