@@ -6,8 +6,9 @@
  * whole text as one JSON string, or the error's status. Either way with an optional prefix and
  * suffix (a topic message sends its chunks before or after the completion).
  *
- * The request gives its tenant-fairness turn back as soon as the answer is enqueued (it only
- * waits on the job worker from then on), and a streamed response is handed to Koa once
+ * A request that holds a tenant-fairness turn (a topic message; `POST /api/chunk/generate` runs
+ * side by side and holds none) gives it back as soon as the answer is enqueued (it only waits on
+ * the job worker from then on), and a streamed response is handed to Koa once
  * committed: the route returns then, while tokens trickle in for a minute.
  */
 import { PassThrough } from 'node:stream';
@@ -62,8 +63,9 @@ export const errorLine = (error: QuarryError): string => `\n\n[error: ${error.me
 export async function sendAnswer(ctx: ParameterizedContext<RequestState>, answer: Answer, options: SendAnswerOptions): Promise<SentAnswer> {
   const prefix = options.prefix ?? '';
   const suffix = options.suffix ?? '';
-  // From here the request only waits for the job worker: its organization's turn goes to the next
-  // request (held, 100 answers of one organization started one first token at a time: ~3 s each).
+  // From here the request only waits for the job worker: its organization's turn, if it holds
+  // one, goes to the next request (held, 100 answers of one organization started one first token
+  // at a time: ~3 s each).
   ctx.state.yieldTurn?.();
   ctx.set('TR-QueryID', answer.id);
   const res = ctx.res;
