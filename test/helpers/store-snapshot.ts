@@ -27,6 +27,9 @@ export type StoreSnapshot = Record<string, unknown[]>;
 /** Runs one statement with `?` placeholders inside a {@link readStore} transaction: its rows. */
 export type StoreQuery = <T = Record<string, unknown>>(sql: string, ...params: unknown[]) => Promise<T[]>;
 
+/** Runs statements without parameters inside a {@link readStore} transaction, in one round trip on PostgreSQL: the rows of each. */
+export type StoreQueryMany = (statements: readonly string[]) => Promise<unknown[][]>;
+
 /** Whether the location is a PostgreSQL database (for the few queries that need a store-aware branch). */
 export function isPostgres(loc: StoreLocation): boolean {
   return loc.databaseUrl !== null;
@@ -41,6 +44,25 @@ const PG_TYPES: pg.CustomTypesConfig = {
     return pg.types.getTypeParser(oid, format);
   },
 };
+
+/**
+ * A small pool per database: a snapshot on a new connection cost PostgreSQL a backend start each
+ * time (two snapshots per case of the bad-input sweep). Idle connections close after a second and
+ * never hold the test process open.
+ */
+const pools = new Map<string, pg.Pool>();
+
+function pgPool(url: string): pg.Pool {
+  let pool = pools.get(url);
+  if (!pool) {
+    pool = new pg.Pool({ connectionString: url, types: PG_TYPES, max: 4, idleTimeoutMillis: 1000, allowExitOnIdle: true });
+    // An idle connection the server ended (a restart in an outage test) is dropped by the pool;
+    // without a listener the error would crash the test worker.
+    pool.on('error', () => {});
+    pools.set(url, pool);
+  }
+  return pool;
+}
 
 /** `?` placeholders as PostgreSQL's `$1..$n`; a `?` inside a quoted string or identifier stays. */
 function toPgPlaceholders(sql: string): string {
@@ -64,26 +86,33 @@ function toPgPlaceholders(sql: string): string {
 
 /**
  * Runs `read` inside one read-only transaction of the store, so that all its queries see the
- * same point in time (the running processes keep writing meanwhile). A connection of its own,
- * closed afterwards.
+ * same point in time (the running processes keep writing meanwhile). A connection of its own
+ * (SQLite), or one of a pool of the database's (PostgreSQL).
  */
-export async function readStore<R>(loc: StoreLocation, read: (query: StoreQuery) => Promise<R>): Promise<R> {
+export async function readStore<R>(loc: StoreLocation, read: (query: StoreQuery, many: StoreQueryMany) => Promise<R>): Promise<R> {
   if (loc.databaseUrl !== null) {
-    const client = new pg.Client({ connectionString: loc.databaseUrl, types: PG_TYPES });
-    // A query's failure rejects its promise; without a listener, the same error emitted on the
-    // client (the server ending the session) would crash the test worker.
-    client.on('error', () => {});
-    await client.connect();
+    const client = await pgPool(loc.databaseUrl).connect();
+    let failed: Error | undefined;
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const query: StoreQuery = async <T>(sql: string, ...params: unknown[]) =>
         (await client.query(toPgPlaceholders(sql), params)).rows as T[];
-      const out = await read(query);
+      // Without parameters pg sends the text as one simple query, which may hold many statements.
+      const many: StoreQueryMany = async (statements) => {
+        if (statements.length === 0) return [];
+        const results = (await client.query(statements.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
+        return (Array.isArray(results) ? results : [results]).map((r) => r.rows as unknown[]);
+      };
+      const out = await read(query, many);
       await client.query('COMMIT');
       return out;
+    } catch (err) {
+      failed = err as Error;
+      throw err;
     } finally {
-      // Ending the session rolls back a transaction left open by a failed query.
-      await client.end();
+      // A failed read may leave the transaction open (or the session dead): that connection is
+      // closed, not reused.
+      client.release(failed);
     }
   }
   // Read-only: the running processes keep writing through WAL.
@@ -93,7 +122,8 @@ export async function readStore<R>(loc: StoreLocation, read: (query: StoreQuery)
     // A deferred transaction takes its read snapshot at the first read and keeps it until COMMIT.
     db.exec('BEGIN');
     const query: StoreQuery = <T>(sql: string, ...params: unknown[]) => Promise.resolve(db.prepare(sql).all(...params) as T[]);
-    const out = await read(query);
+    const many: StoreQueryMany = (statements) => Promise.resolve(statements.map((sql) => db.prepare(sql).all()));
+    const out = await read(query, many);
     db.exec('COMMIT');
     return out;
   } finally {
@@ -109,12 +139,10 @@ export async function readStore<R>(loc: StoreLocation, read: (query: StoreQuery)
  */
 export async function snapshotStore(loc: StoreLocation): Promise<StoreSnapshot> {
   const postgres = isPostgres(loc);
-  return readStore(loc, async (query) => {
-    const out: StoreSnapshot = {};
-    for (const [table, cols] of await tableColumns(loc, query)) {
-      out[table] = await query(`SELECT * FROM "${table}" ORDER BY ${cols.map((c) => `"${c}"`).join(', ')}`);
-    }
-    return out;
+  return readStore(loc, async (query, many) => {
+    const tables = await tableColumns(loc, query);
+    const rows = await many(tables.map(([table, cols]) => `SELECT * FROM "${table}" ORDER BY ${cols.map((c) => `"${c}"`).join(', ')}`));
+    return Object.fromEntries(tables.map(([table], i) => [table, rows[i]!]));
   });
 
   /**
