@@ -453,19 +453,19 @@ export interface IndexedChunk {
 }
 
 /**
- * The search core's reads while applying the change log, on a store whose reads are network
- * round trips (PostgreSQL): few large reads instead of several small ones per slice of chunks.
+ * The search core's reads while applying the change log: everything a slice of chunks needs in
+ * one snapshot, instead of a read per repository per chunk.
  */
 export interface IndexReads {
   /**
-   * Chunks the core asks for per {@link chunks} call. Its reads are asynchronous (the event loop
-   * is free while the server works), so a slice costs a round trip, not a held thread.
+   * Chunks the core asks for per {@link chunks} call: large where reads are asynchronous (the
+   * event loop is free while PostgreSQL works), small where they hold the thread (SQLite).
    */
   readonly sliceSize: number;
   /**
    * The dataset's chunks with these ids in the order asked (unknown ids dropped), each with its
    * group ids, its dense vector of `model` and its sparse vector of `sparseModel` (null: none
-   * asked), read in one statement (one snapshot).
+   * asked), read in one snapshot.
    */
   chunks(datasetId: string, ids: readonly string[], model: string, sparseModel: string | null): Promise<IndexedChunk[]>;
 }
@@ -490,11 +490,8 @@ export interface Store {
   readonly experiments: ExperimentRepository;
   /** Read-only SQL for the analytics reports (`store/reports/`), in the engine's dialect. */
   readonly reports: ReportSql;
-  /**
-   * Present on a store whose reads are network round trips (PostgreSQL): the search core reads
-   * what it indexes through it. Absent (SQLite): it reads each repository in small slices.
-   */
-  readonly indexReads?: IndexReads;
+  /** What the search core reads to index chunks. */
+  readonly indexReads: IndexReads;
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
   /**

@@ -38,11 +38,10 @@ function droppedError(datasetId: string, cause?: unknown): QuarryError {
 }
 
 /**
- * A batch's chunks are read from the store this many at a time, with the event loop free between
- * reads: SQLite's reads run on the core's thread (~10 ms for 512 chunks here), and every other
- * request waited for a whole batch's (measured: a tenant's 100-chunk writes racing its searches
- * held the event loop 15 ms at a time). A store whose reads are round trips (`Store.indexReads`,
- * PostgreSQL) names its own slice; its chunks are still converted this many per turn.
+ * A batch's chunks are converted to shard documents (HTML to text) this many at a time, with the
+ * event loop free between slices (measured: a tenant's 100-chunk writes racing its searches held
+ * the event loop 15 ms at a time when a whole batch went at once). The store names its own read
+ * slice (`Store.indexReads`: small on SQLite, whose reads hold this thread).
  */
 const READ_SLICE = 64;
 /**
@@ -314,8 +313,8 @@ export class DatasetIndex {
       const upsertIds = [...last].filter(([, op]) => op === 'upsert').map(([id]) => id);
       const docs: ShardDoc[] = [];
       const present = new Set<string>();
-      // A store whose reads are round trips (PostgreSQL) says how many chunks to ask for at once.
-      const slice = this.store.indexReads?.sliceSize ?? READ_SLICE;
+      // The store says how many chunks to ask for at once (few where its reads hold this thread).
+      const slice = this.store.indexReads.sliceSize;
       for (let i = 0; i < upsertIds.length; i += slice) {
         if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
         docs.push(...(await this.readDocs(upsertIds.slice(i, i + slice))));
@@ -345,24 +344,15 @@ export class DatasetIndex {
 
   /** The shard documents of these chunks as the store has them now (chunks gone are left out). */
   private async readDocs(ids: readonly string[]): Promise<ShardDoc[]> {
-    const reads = this.store.indexReads;
-    if (reads) {
-      // One statement for the chunks, groups and vectors (one round trip, one snapshot); the
-      // conversion, which extracts text from HTML, still frees the event loop every READ_SLICE.
-      const found = await reads.chunks(this.datasetId, ids, this.modelKey, this.sparseModelKey);
-      const docs: ShardDoc[] = [];
-      for (let i = 0; i < found.length; i += READ_SLICE) {
-        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-        for (const f of found.slice(i, i + READ_SLICE)) docs.push(toShardDoc(f.chunk, f.groupIds, f.vector, f.sparse));
-      }
-      return docs;
+    // One snapshot for the chunks, groups and vectors; the conversion, which extracts text from
+    // HTML, still frees the event loop every READ_SLICE.
+    const found = await this.store.indexReads.chunks(this.datasetId, ids, this.modelKey, this.sparseModelKey);
+    const docs: ShardDoc[] = [];
+    for (let i = 0; i < found.length; i += READ_SLICE) {
+      if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      for (const f of found.slice(i, i + READ_SLICE)) docs.push(toShardDoc(f.chunk, f.groupIds, f.vector, f.sparse));
     }
-    const chunks = await this.store.chunks.getMany(this.datasetId, ids);
-    const chunkIds = chunks.map((c) => c.id);
-    const groups = await this.store.groups.groupsOfChunks(this.datasetId, chunkIds);
-    const vectors = await this.store.vectors.getMany(chunkIds, this.modelKey);
-    const sparse = this.sparseModelKey ? await this.store.sparseVectors.getMany(chunkIds, this.sparseModelKey) : new Map<string, SparseVector>();
-    return chunks.map((c) => toShardDoc(c, (groups.get(c.id) ?? []).map((g) => g.id), vectors.get(c.id) ?? null, sparse.get(c.id) ?? null));
+    return docs;
   }
 
   /**

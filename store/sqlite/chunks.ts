@@ -12,7 +12,8 @@ import type { Db } from './database.js';
 import { checkTrackingIds, newChunkRecord, patchedChunkRecord } from '../chunk-records.js';
 import { chunkFromRow, toJson } from '../rows.js';
 
-const COLUMNS =
+/** The chunk columns, in {@link rowValues} order. */
+export const COLUMNS =
   'id, dataset_id, tracking_id, chunk_html, link, metadata, tag_set, time_stamp, weight, image_urls, lat, lon, num_value, semantic_content, fulltext_content, convert_html_to_text, fulltext_boost, semantic_boost, created_at, updated_at, semantic_hash';
 
 /** Row values of a record, in {@link COLUMNS} order. */

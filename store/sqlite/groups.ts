@@ -15,8 +15,11 @@ const COLUMNS = 'id, dataset_id, name, description, tracking_id, metadata, tag_s
  * chunk, 12.7 ms a chunk with 10,000 groups against 27 µs this way (2,000 chunks: 25,351 ms →
  * 53 ms), and the core reads this for every chunk it indexes.
  */
-export const GROUPS_OF_CHUNK =
-  'SELECT g.* FROM chunk_group_members m CROSS JOIN chunk_groups g ON g.id = m.group_id WHERE m.chunk_id = ? AND g.dataset_id = ? ORDER BY g.created_at, g.id';
+export const GROUPS_OF_CHUNK_FROM =
+  'FROM chunk_group_members m CROSS JOIN chunk_groups g ON g.id = m.group_id WHERE m.chunk_id = ? AND g.dataset_id = ? ORDER BY g.created_at, g.id';
+
+/** The groups of one chunk of a dataset, whole rows (see {@link GROUPS_OF_CHUNK_FROM}). */
+export const GROUPS_OF_CHUNK = `SELECT g.* ${GROUPS_OF_CHUNK_FROM}`;
 
 /** Builds the SQLite group repository. */
 export function sqliteGroups(db: Db, log: ChangeLogWriter): GroupRepository {

@@ -7,7 +7,7 @@ import { chunkFromRow } from '../rows.js';
 
 const blob = (a: Uint32Array | Float32Array): Buffer => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 /** A copy that owns its memory (no view into SQLite's buffer). */
-const own = (b: Buffer): ArrayBuffer => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+export const own = (b: Buffer): ArrayBuffer => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
 
 /** Builds the sparse-vector repository. */
 export function sqliteSparseVectors(db: Db, log: ChangeLogWriter): SparseVectorRepository {

@@ -12,6 +12,7 @@ import { WriteEpoch } from './epoch-cache.js';
 import { sqliteDatasets } from './datasets.js';
 import { sqliteExperiments } from './experiments.js';
 import { sqliteFiles } from './files.js';
+import { sqliteIndexReads } from './index-reads.js';
 import { sqliteGroups } from './groups.js';
 import { sqliteMessages } from './messages.js';
 import { sqliteOrganizations } from './organizations.js';
@@ -75,6 +76,7 @@ export function sqliteStoreOn(db: Db, options: SqliteStoreOptions = {}): SqliteS
     userEvents: sqliteUserEvents(db),
     experiments: sqliteExperiments(db),
     reports: reportProcesses ?? sqliteReportSql(db),
+    indexReads: sqliteIndexReads(db),
     async ping() {
       ping.get();
     },

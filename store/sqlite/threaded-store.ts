@@ -119,7 +119,8 @@ export async function withWriteThread(reads: SqliteStore, dataDir: string, optio
     wrapped[name] = proxy;
   }
   return {
-    ...(wrapped as unknown as Omit<Store, 'ping' | 'pinReads' | 'close'>),
+    ...(wrapped as unknown as Omit<Store, 'ping' | 'pinReads' | 'close' | 'indexReads'>),
+    indexReads: reads.indexReads,
     ping: () => reads.ping(),
     pinReads: () => reads.pinReads(),
     async close() {

@@ -9,7 +9,7 @@ import { chunkFromRow } from '../rows.js';
 /** Float32 vector to a BLOB (little-endian, as typed arrays are on every supported machine). */
 const toBlob = (v: Float32Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 /** BLOB to a Float32Array that owns its memory (no view into SQLite's buffer). */
-const fromBlob = (b: Buffer): Float32Array => new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+export const fromBlob = (b: Buffer): Float32Array => new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
 
 /** Builds the vector repository. */
 export function sqliteVectors(db: Db, log: ChangeLogWriter): VectorRepository {

@@ -24,6 +24,7 @@ import { eventually } from '../helpers/eventually.js';
 import { randomChunks, randomQuery, rng } from '../helpers/random-corpus.js';
 import { bruteForceBm25, loadChunks } from '../helpers/search-oracle.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { isPostgres } from '../helpers/store-snapshot.js';
 
 const INLINE_MAX = 60;
 let stack: Stack;
@@ -225,23 +226,14 @@ describe('slow inline queries', () => {
         if (loading) setImmediate(count);
       };
       setImmediate(count);
-      // The store's chunk reads, watched (not replaced): how many chunks each read, at which turn.
-      // PostgreSQL's are its indexReads (chunks, groups and vectors in one statement per slice).
+      // The store's index reads, watched (not replaced): how many chunks each read, at which turn.
       const reads: { ids: number; turn: number }[] = [];
       const indexReads = store.indexReads;
-      if (indexReads) {
-        const chunks = indexReads.chunks.bind(indexReads);
-        indexReads.chunks = (datasetId, ids, model, sparseModel) => {
-          if (datasetId === many.datasetId) reads.push({ ids: ids.length, turn: turns });
-          return chunks(datasetId, ids, model, sparseModel);
-        };
-      } else {
-        const getMany = store.chunks.getMany.bind(store.chunks);
-        store.chunks.getMany = (datasetId, ids) => {
-          if (datasetId === many.datasetId) reads.push({ ids: ids.length, turn: turns });
-          return getMany(datasetId, ids);
-        };
-      }
+      const chunks = indexReads.chunks.bind(indexReads);
+      indexReads.chunks = (datasetId, ids, model, sparseModel) => {
+        if (datasetId === many.datasetId) reads.push({ ids: ids.length, turn: turns });
+        return chunks(datasetId, ids, model, sparseModel);
+      };
       const index = await engine.dataset(many.datasetId);
       await index.ensureReady();
       loading = false;
@@ -251,7 +243,7 @@ describe('slow inline queries', () => {
       // The chunks are read from SQLite 64 at a time, each read in a turn of its own (one read of
       // all 200 held the event loop as long as the store took); from PostgreSQL, whose reads leave
       // the loop free while the server works, in slices of the size it asks for (512: all 200 at once).
-      expect(reads.map((r) => r.ids)).toEqual(indexReads ? [200] : [64, 64, 64, 8]);
+      expect(reads.map((r) => r.ids)).toEqual(isPostgres(slowStack) ? [200] : [64, 64, 64, 8]);
       for (let i = 1; i < reads.length; i++) expect(reads[i]!.turn).toBeGreaterThan(reads[i - 1]!.turn);
       expect((await engine.stats(many.datasetId)).chunkCount).toBe(200);
       const hits = await engine.search({ datasetId: many.datasetId, searchType: 'bm25', query: 'only137', filter: null, offset: 0, limit: 1, scoreThreshold: null, countTotal: false });
