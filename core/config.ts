@@ -156,6 +156,14 @@ export interface Config {
    */
   readonly ragConcurrency: number;
   /**
+   * How long a job worker's lock on a long job (embedding turn, file import turn, RAG answer)
+   * lasts without renewal, in ms; it is renewed every half of it. A killed worker's job is taken
+   * over (or, for an answer, failed) about this long plus a stall check (half of it, at most 5 s)
+   * after the kill; too short, and a worker whose event loop stalls that long loses its job.
+   * @defaultValue `10000`
+   */
+  readonly jobLockMs: number;
+  /**
    * Longest a RAG answer may take from its request to its last token, in ms (the reference's
    * 120 s for /api/chunk/generate and /api/message); past it the answer ends with an error.
    * @defaultValue `120000`
@@ -310,6 +318,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxChunkTextBytes: intVar(env, 'QUARRY_MAX_CHUNK_TEXT_BYTES', LIMITS.chunkTextBytes, 1, 2 ** 31 - 1),
     analyticsRetentionDays: intVar(env, 'QUARRY_ANALYTICS_RETENTION_DAYS', 90, 0, 36_500),
     ragConcurrency: intVar(env, 'QUARRY_RAG_CONCURRENCY', 64, 1, 10_000),
+    jobLockMs: intVar(env, 'QUARRY_JOB_LOCK_MS', 10_000, 1_000, 600_000),
     ragDeadlineMs: intVar(env, 'QUARRY_RAG_DEADLINE_MS', 120_000, 100, 3_600_000),
     llmTimeoutMs: intVar(env, 'QUARRY_LLM_TIMEOUT_MS', 60_000, 100, 3_600_000),
     llmMaxRetries: intVar(env, 'QUARRY_LLM_MAX_RETRIES', 2, 0, 10),

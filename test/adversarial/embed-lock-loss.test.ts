@@ -20,10 +20,12 @@ let datasetId: string;
 let redis: Redis;
 
 const BACKLOG = 1440;
+/** The job lock (QUARRY_JOB_LOCK_MS): renewed every 2 s, and a killed worker's job is taken over within ~6 s. */
+const LOCK_MS = 4000;
 
 beforeAll(async () => {
   let tenant: Tenant;
-  ({ fake, stack, tenant, datasetId } = await startFakeEmbeddingSetup());
+  ({ fake, stack, tenant, datasetId } = await startFakeEmbeddingSetup({ QUARRY_JOB_LOCK_MS: String(LOCK_MS) }));
   ds = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': datasetId });
   redis = new Redis(stack.env.QUARRY_REDIS_URL!);
 }, 60_000);
@@ -38,8 +40,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('embed job lock loss', () => {
   it('costs at most one turn, and every chunk is embedded exactly once', async () => {
-    // 45 requests of 32 texts at 0.5 s: ~23 s of backlog.
-    fake.delayMs = 500;
+    // 45 requests of 32 texts at 0.25 s: ~11 s of backlog, several lock renewals (every
+    // LOCK_MS / 2) after the lock is lost: a worker that kept failing to renew would log each.
+    fake.delayMs = 250;
     for (let i = 0; i < BACKLOG; i += 120) {
       const batch = Array.from({ length: 120 }, (_, j) => ({ chunk_html: `lock test chunk ${i + j} alpha beta`, tracking_id: `c-${i + j}` }));
       expect((await ds.post('/api/chunk', batch)).status).toBe(200);

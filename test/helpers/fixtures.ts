@@ -84,9 +84,9 @@ export interface FakeEmbeddingSetup {
 }
 
 /** Starts the fake embedding server and a stack with embedding jobs on (fast retries), then the tenant and its dataset. */
-export async function startFakeEmbeddingSetup(): Promise<FakeEmbeddingSetup> {
+export async function startFakeEmbeddingSetup(env: Record<string, string> = {}): Promise<FakeEmbeddingSetup> {
   const fake = await startFakeEmbeddings();
-  const stack = await startStack({ env: { QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50' } });
+  const stack = await startStack({ env: { QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50', ...env } });
   const tenant = await createTenant(stack);
   const datasetId = await createDataset(stack, tenant.orgId, tenant.ownerKey, {
     server_configuration: { EMBEDDING_BASE_URL: fake.baseUrl, EMBEDDING_MODEL_NAME: 'fake', EMBEDDING_SIZE: FAKE_DIM },

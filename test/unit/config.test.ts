@@ -1,3 +1,4 @@
+import { lockOptions } from '../../workers/jobs/job-worker.js';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
@@ -111,5 +112,15 @@ describe('loadConfig', () => {
     expect(loadConfig({}).ragSentenceVectors).toBe(false);
     expect(loadConfig({ QUARRY_RAG_SENTENCE_VECTORS: 'true' }).ragSentenceVectors).toBe(true);
     expect(() => loadConfig({ QUARRY_RAG_SENTENCE_VECTORS: 'maybe' })).toThrow(/QUARRY_RAG_SENTENCE_VECTORS/);
+  });
+
+  it('reads the job lock, and derives the stall check from it', () => {
+    expect(loadConfig({}).jobLockMs).toBe(10_000);
+    expect(loadConfig({ QUARRY_JOB_LOCK_MS: '3000' }).jobLockMs).toBe(3000);
+    expect(() => loadConfig({ QUARRY_JOB_LOCK_MS: '999' })).toThrow(/QUARRY_JOB_LOCK_MS/);
+    expect(() => loadConfig({ QUARRY_JOB_LOCK_MS: 'long' })).toThrow(/QUARRY_JOB_LOCK_MS/);
+    expect(lockOptions(10_000)).toEqual({ lockDuration: 10_000, stalledInterval: 5_000 });
+    expect(lockOptions(60_000)).toEqual({ lockDuration: 60_000, stalledInterval: 5_000 });
+    expect(lockOptions(3_000)).toEqual({ lockDuration: 3_000, stalledInterval: 1_500 });
   });
 });

@@ -32,7 +32,7 @@ import { rowToChunk } from '../../core/files/row-to-chunk.js';
 import { splitDocument, type DocumentChunk } from '../../core/files/split-document.js';
 import { parseCreateChunks } from '../../facade/schemas/chunk.js';
 import type { Store } from '../../store/repository.js';
-import { jobWorker } from './job-worker.js';
+import { jobWorker, lockOptions } from './job-worker.js';
 import { writeBatch, type PendingRow } from './import-batch.js';
 
 /** What the import needs. */
@@ -41,7 +41,7 @@ export interface FileImportDeps {
   readonly core: CoreClient;
   readonly blobs: BlobStore;
   readonly jobs: Pick<JobsClient, 'embedDataset'>;
-  readonly config: Pick<Config, 'fileMaxBytes' | 'uploadUrlTtlSeconds' | 'importBatchRows' | 'maxChunkTextBytes' | 'documentChunkChars' | 'documentOverlapChars'>;
+  readonly config: Pick<Config, 'fileMaxBytes' | 'uploadUrlTtlSeconds' | 'importBatchRows' | 'maxChunkTextBytes' | 'documentChunkChars' | 'documentOverlapChars' | 'jobLockMs'>;
   readonly logger: Logger;
 }
 
@@ -434,13 +434,12 @@ export function fileImportProcessor(deps: FileImportDeps, turn: ImportTurnOption
 /** Starts the worker of the file import queue on `connection` (which must have maxRetriesPerRequest null). */
 export function fileImportWorker(deps: FileImportDeps, connection: Redis, turn: ImportTurnOptions = {}): Worker<FileImportJob> {
   // One import at a time: SQLite has one writer, and an import keeps it busy; imports share it by
-  // taking turns (see the top of this file). A short lock lets a restarted worker take over a
-  // killed worker's import within ~15 s; a killed import is picked up again however often that
-  // happens (each run resumes at the cursor).
+  // taking turns (see the top of this file). A short lock (QUARRY_JOB_LOCK_MS) lets a restarted
+  // worker take over a killed worker's import within ~15 s by default; a killed import is picked
+  // up again however often that happens (each run resumes at the cursor).
   const worker = jobWorker(Queues.fileImport, fileImportProcessor(deps, turn), connection, deps.logger, {
     concurrency: 1,
-    lockDuration: 10_000,
-    stalledInterval: 5_000,
+    ...lockOptions(deps.config.jobLockMs),
     maxStalledCount: 1_000,
   });
   worker.on('failed', (job, err) => {

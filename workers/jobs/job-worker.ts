@@ -13,6 +13,15 @@ import type { Logger } from 'pino';
  */
 export const RUN_RETRY_DELAY_MS = 1_000;
 
+/**
+ * The lock options of a long job's worker (QUARRY_JOB_LOCK_MS): the lock, and a stall check every
+ * half of it (at most 5 s, BullMQ's default), so a killed worker's job is found within about
+ * 1.5 locks.
+ */
+export function lockOptions(lockMs: number): Pick<WorkerOptions, 'lockDuration' | 'stalledInterval'> {
+  return { lockDuration: lockMs, stalledInterval: Math.min(5_000, Math.floor(lockMs / 2)) };
+}
+
 /** What a worker chooses for itself (concurrency, locks, autorun); the connection handling is shared. */
 export type JobWorkerOptions = Omit<WorkerOptions, 'connection' | 'runRetryDelay'>;
 

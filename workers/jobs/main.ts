@@ -16,7 +16,7 @@ import { bulkDeleteWorker } from './bulk-delete.js';
 import { fileImportWorker } from './file-import.js';
 import { openBlobStore } from '../../core/blob/blob-store.js';
 import { embedProcessor } from './embed.js';
-import { jobWorker } from './job-worker.js';
+import { jobWorker, lockOptions } from './job-worker.js';
 import { watchEventLoop } from './loop-monitor.js';
 import { maintenanceProcessor, sweepDeleted } from './maintenance.js';
 import { ragProcessor } from './rag.js';
@@ -60,12 +60,11 @@ const deadLettered = new Map<string, number>();
 // Embedding is CPU-bound with the embedded model: one job at a time. Each job runs one turn of
 // about a second and goes back to the tail of the queue (round-robin across datasets, see
 // embed.ts). The model runs in worker threads, so the lock is renewed on time however slow a
-// batch is; a short lock and stall check let a restarted worker take over a killed worker's job
-// within ~20 s.
+// batch is; a short lock (QUARRY_JOB_LOCK_MS) lets a restarted worker take over a killed
+// worker's job within ~15 s by default.
 const embed = jobWorker<EmbedJob, { embedded: number }>(Queues.embed, embedProcessor(store, core, embedders, logger), connection, logger, {
   concurrency: 1,
-  lockDuration: 15_000,
-  stalledInterval: 5_000,
+  ...lockOptions(config.jobLockMs),
   autorun: config.embedJobs,
 });
 embed.on('failed', (job, err) => {
@@ -105,7 +104,7 @@ const rag = jobWorker<GenerationJob, { completed: boolean }>(
   ragProcessor(ragRedis, embedders, logger, { timeoutMs: config.llmTimeoutMs, maxRetries: config.llmMaxRetries, sentenceVectors: config.ragSentenceVectors, localModel }),
   connection,
   logger,
-  { concurrency: config.ragConcurrency, maxStalledCount: 0, lockDuration: 10_000, stalledInterval: 5_000 },
+  { concurrency: config.ragConcurrency, maxStalledCount: 0, ...lockOptions(config.jobLockMs) },
 );
 
 const analytics = analyticsWorker(store, connection, logger);
