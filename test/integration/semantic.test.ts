@@ -42,7 +42,8 @@ async function storedVectors(datasetId: string): Promise<Map<string, Float32Arra
 
 beforeAll(async () => {
   fake = await startFakeEmbeddings();
-  stack = await startStack({ env: { QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50' } });
+  // A short job lock: the killed worker's embedding job is taken over within ~6 s, not ~15 s.
+  stack = await startStack({ env: { QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50', QUARRY_JOB_LOCK_MS: '4000' } });
   tenant = await createTenant(stack);
   const datasetId = await createDataset(stack, tenant.orgId, tenant.ownerKey, { server_configuration: config() });
   ds = client(stack.baseUrl, { authorization: tenant.ownerKey, 'tr-dataset': datasetId });
