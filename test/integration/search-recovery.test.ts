@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '../helpers/api.js';
+import { eventually } from '../helpers/eventually.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { randomChunks, randomQuery, rng } from '../helpers/random-corpus.js';
 import { bruteForceBm25, loadChunks } from '../helpers/search-oracle.js';
@@ -69,6 +70,13 @@ describe('core recovery', () => {
     await new Promise((r) => setTimeout(r, 300));
     await stack.start('core');
     await ingest;
+    // A write whose apply call failed (the core down, or still loading past the call's deadline on
+    // a loaded machine) is acknowledged and indexed by the core's periodic catch-up: wait for it,
+    // then compare exactly.
+    const stored = (await loadChunks(stack, datasetId)).length;
+    await eventually({ what: 'the index to hold every stored chunk', timeoutMs: 30_000, intervalMs: 250, context: () => stack.output().slice(-3000) }, async () =>
+      (await indexedIds()).length === stored ? true : undefined,
+    );
     await expectIndexMatchesStore(1);
   });
 
