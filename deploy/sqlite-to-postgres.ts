@@ -39,6 +39,8 @@ export const TABLES = [
   'messages',
   'files',
   'search_queries',
+  'search_rollup_hourly',
+  'search_rollup_daily',
   'recommendation_queries',
   'rag_queries',
   'user_events',

@@ -4,6 +4,8 @@ import type { AnalyticsRepository } from '../repository.js';
 import { tokenCount } from '../rag-records.js';
 import { fromJson, ragFromRow, toJson } from '../rows.js';
 import type { PgDb, Row } from './database.js';
+import type { UnratedSearch } from '../search-rollup-batch.js';
+import { applySearchRollup, rateWithRollup, ROLLUP_RETURNING } from './search-rollup.js';
 
 /**
  * A number the NOT NULL REAL columns accept. Records arrive as JSON, where NaN and Infinity
@@ -65,15 +67,16 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
   // as SQLite's INSERT OR IGNORE row by row does.
   const insertSearchesSql = `INSERT INTO search_queries (id, dataset_id, search_type, search_method, query, request_params, latency, top_score, results, result_count, user_id, metadata, created_at)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[], $9::text[], $10::int[], $11::text[], $12::text[], $13::bigint[])
-     ON CONFLICT (id) DO NOTHING`;
+     ON CONFLICT (id) DO NOTHING ${ROLLUP_RETURNING}`;
   const insertRecommendationsSql = `INSERT INTO recommendation_queries (id, dataset_id, recommendation_type, positive_ids, negative_ids, positive_tracking_ids, negative_tracking_ids, request_params, results, top_score, user_id, metadata, created_at)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::float8[], $11::text[], $12::text[], $13::bigint[])
      ON CONFLICT (id) DO NOTHING`;
   const insertRagsSql = `INSERT INTO rag_queries (id, dataset_id, rag_type, user_message, search_id, topic_id, results, llm_response, top_score, user_id, metadata, prompt_tokens, completion_tokens, latency, created_at, hallucination_score, detected_hallucinations)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::float8[], $10::text[], $11::text[], $12::int[], $13::int[], $14::float8[], $15::bigint[], $16::float8[], $17::text[])
      ON CONFLICT (id) DO NOTHING`;
-  // By primary key through the created_at indexes: each statement is one short transaction.
-  const purgeSearches = 'DELETE FROM search_queries WHERE id IN (SELECT id FROM search_queries WHERE created_at < $1 LIMIT $2)';
+  // By primary key through the created_at indexes: each statement is one short transaction (the
+  // searches' with the rollups' subtraction of what it deleted).
+  const purgeSearches = `DELETE FROM search_queries WHERE id IN (SELECT id FROM search_queries WHERE created_at < $1 LIMIT $2) ${ROLLUP_RETURNING}`;
   const purgeRecommendations =
     'DELETE FROM recommendation_queries WHERE id IN (SELECT id FROM recommendation_queries WHERE created_at < $1 LIMIT $2)';
   const purgeRags = 'DELETE FROM rag_queries WHERE id IN (SELECT id FROM rag_queries WHERE created_at < $1 LIMIT $2)';
@@ -85,24 +88,29 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
     async insertSearches(records) {
       const rows = records.filter((r) => complete(r.id, r.datasetId, r.kind, r.searchMethod, r.query, r.resultCount, r.createdAt));
       if (rows.length === 0) return 0;
-      return db.run(
-        insertSearchesSql,
-        columns(rows, [
-          (r) => r.id,
-          (r) => r.datasetId,
-          (r) => r.kind,
-          (r) => r.searchMethod,
-          (r) => text(r.query),
-          (r) => jsonOf(r.requestParams),
-          (r) => finite(r.latencyMs),
-          (r) => finite(r.topScore),
-          (r) => jsonOf(r.results),
-          (r) => integer(r.resultCount),
-          (r) => text(r.userId ?? null),
-          (r) => toJson(r.metadata),
-          (r) => integer(r.createdAt),
-        ]),
-      );
+      // RETURNING gives only the rows inserted: a redelivered record is not counted twice by the rollups.
+      return db.tx(async (tx) => {
+        const added = await tx.all<UnratedSearch>(
+          insertSearchesSql,
+          columns(rows, [
+            (r) => r.id,
+            (r) => r.datasetId,
+            (r) => r.kind,
+            (r) => r.searchMethod,
+            (r) => text(r.query),
+            (r) => jsonOf(r.requestParams),
+            (r) => finite(r.latencyMs),
+            (r) => finite(r.topScore),
+            (r) => jsonOf(r.results),
+            (r) => integer(r.resultCount),
+            (r) => text(r.userId ?? null),
+            (r) => toJson(r.metadata),
+            (r) => integer(r.createdAt),
+          ]),
+        );
+        await applySearchRollup(tx, added, 1);
+        return added.length;
+      });
     },
     async insertRecommendations(records) {
       const rows = records.filter((r) => complete(r.id, r.datasetId, r.recommendationType, r.createdAt));
@@ -183,27 +191,38 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
       // One statement, the latest rating of a query winning (ratings are fire-and-forget and may be sent again);
       // within one call the last of a query's ratings is kept, as SQLite's row-by-row upsert keeps it.
       const last = [...new Map(ratings.map((r) => [r.queryId, r])).values()];
-      await db.run(
-        `INSERT INTO query_ratings (query_id, kind, dataset_id, rating, note, metadata, created_at)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::text[], $6::text[], $7::bigint[])
-         ON CONFLICT (query_id) DO UPDATE SET kind = excluded.kind, dataset_id = excluded.dataset_id, rating = excluded.rating,
-           note = excluded.note, metadata = excluded.metadata, created_at = excluded.created_at`,
-        [
-          last.map((r) => r.queryId),
-          last.map((r) => r.kind),
-          last.map((r) => r.datasetId),
-          last.map((r) => Math.trunc(r.rating)),
-          last.map((r) => text(r.note)),
-          last.map((r) => toJson(r.metadata)),
-          last.map((r) => integer(r.createdAt)),
-        ],
+      // With the search rollups' rating counts, in one transaction.
+      await db.tx((tx) =>
+        rateWithRollup(tx, last, () =>
+          tx.run(
+            `INSERT INTO query_ratings (query_id, kind, dataset_id, rating, note, metadata, created_at)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::text[], $6::text[], $7::bigint[])
+             ON CONFLICT (query_id) DO UPDATE SET kind = excluded.kind, dataset_id = excluded.dataset_id, rating = excluded.rating,
+               note = excluded.note, metadata = excluded.metadata, created_at = excluded.created_at`,
+            [
+              last.map((r) => r.queryId),
+              last.map((r) => r.kind),
+              last.map((r) => r.datasetId),
+              last.map((r) => Math.trunc(r.rating)),
+              last.map((r) => text(r.note)),
+              last.map((r) => toJson(r.metadata)),
+              last.map((r) => integer(r.createdAt)),
+            ],
+          ),
+        ),
       );
     },
     async purgeBefore(cutoffMs, batch = 5000) {
       let deleted = 0;
+      const purgeSearchBatch = (): Promise<number> =>
+        db.tx(async (tx) => {
+          const gone = await tx.all<UnratedSearch>(purgeSearches, [cutoffMs, batch]);
+          await applySearchRollup(tx, gone, -1);
+          return gone.length;
+        });
       for (const statement of [purgeSearches, purgeRecommendations, purgeRags]) {
         for (;;) {
-          const n = await db.run(statement, [cutoffMs, batch]);
+          const n = statement === purgeSearches ? await purgeSearchBatch() : await db.run(statement, [cutoffMs, batch]);
           deleted += n;
           if (n < batch) break;
           // Let the rest of this process breathe between batches.

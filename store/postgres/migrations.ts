@@ -8,6 +8,7 @@
  * unchanged: JSON as TEXT, booleans as INTEGER 0/1, epoch milliseconds as BIGINT, REAL as DOUBLE
  * PRECISION, BLOB as BYTEA.
  */
+import { ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 
 /**
  * Every TEXT column compares bytewise (COLLATE "C"), as SQLite's do: ids are ordered for keyset
@@ -344,4 +345,34 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX experiment_assignments_dataset ON experiment_assignments(dataset_id, user_id);
   CREATE INDEX rag_queries_topic ON rag_queries(dataset_id, topic_id);
   `),
+  // v5: the search rollups (../search-rollup-batch.ts), as in ../sqlite/migrations.ts. The
+  // backfill is left out of bytewise(): its casts name TEXT as a type, where COLLATE cannot go.
+  bytewise(`
+  CREATE TABLE search_rollup_hourly (
+    dataset_id TEXT NOT NULL,
+    hour BIGINT NOT NULL,
+    search_type TEXT NOT NULL,
+    search_method TEXT NOT NULL,
+    searches BIGINT NOT NULL,
+    latency_sum DOUBLE PRECISION NOT NULL,
+    latency_histogram TEXT NOT NULL,
+    rated BIGINT NOT NULL,
+    positive BIGINT NOT NULL,
+    negative BIGINT NOT NULL,
+    PRIMARY KEY (dataset_id, hour, search_type, search_method)
+  );
+  CREATE TABLE search_rollup_daily (
+    dataset_id TEXT NOT NULL,
+    day BIGINT NOT NULL,
+    search_type TEXT NOT NULL,
+    search_method TEXT NOT NULL,
+    searches BIGINT NOT NULL,
+    latency_sum DOUBLE PRECISION NOT NULL,
+    latency_histogram TEXT NOT NULL,
+    rated BIGINT NOT NULL,
+    positive BIGINT NOT NULL,
+    negative BIGINT NOT NULL,
+    PRIMARY KEY (dataset_id, day, search_type, search_method)
+  );
+  `) + ROLLUP_TABLES.map((t) => rollupBackfillSql(t, 'postgres')).join('\n'),
 ];

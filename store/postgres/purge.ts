@@ -39,6 +39,9 @@ const DATASET_TABLES = [
   { table: 'files', key: 'id' },
   // Analytics rows have no foreign key (a batch flushed after its dataset went must still insert).
   { table: 'search_queries', key: 'id' },
+  // The search rollups go with the searches they aggregate; their key is composite, a slice goes by row address.
+  { table: 'search_rollup_hourly', key: 'ctid' },
+  { table: 'search_rollup_daily', key: 'ctid' },
   { table: 'recommendation_queries', key: 'id' },
   { table: 'rag_queries', key: 'id' },
   { table: 'user_events', key: 'id' },

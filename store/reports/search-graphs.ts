@@ -6,6 +6,7 @@
  */
 import { bucketStart, reportTimestamp, Where, type Granularity, type ReportSql } from './report-sql.js';
 import { HAS_CLICK, HAS_CONVERSION, searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
+import { rollupBuckets, rollupServes } from './search-rollup.js';
 
 /** A point of a graph. */
 export interface ReportPoint {
@@ -44,17 +45,24 @@ const point = (bucket: number, value: number): ReportPoint => ({ time_stamp: rep
 /** `a / b`, 0 when `b` is 0. */
 const ratio = (a: number, b: number): number => (b === 0 ? 0 : a / b);
 
-const sum = (rows: readonly BucketRow[], key: string): number => rows.reduce((s, r) => s + Number(r[key] ?? 0), 0);
+const sum = <R extends object>(rows: readonly R[], key: keyof R & string): number => rows.reduce((s, r) => s + Number(r[key] ?? 0), 0);
+
+/** Searches (`n`) and latency sum (`total`) per bucket: from the rollups when the request allows it (./search-rollup.ts). */
+async function countBuckets(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<readonly { bucket: number; n: number | null; total: number | null }[]> {
+  if (rollupServes(req.filter, req.granularity)) return rollupBuckets(sql, datasetId, req.filter, req.granularity);
+  const rows = await searchBuckets(sql, datasetId, req, 'SUM(q.latency) AS total, COUNT(*) AS n');
+  return rows.map((r) => ({ bucket: r.bucket, n: r.n ?? null, total: r.total ?? null }));
+}
 
 /** `latency_graph`: the average latency (ms) of each bucket's searches. */
 export async function latencyGraph(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ points: ReportPoint[] }> {
-  const rows = await searchBuckets(sql, datasetId, req, 'SUM(q.latency) AS total, COUNT(*) AS n');
+  const rows = await countBuckets(sql, datasetId, req);
   return { points: rows.map((r) => point(r.bucket, ratio(Number(r.total), Number(r.n)))) };
 }
 
 /** `search_usage_graph`: searches per bucket, and in the whole range. */
 export async function searchUsageGraph(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ total_searches: number; points: ReportPoint[] }> {
-  const rows = await searchBuckets(sql, datasetId, req, 'COUNT(*) AS n');
+  const rows = await countBuckets(sql, datasetId, req);
   return { total_searches: sum(rows, 'n'), points: rows.map((r) => point(r.bucket, Number(r.n))) };
 }
 

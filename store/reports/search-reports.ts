@@ -7,7 +7,9 @@
 import type { Granularity, RangeBounds, ReportSql } from './report-sql.js';
 import { Where } from './report-sql.js';
 import type { ReportWindow, SearchQueriesRequest } from './search-events.js';
+import { histogramRank } from '../latency-histogram.js';
 import { searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
+import { rollupServes, rollupTotals } from './search-rollup.js';
 import type { GraphRequest, RevenueRequest } from './search-graphs.js';
 
 /** The report variants (wire `type`). */
@@ -68,12 +70,41 @@ const PERCENTILES = [99, 95, 50] as const;
  */
 export const nearestRank = (pct: number, n: number): number => Math.max(1, Math.floor((pct * n + 99) / 100));
 
-/** `search_metrics`: counts, latency average and percentiles, and the shares of positive and negative ratings. */
-export async function searchMetrics(
-  sql: ReportSql,
-  datasetId: string,
-  filter: SearchAnalyticsFilter,
-): Promise<{ total_queries: number; avg_latency: number; p99: number; p95: number; p50: number; total_positive_ratings: number; total_negative_ratings: number }> {
+/** What `search_metrics` answers. */
+type SearchMetrics = { total_queries: number; avg_latency: number; p99: number; p95: number; p50: number; total_positive_ratings: number; total_negative_ratings: number };
+
+/** The shares (%) of positive and negative ratings among `rated` ratings. */
+const ratingShares = (row: Record<string, unknown> | undefined) => {
+  const rated = Number(row?.rated ?? 0);
+  const percent = (k: unknown) => (rated === 0 ? 0 : (100 * Number(k ?? 0)) / rated);
+  return { total_positive_ratings: percent(row?.positive), total_negative_ratings: percent(row?.negative) };
+};
+
+/**
+ * `search_metrics` from the rollups (./search-rollup.ts): count, average and rating shares as the
+ * raw path gives them, percentiles from the latency histogram (within LATENCY_RELATIVE_ERROR).
+ */
+async function rollupMetrics(sql: ReportSql, datasetId: string, filter: SearchAnalyticsFilter): Promise<SearchMetrics> {
+  const { groups, histogram } = await rollupTotals(sql, datasetId, filter, true);
+  const total = (k: 'n' | 'total' | 'rated' | 'positive' | 'negative') => groups.reduce((a, g) => a + g[k], 0);
+  const n = total('n');
+  const percentile = (pct: number) => (n === 0 ? 0 : histogramRank(histogram, nearestRank(pct, n)));
+  return {
+    total_queries: n,
+    avg_latency: n === 0 ? 0 : total('total') / n,
+    p99: percentile(99),
+    p95: percentile(95),
+    p50: percentile(50),
+    ...ratingShares({ rated: total('rated'), positive: total('positive'), negative: total('negative') }),
+  };
+}
+
+/**
+ * `search_metrics`: counts, latency average and percentiles, and the shares of positive and
+ * negative ratings. From the rollups when the filter allows it (percentiles then approximate).
+ */
+export async function searchMetrics(sql: ReportSql, datasetId: string, filter: SearchAnalyticsFilter): Promise<SearchMetrics> {
+  if (rollupServes(filter)) return rollupMetrics(sql, datasetId, filter);
   const s = searchSelection(sql.dialect, datasetId, filter, true);
   const [row] = await sql.all(
     `SELECT COUNT(*) AS n, SUM(q.latency) AS latency, COUNT(r.rating) AS rated,
@@ -82,8 +113,6 @@ export async function searchMetrics(
     s.where.params,
   );
   const n = Number(row?.n ?? 0);
-  const rated = Number(row?.rated ?? 0);
-  const percent = (k: unknown) => (rated === 0 ? 0 : (100 * Number(k ?? 0)) / rated);
   const at = new Map<number, number>();
   if (n > 0) {
     const ranks = PERCENTILES.map((p) => nearestRank(p, n));
@@ -102,8 +131,7 @@ export async function searchMetrics(
     p99: percentile(99),
     p95: percentile(95),
     p50: percentile(50),
-    total_positive_ratings: percent(row?.positive),
-    total_negative_ratings: percent(row?.negative),
+    ...ratingShares(row),
   };
 }
 
@@ -131,6 +159,11 @@ export async function countQueries(
   datasetId: string,
   req: { filter: SearchAnalyticsFilter; countCollapsedQueries: boolean },
 ): Promise<{ total_queries: { search_type: string; search_method: string; search_count: number }[] }> {
+  if (!req.countCollapsedQueries && rollupServes(req.filter)) {
+    const { groups } = await rollupTotals(sql, datasetId, req.filter, false);
+    groups.sort((a, b) => b.n - a.n || compare(a.searchType, b.searchType) || compare(a.searchMethod, b.searchMethod));
+    return { total_queries: groups.map((g) => ({ search_type: g.searchType, search_method: g.searchMethod, search_count: g.n })) };
+  }
   const s = searchSelection(sql.dialect, datasetId, req.filter);
   const source = req.countCollapsedQueries
     ? `(SELECT DISTINCT q.search_type AS search_type, q.search_method AS search_method, COALESCE(q.user_id, q.id) AS who, q.query AS query
@@ -142,6 +175,9 @@ export async function countQueries(
   );
   return { total_queries: rows.map((r) => ({ search_type: r.search_type, search_method: r.search_method, search_count: Number(r.n) })) };
 }
+
+/** Strings in the order both engines' ORDER BY gives them (bytewise; the values are ASCII). */
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** `event_funnel`: the dataset's user events created in the date range, by name, most first (ties by name). */
 export async function eventFunnel(

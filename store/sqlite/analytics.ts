@@ -6,6 +6,8 @@ import type { AnalyticsRepository } from '../repository.js';
 import type { Db } from './database.js';
 import { tokenCount } from '../rag-records.js';
 import { fromJson, ragFromRow, toJson } from '../rows.js';
+import type { UnratedSearch } from '../search-rollup-batch.js';
+import { sqliteSearchRollup } from './search-rollup.js';
 
 type Row = Record<string, any>;
 
@@ -56,8 +58,20 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
   const listRags = db.prepare('SELECT * FROM rag_queries WHERE dataset_id = ? ORDER BY created_at DESC, id LIMIT ? OFFSET ?');
   const listSearches = db.prepare('SELECT * FROM search_queries WHERE dataset_id = ? ORDER BY created_at DESC, id LIMIT ? OFFSET ?');
 
-  // By rowid through the created_at indexes: each statement is one short transaction.
-  const purgeSearches = db.prepare('DELETE FROM search_queries WHERE rowid IN (SELECT rowid FROM search_queries WHERE created_at < ? LIMIT ?)');
+  // By rowid through the created_at indexes: each statement is one short transaction. The
+  // searches' deletes return what the rollups must subtract, in the same transaction.
+  const purgeSearchRows = db.prepare(
+    `DELETE FROM search_queries WHERE rowid IN (SELECT rowid FROM search_queries WHERE created_at < ? LIMIT ?)
+     RETURNING id, dataset_id AS datasetId, created_at AS createdAt, search_type AS searchType, search_method AS searchMethod, latency`,
+  );
+  const rollup = sqliteSearchRollup(db);
+  const purgeSearches = {
+    run: db.transaction((cutoffMs: number, batch: number): { changes: number } => {
+      const gone = purgeSearchRows.all(cutoffMs, batch) as UnratedSearch[];
+      rollup.searches(gone, -1);
+      return { changes: gone.length };
+    }).immediate,
+  };
   const purgeRecommendations = db.prepare(
     'DELETE FROM recommendation_queries WHERE rowid IN (SELECT rowid FROM recommendation_queries WHERE created_at < ? LIMIT ?)',
   );
@@ -68,21 +82,30 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
      ON CONFLICT (query_id) DO UPDATE SET kind = excluded.kind, dataset_id = excluded.dataset_id, rating = excluded.rating,
        note = excluded.note, metadata = excluded.metadata, created_at = excluded.created_at`,
   );
+  // A rating of a stored search changes its rollup row's rating counts, in the same transaction.
   const rate = db.transaction((ratings: readonly QueryRating[]) => {
-    for (const r of ratings) upsertRating.run(r.queryId, r.kind, r.datasetId, r.rating, r.note, toJson(r.metadata), r.createdAt);
+    const changes = [];
+    for (const r of ratings) {
+      const change = rollup.ratingChange(r);
+      if (change) changes.push(change);
+      upsertRating.run(r.queryId, r.kind, r.datasetId, r.rating, r.note, toJson(r.metadata), r.createdAt);
+    }
+    rollup.ratings(changes);
   });
 
+  // The rollups count only the rows this batch added: a redelivered record is ignored by its id.
   const searches = db.transaction((records: readonly SearchRecord[]): number => {
-    let added = 0;
+    const added: UnratedSearch[] = [];
     for (const r of records) {
-      added += insertSearch.run(
+      const latency = finite(r.latencyMs);
+      const changes = insertSearch.run(
         r.id,
         r.datasetId,
         r.kind,
         r.searchMethod,
         r.query,
         jsonOf(r.requestParams),
-        finite(r.latencyMs),
+        latency,
         finite(r.topScore),
         jsonOf(r.results),
         r.resultCount,
@@ -90,8 +113,10 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
         toJson(r.metadata),
         r.createdAt,
       ).changes;
+      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, searchType: r.kind, searchMethod: r.searchMethod, latency });
     }
-    return added;
+    rollup.searches(added, 1);
+    return added.length;
   });
   const recommendations = db.transaction((records: readonly RecommendationRecord[]): number => {
     let added = 0;

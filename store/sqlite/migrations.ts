@@ -2,6 +2,7 @@
  * Versioned schema. Each entry runs once, in order, inside a transaction; `PRAGMA user_version`
  * records how many have run. Never edit an entry that has shipped: append a new one.
  */
+import { ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 
 /** The migrations, oldest first. */
 export const MIGRATIONS: readonly string[] = [
@@ -369,4 +370,35 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX experiment_assignments_dataset ON experiment_assignments(dataset_id, user_id);
   CREATE INDEX rag_queries_topic ON rag_queries(dataset_id, topic_id);
   `,
+  // v9: the search rollups (../search-rollup-batch.ts), hourly and daily, filled from the
+  // searches already stored; from here on every insert and delete of search_queries keeps them.
+  `
+  CREATE TABLE search_rollup_hourly (
+    dataset_id TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    search_type TEXT NOT NULL,
+    search_method TEXT NOT NULL,
+    searches INTEGER NOT NULL,
+    latency_sum REAL NOT NULL,
+    latency_histogram TEXT NOT NULL,
+    rated INTEGER NOT NULL,
+    positive INTEGER NOT NULL,
+    negative INTEGER NOT NULL,
+    PRIMARY KEY (dataset_id, hour, search_type, search_method)
+  );
+  CREATE TABLE search_rollup_daily (
+    dataset_id TEXT NOT NULL,
+    day INTEGER NOT NULL,
+    search_type TEXT NOT NULL,
+    search_method TEXT NOT NULL,
+    searches INTEGER NOT NULL,
+    latency_sum REAL NOT NULL,
+    latency_histogram TEXT NOT NULL,
+    rated INTEGER NOT NULL,
+    positive INTEGER NOT NULL,
+    negative INTEGER NOT NULL,
+    PRIMARY KEY (dataset_id, day, search_type, search_method)
+  );
+  ` +
+    ROLLUP_TABLES.map((t) => rollupBackfillSql(t, 'sqlite')).join('\n'),
 ];

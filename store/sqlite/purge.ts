@@ -42,6 +42,9 @@ const DATASET_TABLES = [
   'files',
   // Analytics rows have no foreign key (a batch flushed after its dataset went must still insert).
   'search_queries',
+  // The search rollups go with the searches they aggregate (../search-rollup-batch.ts).
+  'search_rollup_hourly',
+  'search_rollup_daily',
   'recommendation_queries',
   'rag_queries',
   'user_events',

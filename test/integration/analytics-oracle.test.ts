@@ -11,6 +11,7 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LATENCY_RELATIVE_ERROR } from '../../store/latency-histogram.js';
 import type { Client } from '../helpers/api.js';
 import { createDataset, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { rng } from '../helpers/random-corpus.js';
@@ -396,9 +397,16 @@ describe('search reports against the stream', () => {
     const latencies = searches.map((s) => s.latency);
     expect(m.total_queries).toBe(searches.length);
     expect(m.avg_latency).toBeCloseTo(mean(latencies), 6);
-    expect(m.p50).toBeCloseTo(percentile(latencies, 0.5), 6);
-    expect(m.p95).toBeCloseTo(percentile(latencies, 0.95), 6);
-    expect(m.p99).toBeCloseTo(percentile(latencies, 0.99), 6);
+    // Served by the search rollups: percentiles from their latency histogram, within its
+    // documented relative error of the exact nearest-rank latency (0.005 ms below 0.01 ms).
+    for (const [got, p] of [
+      [m.p50, 0.5],
+      [m.p95, 0.95],
+      [m.p99, 0.99],
+    ] as const) {
+      const exact = percentile(latencies, p);
+      expect(Math.abs(got - exact), `p${p * 100}: ${got} for ${exact}`).toBeLessThanOrEqual(LATENCY_RELATIVE_ERROR * exact + 0.005 + 1e-9);
+    }
     const rated = searches.filter((s) => ratings.has(s.id)).map((s) => ratings.get(s.id)!);
     expect(m.total_positive_ratings).toBeCloseTo((100 * rated.filter((x) => x >= 1).length) / rated.length, 6);
     expect(m.total_negative_ratings).toBeCloseTo((100 * rated.filter((x) => x <= 0).length) / rated.length, 6);

@@ -88,7 +88,8 @@ const DAY = { gte: '2025-03-02 00:00:00', lt: '2025-03-03 00:00:00' };
 
 it('answers 504 {message} for a report past its deadline, and everything else as usual', async () => {
   const [slow, other, dataset] = await Promise.all([
-    t.ds.post('/api/analytics/search', { type: 'search_metrics' }),
+    // A top_score bound keeps search_metrics on the raw rows (unbounded it reads the rollups, which rows seeded behind the store's back are not in).
+    t.ds.post('/api/analytics/search', { type: 'search_metrics', filter: { top_score: { gte: 0 } } }),
     small.post('/api/analytics/search', { type: 'search_metrics' }),
     t.ds.get(`/api/dataset/${t.datasetId}`),
   ]);
@@ -100,7 +101,10 @@ it('answers 504 {message} for a report past its deadline, and everything else as
   expect(dataset.status, dataset.text).toBe(200);
 
   // Again, alone, and then narrowed as the message says: the narrow one answers.
-  expect((await t.ds.post('/api/analytics/search', { type: 'head_queries' })).status).toBe(504);
+  // The same report, which takes seconds on either engine. head_queries once did not answer 504
+  // on PostgreSQL, whose hash aggregate of these 1M rows is a few hundred ms: near the deadline.
+  const again = await t.ds.post('/api/analytics/search', { type: 'search_metrics', filter: { top_score: { gte: 0 } } });
+  expect(again.status, again.text).toBe(504);
   const narrowed = await t.ds.post('/api/analytics/search', { type: 'search_queries', filter: { date_range: DAY }, page: 1 });
   expect(narrowed.status, narrowed.text).toBe(200);
   expect(narrowed.body.queries).toHaveLength(10);

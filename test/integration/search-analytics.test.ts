@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedResult, SearchKind, SearchRecord } from '../../core/domain/analytics.js';
 import type { RagRecord } from '../../core/domain/rag.js';
 import type { UserEvent } from '../../core/domain/user-events.js';
+import { LATENCY_RELATIVE_ERROR } from '../../store/latency-histogram.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/repository.js';
 import { client, type Client } from '../helpers/api.js';
@@ -442,7 +443,10 @@ describe('POST /api/analytics/search', () => {
       const got = await report({ type: 'search_metrics', filter });
       expect(got.total_queries, JSON.stringify(filter)).toBe(rows.length);
       expect(got.avg_latency).toBeCloseTo(lat.reduce((a, b) => a + b, 0) / lat.length, 6);
-      expect([got.p99, got.p95, got.p50]).toEqual([at(99), at(95), at(50)]);
+      // Narrowed by date, type and method only, the rollups answer: percentiles from their latency
+      // histogram, within its relative error (0.005 ms below 0.01 ms); otherwise exact.
+      if (['query', 'query_rating', 'top_score', 'component_name'].some((k) => k in filter)) expect([got.p99, got.p95, got.p50]).toEqual([at(99), at(95), at(50)]);
+      else for (const pct of [99, 95, 50] as const) expect(Math.abs(got[`p${pct}`] - at(pct))).toBeLessThanOrEqual(LATENCY_RELATIVE_ERROR * at(pct) + 0.005 + 1e-9);
       expect(got.total_positive_ratings).toBeCloseTo(ratio(100 * rated.filter((s) => ratings.get(s.id)!.rating >= 1).length, rated.length), 9);
       expect(got.total_negative_ratings).toBeCloseTo(ratio(100 * rated.filter((s) => ratings.get(s.id)!.rating <= 0).length, rated.length), 9);
     }

@@ -191,6 +191,9 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
       change_log: expect.any(Number),
       dataset_events: 2,
       search_queries: 3,
+      // The three searches share an hour: one row of each rollup.
+      search_rollup_hourly: 1,
+      search_rollup_daily: 1,
       recommendation_queries: 1,
     });
   });

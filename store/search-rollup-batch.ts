@@ -1,0 +1,199 @@
+/**
+ * The search rollups (issue 15): per (dataset, UTC hour or day, search type, search method) the
+ * number of searches, their latency sum, a latency histogram (./latency-histogram.ts) and how many
+ * of them are rated (positive: rating >= 1, negative: <= 0; a search's rating is its
+ * `query_ratings` row of kind 'search' in the same dataset, as the reports join it), so that
+ * the search reports over a long range read a few thousand rows instead of millions
+ * (store/reports/search-rollup.ts). Both stores keep them in the transaction that inserts or
+ * deletes rows of `search_queries`, so the invariant always holds: each rollup row is the
+ * aggregate of the raw rows of its key, and a key with no raw row has no rollup row.
+ *
+ * The same holds for ratings: storing a rating of a stored search moves its counts, and a
+ * search inserted after its rating counts it.
+ *
+ * Here: the two tables, and the batch-side arithmetic both stores share (a batch of inserted or
+ * deleted rows, or of rating changes, aggregated per key and merged into the stored row). Each
+ * store reads the stored rows of a batch's keys, merges, and writes them back
+ * (store/sqlite/search-rollup.ts, store/postgres/search-rollup.ts).
+ *
+ * Why the histogram is JSON text of the non-empty buckets, not a column per bucket or a child
+ * table: a report over months reads ~90 day rows per (type, method) and merges their few hundred
+ * buckets in JS in milliseconds; ~900 bucket columns would be summed column by column in SQL
+ * (slower to read, and to write a row), and a child table holds a row per non-empty bucket, as
+ * many as the raw searches at hourly resolution. The price is a read-modify-write per key, which
+ * SQLite's single writer serializes, and PostgreSQL under an advisory lock.
+ */
+import { addHistogram, encodeHistogram, latencyBucket, latencyBucketSql, type LatencyHistogram } from './latency-histogram.js';
+
+/** An hour, in ms. */
+export const HOUR_MS = 3_600_000;
+/** A day, in ms. */
+export const DAY_MS = 86_400_000;
+
+/** One rollup table: its name, the column holding its period's start (epoch ms, UTC), and the period. */
+export interface RollupTable {
+  readonly table: 'search_rollup_hourly' | 'search_rollup_daily';
+  readonly column: 'hour' | 'day';
+  readonly periodMs: number;
+}
+
+/** The hourly rollup (graphs are bucketed from it) and the daily one (whole days of the totals and percentiles). */
+export const HOURLY: RollupTable = { table: 'search_rollup_hourly', column: 'hour', periodMs: HOUR_MS };
+/** See {@link HOURLY}. */
+export const DAILY: RollupTable = { table: 'search_rollup_daily', column: 'day', periodMs: DAY_MS };
+/** Both rollup tables. */
+export const ROLLUP_TABLES: readonly RollupTable[] = [HOURLY, DAILY];
+
+/** The start of the period holding `ms`, as SQL computes it (`(created_at / p) * p`, integer division truncating). */
+export const periodStart = (ms: number, periodMs: number): number => Math.trunc(ms / periodMs) * periodMs;
+
+/** The key fields of a `search_queries` row, as stored. */
+export interface RollupKey {
+  readonly datasetId: string;
+  readonly createdAt: number;
+  readonly searchType: string;
+  readonly searchMethod: string;
+}
+
+/** What a rollup needs of a `search_queries` row, as stored. */
+export interface RollupSearch extends RollupKey {
+  readonly latency: number;
+  /** The search's rating as the reports count it (see the module comment), or null. */
+  readonly rating: number | null;
+}
+
+/** A `search_queries` row as a writer has it, before its rating is looked up by its id. */
+export interface UnratedSearch extends RollupKey {
+  readonly id: string;
+  readonly latency: number;
+}
+
+/** A search's counted rating replaced (a rating stored for a search already stored). */
+export interface RatingChange {
+  readonly search: RollupKey;
+  readonly before: number | null;
+  readonly after: number | null;
+}
+
+/** The change one batch makes to one rollup row. */
+export interface RollupDelta {
+  readonly datasetId: string;
+  readonly start: number;
+  readonly searchType: string;
+  readonly searchMethod: string;
+  searches: number;
+  latencySum: number;
+  readonly histogram: LatencyHistogram;
+  rated: number;
+  positive: number;
+  negative: number;
+}
+
+/** A rollup row as stored (column names). */
+export interface StoredRollup {
+  readonly searches: number;
+  readonly latency_sum: number;
+  readonly latency_histogram: string;
+  readonly rated: number;
+  readonly positive: number;
+  readonly negative: number;
+}
+
+/** A rollup row to write back. */
+export interface MergedRollup {
+  readonly searches: number;
+  readonly latencySum: number;
+  readonly histogram: string;
+  readonly rated: number;
+  readonly positive: number;
+  readonly negative: number;
+}
+
+/** The delta of `row`'s key in `byKey`, made empty when new. */
+function deltaOf(byKey: Map<string, RollupDelta>, row: RollupKey, table: RollupTable): RollupDelta {
+  const start = periodStart(row.createdAt, table.periodMs);
+  const key = JSON.stringify([row.datasetId, start, row.searchType, row.searchMethod]);
+  let d = byKey.get(key);
+  if (!d) {
+    d = { datasetId: row.datasetId, start, searchType: row.searchType, searchMethod: row.searchMethod, searches: 0, latencySum: 0, histogram: new Map(), rated: 0, positive: 0, negative: 0 };
+    byKey.set(key, d);
+  }
+  return d;
+}
+
+/** Counts a rating (none for null) `sign` times into `d`, as the reports count it. */
+function countRating(d: RollupDelta, rating: number | null, sign: number): void {
+  if (rating === null) return;
+  d.rated += sign;
+  if (rating >= 1) d.positive += sign;
+  if (rating <= 0) d.negative += sign;
+}
+
+/** The deltas in key order, so that every writer touches keys in the same order. */
+const inKeyOrder = (byKey: Map<string, RollupDelta>): RollupDelta[] => [...byKey.keys()].sort().map((k) => byKey.get(k)!);
+
+/** The rows aggregated per key of `table` (sign 1: inserted, -1: deleted), in key order. */
+export function rollupDeltas(rows: readonly RollupSearch[], table: RollupTable, sign: 1 | -1): RollupDelta[] {
+  const byKey = new Map<string, RollupDelta>();
+  for (const r of rows) {
+    const d = deltaOf(byKey, r, table);
+    d.searches += sign;
+    d.latencySum += sign * r.latency;
+    const b = latencyBucket(r.latency);
+    d.histogram.set(b, (d.histogram.get(b) ?? 0) + sign);
+    countRating(d, r.rating, sign);
+  }
+  return inKeyOrder(byKey);
+}
+
+/** Rating changes aggregated per key of `table`, in key order. */
+export function ratingDeltas(changes: readonly RatingChange[], table: RollupTable): RollupDelta[] {
+  const byKey = new Map<string, RollupDelta>();
+  for (const c of changes) {
+    const d = deltaOf(byKey, c.search, table);
+    countRating(d, c.before, -1);
+    countRating(d, c.after, 1);
+  }
+  return inKeyOrder(byKey);
+}
+
+/**
+ * The rating a search of `searchDatasetId` counts, given its `query_ratings` row (if any): the
+ * row's rating when it rates a search in the same dataset, else null (as the reports join it).
+ */
+export const countedRating = (row: { kind: string; datasetId: string; rating: number } | undefined, searchDatasetId: string): number | null =>
+  row && row.kind === 'search' && row.datasetId === searchDatasetId ? Number(row.rating) : null;
+
+/** The stored row (or none) with `delta` applied; null when no search is left (the row is deleted). */
+export function mergeRollup(stored: StoredRollup | undefined, delta: RollupDelta): MergedRollup | null {
+  const searches = Number(stored?.searches ?? 0) + delta.searches;
+  if (searches <= 0) return null;
+  const histogram = new Map(delta.histogram);
+  if (stored) addHistogram(histogram, stored.latency_histogram);
+  return {
+    searches,
+    latencySum: Number(stored?.latency_sum ?? 0) + delta.latencySum,
+    histogram: encodeHistogram(histogram),
+    rated: Number(stored?.rated ?? 0) + delta.rated,
+    positive: Number(stored?.positive ?? 0) + delta.positive,
+    negative: Number(stored?.negative ?? 0) + delta.negative,
+  };
+}
+
+/**
+ * The migration statement that fills `table` from the `search_queries` rows already stored (the
+ * same rows incremental writes give, up to the order of the latency sum's additions).
+ */
+export function rollupBackfillSql(table: RollupTable, dialect: 'sqlite' | 'postgres'): string {
+  const p = table.periodMs;
+  const concat = (item: string): string => (dialect === 'sqlite' ? `group_concat(${item}, ',' ORDER BY b)` : `string_agg(${item}, ',' ORDER BY b)`);
+  return `INSERT INTO ${table.table} (dataset_id, ${table.column}, search_type, search_method, searches, latency_sum, latency_histogram, rated, positive, negative)
+  SELECT dataset_id, start, search_type, search_method, SUM(n), SUM(total), '[' || ${concat(`CAST(b AS TEXT) || ',' || CAST(n AS TEXT)`)} || ']',
+    SUM(rated), SUM(positive), SUM(negative)
+  FROM (SELECT dataset_id, (created_at / ${p}) * ${p} AS start, search_type, search_method, b, COUNT(*) AS n, SUM(latency) AS total,
+          COUNT(rating) AS rated, SUM(CASE WHEN rating >= 1 THEN 1 ELSE 0 END) AS positive, SUM(CASE WHEN rating <= 0 THEN 1 ELSE 0 END) AS negative
+        FROM (SELECT q.dataset_id, q.created_at, q.search_type, q.search_method, q.latency, r.rating, ${latencyBucketSql('q.latency')} AS b
+              FROM search_queries q LEFT JOIN query_ratings r ON r.query_id = q.id AND r.dataset_id = q.dataset_id AND r.kind = 'search') raw
+        GROUP BY dataset_id, (created_at / ${p}) * ${p}, search_type, search_method, b) per_bucket
+  GROUP BY dataset_id, start, search_type, search_method;`;
+}

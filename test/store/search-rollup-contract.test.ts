@@ -1,0 +1,267 @@
+/**
+ * Contract of the search rollups on both stores (store/search-rollup-batch.ts): after seeded
+ * random batches (redelivered ones among them), retention purges at cutoffs inside an hour, and a
+ * dataset purge, the rollup rows are the aggregate of the raw rows (and what the migration's
+ * backfill computes from them), and every report the rollups serve gives the raw path's figures:
+ * counts exact, sums and averages up to floating-point order, percentiles within
+ * LATENCY_RELATIVE_ERROR of the exact nearest-rank latency, for aligned and unaligned ranges and
+ * every granularity they serve.
+ */
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { SearchKind, SearchRecord } from '../../core/domain/analytics.js';
+import type { QueryRating } from '../../core/domain/user-events.js';
+import { addHistogram, LATENCY_RELATIVE_ERROR } from '../../store/latency-histogram.js';
+import type { RangeBounds } from '../../store/reports/report-sql.js';
+import { searchUsageGraph, latencyGraph } from '../../store/reports/search-graphs.js';
+import type { SearchAnalyticsFilter } from '../../store/reports/search-filter.js';
+import { countQueries, searchMetrics } from '../../store/reports/search-reports.js';
+import type { Store } from '../../store/repository.js';
+import { DAY_MS, HOUR_MS, ROLLUP_TABLES, rollupBackfillSql, rollupDeltas, type RollupSearch } from '../../store/search-rollup-batch.js';
+import { openTestStore, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
+import { rng } from '../helpers/random-corpus.js';
+
+const DATASETS = ['11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222'];
+const KINDS: SearchKind[] = ['search', 'autocomplete', 'search_over_groups'];
+const METHODS = ['semantic', 'fulltext', 'hybrid', 'bm25'];
+/** Five days across a month's end, so that month buckets split the range. */
+const START = Date.UTC(2024, 0, 29, 0, 0, 0);
+const SPAN = 5 * DAY_MS;
+/** Forces the raw path (top_score is finite): the reference every rollup answer is compared with. */
+const RAW: SearchAnalyticsFilter = { topScore: { gte: -1e300 } };
+
+/** A rollup row as read, comparable: histogram as a sorted bucket → count object. */
+type Rollup = { key: string; searches: number; latency_sum: number; histogram: Record<number, number>; ratings: [number, number, number] };
+
+/** A stored rollup row, comparable. */
+const rollupOf = (table: (typeof ROLLUP_TABLES)[number], r: Record<string, any>): Rollup => ({
+  key: `${table.table}|${r.dataset_id}|${Number(r[table.column])}|${r.search_type}|${r.search_method}`,
+  searches: Number(r.searches),
+  latency_sum: Number(r.latency_sum),
+  histogram: histogramOf(r.latency_histogram),
+  ratings: [Number(r.rated), Number(r.positive), Number(r.negative)],
+});
+
+const histogramOf = (text: string): Record<number, number> => Object.fromEntries([...addHistogram(new Map(), text)].filter(([, n]) => n !== 0));
+
+async function rollupRows(store: Store): Promise<Rollup[]> {
+  const out: Rollup[] = [];
+  for (const t of ROLLUP_TABLES) {
+    const rows = await store.reports.all(`SELECT * FROM ${t.table} ORDER BY dataset_id, ${t.column}, search_type, search_method`, []);
+    out.push(...rows.map((r) => rollupOf(t, r)));
+  }
+  return out.sort((a, b) => (a.key < b.key ? -1 : 1));
+}
+
+/** The rollup rows the raw rows call for, computed here. */
+async function expectedRollups(store: Store): Promise<Rollup[]> {
+  const raw = await store.reports.all<Record<string, unknown>>(
+    `SELECT q.dataset_id, q.created_at, q.search_type, q.search_method, q.latency, r.rating
+     FROM search_queries q LEFT JOIN query_ratings r ON r.query_id = q.id AND r.dataset_id = q.dataset_id AND r.kind = 'search'`,
+    [],
+  );
+  const rows: RollupSearch[] = raw.map((r) => ({
+    datasetId: String(r.dataset_id),
+    createdAt: Number(r.created_at),
+    searchType: String(r.search_type),
+    searchMethod: String(r.search_method),
+    latency: Number(r.latency),
+    rating: r.rating === null ? null : Number(r.rating),
+  }));
+  const out: Rollup[] = [];
+  for (const t of ROLLUP_TABLES) {
+    for (const d of rollupDeltas(rows, t, 1)) {
+      out.push({
+        key: `${t.table}|${d.datasetId}|${d.start}|${d.searchType}|${d.searchMethod}`,
+        searches: d.searches,
+        latency_sum: d.latencySum,
+        histogram: Object.fromEntries(d.histogram),
+        ratings: [d.rated, d.positive, d.negative],
+      });
+    }
+  }
+  return out.sort((a, b) => (a.key < b.key ? -1 : 1));
+}
+
+/** What the migration's backfill computes from the raw rows now, in a transaction rolled back. */
+async function backfilled(t: TestStore, kind: 'sqlite' | 'postgres'): Promise<Rollup[]> {
+  const read = (rows: Record<string, any>[], table: (typeof ROLLUP_TABLES)[number]) => rows.map((r) => rollupOf(table, r));
+  const out: Rollup[] = [];
+  if (kind === 'sqlite') {
+    const db = new Database(path.join(t.loc.dataDir, 'quarry.sqlite'));
+    try {
+      db.exec('BEGIN');
+      for (const table of ROLLUP_TABLES) {
+        db.exec(`DELETE FROM ${table.table}; ${rollupBackfillSql(table, 'sqlite')}`);
+        out.push(...read(db.prepare(`SELECT * FROM ${table.table}`).all() as Record<string, any>[], table));
+      }
+      db.exec('ROLLBACK');
+    } finally {
+      db.close();
+    }
+  } else {
+    const c = new pg.Client({ connectionString: t.loc.databaseUrl! });
+    await c.connect();
+    try {
+      await c.query('BEGIN');
+      for (const table of ROLLUP_TABLES) {
+        await c.query(`DELETE FROM ${table.table}`);
+        await c.query(rollupBackfillSql(table, 'postgres'));
+        out.push(...read((await c.query(`SELECT * FROM ${table.table}`)).rows, table));
+      }
+      await c.query('ROLLBACK');
+    } finally {
+      await c.end();
+    }
+  }
+  return out.sort((a, b) => (a.key < b.key ? -1 : 1));
+}
+
+/** Rollup rows equal: keys, counts and histograms exactly, sums up to rounding. */
+function expectSameRollups(actual: Rollup[], expected: Rollup[]): void {
+  expect(actual.map((r) => r.key)).toEqual(expected.map((r) => r.key));
+  actual.forEach((a, i) => {
+    const e = expected[i]!;
+    expect({ key: a.key, searches: a.searches, histogram: a.histogram, ratings: a.ratings }).toEqual({ key: e.key, searches: e.searches, histogram: e.histogram, ratings: e.ratings });
+    expect(a.latency_sum).toBeCloseTo(e.latency_sum, 6);
+  });
+}
+
+/** `a` equals `b` up to floating-point rounding of sums (relative 1e-9). */
+const close = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+
+/** Every report the rollups serve equals its raw-path answer for the dataset, filter and range. */
+async function expectReportsMatch(store: Store, datasetId: string, filter: SearchAnalyticsFilter): Promise<void> {
+  const sql = store.reports;
+  const raw = { ...filter, ...RAW };
+  for (const granularity of ['hour', 'day', 'month'] as const) {
+    const usage = await searchUsageGraph(sql, datasetId, { filter, granularity });
+    expect(usage, `usage ${granularity} ${JSON.stringify(filter)}`).toEqual(await searchUsageGraph(sql, datasetId, { filter: raw, granularity }));
+    const latency = await latencyGraph(sql, datasetId, { filter, granularity });
+    const rawLatency = await latencyGraph(sql, datasetId, { filter: raw, granularity });
+    expect(latency.points.map((p) => p.time_stamp)).toEqual(rawLatency.points.map((p) => p.time_stamp));
+    latency.points.forEach((p, i) => expect(close(p.point, rawLatency.points[i]!.point), `latency ${granularity} ${p.time_stamp}`).toBe(true));
+  }
+  expect(await countQueries(sql, datasetId, { filter, countCollapsedQueries: false })).toEqual(await countQueries(sql, datasetId, { filter: raw, countCollapsedQueries: false }));
+  const m = await searchMetrics(sql, datasetId, filter);
+  const e = await searchMetrics(sql, datasetId, raw);
+  expect({ n: m.total_queries, pos: m.total_positive_ratings, neg: m.total_negative_ratings }).toEqual({ n: e.total_queries, pos: e.total_positive_ratings, neg: e.total_negative_ratings });
+  expect(close(m.avg_latency, e.avg_latency)).toBe(true);
+  for (const p of ['p50', 'p95', 'p99'] as const) {
+    const allowed = LATENCY_RELATIVE_ERROR * Math.abs(e[p]) + 0.005 + 1e-9;
+    expect(Math.abs(m[p] - e[p]), `${p}: ${m[p]} for ${e[p]} (${JSON.stringify(filter)})`).toBeLessThanOrEqual(allowed);
+  }
+}
+
+describe.each(STORE_KINDS)('%s store: search rollups', (kind) => {
+  let t: TestStore;
+  let store: Store;
+  beforeEach(async () => {
+    t = await openTestStore(kind);
+    store = t.store;
+  });
+  afterEach(async () => {
+    await t.dispose();
+  });
+
+  it('stay the aggregate of the raw searches through redelivered batches and purges, and serve every report as the raw path does', async () => {
+    const r = rng(15);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    let n = 0;
+    const search = (): SearchRecord => ({
+      id: `00000000-0000-4000-8000-${(n++).toString(16).padStart(12, '0')}`,
+      datasetId: r() < 0.8 ? DATASETS[0]! : DATASETS[1]!,
+      kind: pick(KINDS),
+      searchMethod: pick(METHODS),
+      query: `q${Math.floor(r() * 30)}`,
+      requestParams: null,
+      // Mostly 1-500 ms on a log scale, some zero, a few sub-0.01 ms.
+      latencyMs: r() < 0.05 ? 0 : r() < 0.03 ? r() * 0.01 : Math.exp(r() * Math.log(500)),
+      topScore: r(),
+      results: [],
+      resultCount: 1,
+      userId: null,
+      metadata: null,
+      createdAt: START + Math.floor(r() * SPAN),
+    });
+    const batches: SearchRecord[][] = [];
+    for (let b = 0; b < 12; b++) batches.push(Array.from({ length: 50 + Math.floor(r() * 150) }, search));
+    let stored = 0;
+    for (const batch of batches) stored += await store.analytics.insertSearches(batch);
+    // Redelivered: whole batches, and a batch of old and new records mixed.
+    expect(await store.analytics.insertSearches(batches[3]!)).toBe(0);
+    const mixed = [...batches[5]!.slice(0, 40), ...Array.from({ length: 30 }, search)];
+    expect(await store.analytics.insertSearches(mixed)).toBe(30);
+    stored += 30;
+    // Ratings: of stored searches (some rated again, some twice in one call), of a search not
+    // stored yet, through another dataset or as a RAG answer's (neither counts), replaced.
+    const rating = (s: SearchRecord, value: number, over: Partial<QueryRating> = {}): QueryRating => ({
+      kind: 'search',
+      datasetId: s.datasetId,
+      queryId: s.id,
+      rating: value,
+      note: null,
+      metadata: null,
+      createdAt: s.createdAt,
+      ...over,
+    });
+    const all = batches.flat();
+    const rated = all.filter(() => r() < 0.15);
+    await store.analytics.rate(rated.map((s) => rating(s, r() < 0.6 ? 1 : r() < 0.5 ? 0 : -1)));
+    await store.analytics.rate([
+      ...rated.slice(0, 20).map((s) => rating(s, 0)),
+      rating(rated[20]!, 1),
+      rating(rated[20]!, -1),
+      rating(rated[21]!, 1, { kind: 'rag' }),
+      rating(rated[22]!, 1, { datasetId: DATASETS[1] === rated[22]!.datasetId ? DATASETS[0]! : DATASETS[1]! }),
+    ]);
+    const later = Array.from({ length: 10 }, search);
+    await store.analytics.rate(later.map((s) => rating(s, 1)));
+    expect(await store.analytics.insertSearches(later)).toBe(10);
+    stored += 10;
+
+    const ranges = (): (RangeBounds | undefined)[] => {
+      const lo = START + Math.floor(r() * SPAN * 0.4);
+      const hi = lo + Math.floor(r() * SPAN * 0.6);
+      const inHour = START + 2 * DAY_MS + 7 * HOUR_MS + 1000;
+      return [
+        undefined,
+        { gte: START + DAY_MS, lt: START + 3 * DAY_MS },
+        { gte: lo, lt: hi },
+        { gt: lo, lte: hi },
+        { gte: lo },
+        { lte: hi },
+        { gte: inHour, lt: inHour + 30 * 60_000 },
+      ];
+    };
+    const check = async (step: string) => {
+      expectSameRollups(await rollupRows(store), await expectedRollups(store));
+      expectSameRollups(await backfilled(t, kind), await rollupRows(store));
+      for (const dateRange of ranges()) {
+        await expectReportsMatch(store, DATASETS[0]!, { dateRange });
+        await expectReportsMatch(store, DATASETS[0]!, { dateRange, searchType: 'search' });
+        await expectReportsMatch(store, DATASETS[0]!, { dateRange, searchType: 'autocomplete', searchMethod: 'hybrid' });
+        await expectReportsMatch(store, DATASETS[1]!, { dateRange });
+      }
+      expect(step).toBeTruthy();
+    };
+    await check('inserted');
+    expect(stored).toBeGreaterThan(1000);
+
+    // Retention purges at cutoffs inside an hour, in small batches (several transactions each).
+    const first = START + DAY_MS + 13 * 60_000 + 7;
+    const purged = await store.analytics.purgeBefore(first, 37);
+    expect(purged).toBeGreaterThan(100);
+    await check('purged once');
+    await store.analytics.purgeBefore(START + 2 * DAY_MS + 5 * HOUR_MS + 59 * 60_000, 1000);
+    await check('purged twice');
+
+    // A dataset purge (an unknown dataset is purgeable) takes its rollups with its searches.
+    expect(await store.datasets.purge(DATASETS[1]!)).toBe(true);
+    expect((await rollupRows(store)).filter((row) => row.key.includes(DATASETS[1]!))).toEqual([]);
+    await check('dataset purged');
+    expect((await rollupRows(store)).length).toBeGreaterThan(0);
+  });
+});
