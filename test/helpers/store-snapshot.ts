@@ -12,8 +12,11 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { expect } from 'vitest';
 
-/** Tables written asynchronously after a request (analytics records), left out of write checks. */
-const ASYNC_TABLES = new Set(['search_queries', 'recommendation_queries', 'rag_queries']);
+/**
+ * Tables written asynchronously after a request (analytics records, and the search rollups written
+ * with them), left out of write checks.
+ */
+const ASYNC_TABLES = new Set(['search_queries', 'recommendation_queries', 'rag_queries', 'search_rollup_hourly', 'search_rollup_daily']);
 
 /** Where a stack stores: SQLite in `dataDir` when `databaseUrl` is null, else that PostgreSQL database. A {@link Stack} is one. */
 export interface StoreLocation {
@@ -136,11 +139,13 @@ export async function readStore<R>(loc: StoreLocation, read: (query: StoreQuery,
  * cannot hide. PostgreSQL keeps its counters in sequences (the identity of change_log.seq), which
  * are not transactional: a rolled-back insert advances them too, so they would report a write
  * that did not happen, and they are left out; a committed insert still shows as a row.
+ * Tables written asynchronously after a request (analytics) are left out unless `withAsync`
+ * (a store test, where nothing writes behind its back).
  */
-export async function snapshotStore(loc: StoreLocation): Promise<StoreSnapshot> {
+export async function snapshotStore(loc: StoreLocation, { withAsync = false } = {}): Promise<StoreSnapshot> {
   const postgres = isPostgres(loc);
   return readStore(loc, async (query, many) => {
-    const tables = await tableColumns(loc, query);
+    const tables = (await tableColumns(loc, query)).filter(([name]) => withAsync || !ASYNC_TABLES.has(name));
     const rows = await many(tables.map(([table, cols]) => `SELECT * FROM "${table}" ORDER BY ${cols.map((c) => `"${c}"`).join(', ')}`));
     return Object.fromEntries(tables.map(([table], i) => [table, rows[i]!]));
   });
@@ -161,9 +166,7 @@ export async function snapshotStore(loc: StoreLocation): Promise<StoreSnapshot> 
           : "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
       )
     )
-      .map((t) => t.name)
-      // Analytics records arrive asynchronously (buffered, flushed by a job): not part of a request's writes.
-      .filter((name) => !ASYNC_TABLES.has(name));
+      .map((t) => t.name);
     const out: [string, string[]][] = [];
     for (const table of tables) {
       const cols = (

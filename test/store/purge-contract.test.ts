@@ -181,7 +181,7 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
     // Guards the other tests: a table left empty by fill() would pass them vacuously.
     const org = await store.organizations.create({ name: 'o' });
     const d = await fill(store, (await newDataset(org.id, 'a')).id, 10);
-    expect(await leftovers(s.loc, await snapshotStore(s.loc), d)).toEqual({
+    expect(await leftovers(s.loc, await snapshotStore(s.loc, { withAsync: true }), d)).toEqual({
       datasets: 1,
       chunks: 9,
       chunk_vectors: 9,
@@ -206,12 +206,12 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
     const b = await fill(store, (await newDataset(org.id, 'b')).id, 7);
     const c = await fill(store, (await newDataset(otherOrg.id, 'c')).id, 7);
     await store.datasets.markDeleted(a.datasetId);
-    const before = await snapshotStore(s.loc);
+    const before = await snapshotStore(s.loc, { withAsync: true });
     const analyticsOfB = await countRows(s.loc, 'search_queries', 'dataset_id = ?', b.datasetId);
 
     expect(await store.datasets.purge(a.datasetId)).toBe(true);
 
-    const after = await snapshotStore(s.loc);
+    const after = await snapshotStore(s.loc, { withAsync: true });
     expect(await leftovers(s.loc, after, a)).toEqual({});
     expect(after).toEqual(without(before, [a]));
     expect(await countRows(s.loc, 'search_queries', 'dataset_id = ?', b.datasetId)).toBe(analyticsOfB);
@@ -220,24 +220,24 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
     expect(await store.datasets.idsOfOrganization(org.id)).toEqual([b.datasetId]);
     // Its tracking id is free (it was already, being flagged), and a purge again finds nothing to do.
     expect(await store.datasets.purge(a.datasetId)).toBe(true);
-    expect(await snapshotStore(s.loc)).toEqual(after);
+    expect(await snapshotStore(s.loc, { withAsync: true })).toEqual(after);
     expect((await newDataset(org.id, 'a')).trackingId).toBe('a');
   });
 
   it('never touches a live dataset', async () => {
     const org = await store.organizations.create({ name: 'o' });
     const a = await fill(store, (await newDataset(org.id, 'a')).id, 5);
-    const before = await snapshotStore(s.loc);
+    const before = await snapshotStore(s.loc, { withAsync: true });
     expect(await store.datasets.purge(a.datasetId)).toBe(false);
     expect(await store.organizations.purge(org.id)).toBe(false);
     // Its organization was flagged, then restored: live again.
     await store.organizations.update(org.id, { deleted: true });
     await store.organizations.update(org.id, { deleted: false });
-    const restored = await snapshotStore(s.loc);
+    const restored = await snapshotStore(s.loc, { withAsync: true });
     expect(without(restored, [], [org.id])).toEqual(without(before, [], [org.id]));
     expect(await store.datasets.purge(a.datasetId)).toBe(false);
     expect(await store.organizations.purge(org.id)).toBe(false);
-    expect(await snapshotStore(s.loc)).toEqual(restored);
+    expect(await snapshotStore(s.loc, { withAsync: true })).toEqual(restored);
     expect(await leftovers(s.loc, restored, a)).toMatchObject({ datasets: 1, chunks: 4, search_queries: 3, recommendation_queries: 1 });
   });
 
@@ -247,15 +247,15 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
     const a = await fill(store, (await newDataset(org.id, 'a')).id, 5);
     const k = await fill(store, (await newDataset(keep.id, 'k')).id, 5);
     await store.organizations.update(org.id, { deleted: true });
-    const before = await snapshotStore(s.loc);
+    const before = await snapshotStore(s.loc, { withAsync: true });
     expect(await store.datasets.purge(a.datasetId)).toBe(true);
-    const after = await snapshotStore(s.loc);
+    const after = await snapshotStore(s.loc, { withAsync: true });
     expect(after).toEqual(without(before, [a]));
     expect(await leftovers(s.loc, after, k)).toMatchObject({ datasets: 1, chunks: 4 });
     // The organization's row stays until the organization itself is purged.
     expect((await store.organizations.get(org.id, true))!.deleted).toBe(true);
     expect(await store.datasets.purge('00000000-0000-4000-8000-000000000000')).toBe(true);
-    expect(await snapshotStore(s.loc)).toEqual(after);
+    expect(await snapshotStore(s.loc, { withAsync: true })).toEqual(after);
   });
 
   it('finishes two concurrent purges of one dataset, while another dataset is written', async () => {
@@ -279,7 +279,7 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
     });
     const written = await writes;
     expect(purges).toEqual([true, true]);
-    expect(await leftovers(s.loc, await snapshotStore(s.loc), a)).toEqual({});
+    expect(await leftovers(s.loc, await snapshotStore(s.loc, { withAsync: true }), a)).toEqual({});
     expect(written).toBeGreaterThan(0);
     expect(await store.datasets.chunkCount(b.id)).toBe(written);
   });
@@ -292,7 +292,7 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
       const d = await fill(store, (await newDataset(org.id, `r${round}`)).id, 3);
       await store.datasets.markDeleted(d.datasetId);
       expect(await Promise.all([1, 2, 3, 4].map(() => store.datasets.purge(d.datasetId)))).toEqual([true, true, true, true]);
-      expect(await leftovers(s.loc, await snapshotStore(s.loc), d)).toEqual({});
+      expect(await leftovers(s.loc, await snapshotStore(s.loc, { withAsync: true }), d)).toEqual({});
     }
   });
 
@@ -316,11 +316,11 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
     await store.datasets.markDeleted(b.datasetId);
     const k = await fill(store, (await newDataset(keep.id, 'k')).id, 6);
     await store.organizations.update(org.id, { deleted: true });
-    const before = await snapshotStore(s.loc);
+    const before = await snapshotStore(s.loc, { withAsync: true });
 
     expect(await store.organizations.purge(org.id)).toBe(true);
 
-    const after = await snapshotStore(s.loc);
+    const after = await snapshotStore(s.loc, { withAsync: true });
     expect(after).toEqual(without(before, [a, b], [org.id]));
     expect(await leftovers(s.loc, after, a)).toEqual({});
     expect(await leftovers(s.loc, after, b)).toEqual({});
@@ -332,6 +332,6 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
     expect((await store.users.organizations(owner.user.id)).map((o) => o.id)).toEqual([keep.id]);
     // Gone: nothing is flagged any more.
     expect(await store.organizations.purge(org.id)).toBe(false);
-    expect(await snapshotStore(s.loc)).toEqual(after);
+    expect(await snapshotStore(s.loc, { withAsync: true })).toEqual(after);
   });
 });
