@@ -15,7 +15,11 @@ let stack: Stack;
 let ds: Client;
 let datasetId: string;
 
-const DOCS = Number(process.env.EVENT_LOOP_DOCS ?? 60);
+/**
+ * Long documents to embed (EVENT_LOOP_DOCS to change): 30 keep the model busy for 20-50 s here,
+ * four or more 5 s windows of the loop monitor and several lock renewals (every 5 s).
+ */
+const DOCS = Number(process.env.EVENT_LOOP_DOCS ?? 30);
 /** Longest event-loop delay accepted in the job process, in ms: half of BullMQ's lock renewal slack, generous for a shared machine. */
 const MAX_DELAY_MS = 1500;
 
