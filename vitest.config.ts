@@ -27,7 +27,7 @@ const SQLITE_ONLY = [
   'test/integration/s3-blob-store.test.ts',
   'test/integration/file-import-s3.test.ts',
   // The job process's event loop while the embedded model embeds: the store only receives the
-  // vectors (both stores' vector writes have their own contract test), and the run takes 30-100 s.
+  // vectors (both stores' vector writes have their own contract test), and the run takes 35-70 s.
   'test/adversarial/embed-event-loop.test.ts',
   // The local GGUF model in the job workers: the store only receives the answer's record.
   'test/integration/rag-local-model.test.ts',
