@@ -1,15 +1,21 @@
 /**
  * The search rollups (issue 15): per (dataset, UTC hour or day, search type, search method) the
- * number of searches, their latency sum, a latency histogram (./latency-histogram.ts) and how many
+ * number of searches, their latency sum, a latency histogram (./latency-histogram.ts), how many
  * of them are rated (positive: rating >= 1, negative: <= 0; a search's rating is its
- * `query_ratings` row of kind 'search' in the same dataset, as the reports join it), so that
+ * `query_ratings` row of kind 'search' in the same dataset, as the reports join it) and the sum of
+ * those ratings, and how many have at least one linked click and one linked conversion (a user
+ * event of the same dataset whose `request_id` is the search's id, as store/reports/linked-events.ts
+ * counts it), so that
  * the search reports over a long range read a few thousand rows instead of millions
  * (store/reports/search-rollup.ts). Both stores keep them in the transaction that inserts or
  * deletes rows of `search_queries`, so the invariant always holds: each rollup row is the
  * aggregate of the raw rows of its key, and a key with no raw row has no rollup row.
  *
  * The same holds for ratings: storing a rating of a stored search moves its counts, and a
- * search inserted after its rating counts it.
+ * search inserted after its rating counts it. And for linked events: the first click (or
+ * conversion) of a stored search moves its row's count, a search inserted after its events counts
+ * them, and a search deleted takes its flags with it. User events are deleted only with their
+ * dataset, whose rollup rows go too.
  *
  * Here: the two tables, and the batch-side arithmetic both stores share (a batch of inserted or
  * deleted rows, or of rating changes, aggregated per key and merged into the stored row). Each
@@ -55,8 +61,17 @@ export interface RollupKey {
   readonly searchMethod: string;
 }
 
+/** Whether a search has a linked click and a linked conversion (see the module comment). */
+export interface LinkFlags {
+  readonly clicked: boolean;
+  readonly converted: boolean;
+}
+
+/** No linked event. */
+export const NO_LINKS: LinkFlags = { clicked: false, converted: false };
+
 /** What a rollup needs of a `search_queries` row, as stored. */
-export interface RollupSearch extends RollupKey {
+export interface RollupSearch extends RollupKey, LinkFlags {
   readonly latency: number;
   /** The search's rating as the reports count it (see the module comment), or null. */
   readonly rating: number | null;
@@ -75,6 +90,42 @@ export interface RatingChange {
   readonly after: number | null;
 }
 
+/** A stored search's flags changed by user events just stored (each 1: now set; 0: unchanged). */
+export interface LinkChange {
+  readonly search: RollupKey;
+  readonly clicked: 0 | 1;
+  readonly converted: 0 | 1;
+}
+
+/** A user event as the link flags see it. */
+export interface LinkingEvent {
+  readonly datasetId: string;
+  readonly eventType: string;
+  readonly isConversion: boolean | null | undefined;
+  readonly requestId: string | null | undefined;
+}
+
+/** Whether `e` can set a flag of the search it names: a click or a conversion with a request id. */
+export const linksSearch = (e: LinkingEvent): boolean => typeof e.requestId === 'string' && (e.eventType === 'click' || e.isConversion === true);
+
+/**
+ * The aggregate of user events behind the flags, to which each store adds its WHERE (the events of
+ * some request ids) and `GROUP BY request_id, dataset_id`: per (request id, dataset), whether a
+ * click and a conversion are among them (0/1).
+ */
+export const LINK_FLAGS_SQL = `SELECT request_id, dataset_id, MAX(CASE WHEN event_type = 'click' THEN 1 ELSE 0 END) AS clicked,
+  MAX(CASE WHEN is_conversion = 1 THEN 1 ELSE 0 END) AS converted FROM user_events`;
+
+/**
+ * The flags a search of `searchDatasetId` has, given the aggregate of the user events naming its id
+ * (`clicked`, `converted`: 0/1 or null when none, per dataset of the events; see the SQL of each
+ * store): only events of the search's own dataset count.
+ */
+export function countedFlags(rows: readonly { dataset_id: string; clicked: unknown; converted: unknown }[], searchDatasetId: string): LinkFlags {
+  const row = rows.find((r) => r.dataset_id === searchDatasetId);
+  return row ? { clicked: Number(row.clicked ?? 0) > 0, converted: Number(row.converted ?? 0) > 0 } : NO_LINKS;
+}
+
 /** The change one batch makes to one rollup row. */
 export interface RollupDelta {
   readonly datasetId: string;
@@ -87,7 +138,13 @@ export interface RollupDelta {
   rated: number;
   positive: number;
   negative: number;
+  ratingSum: number;
+  clicked: number;
+  converted: number;
 }
+
+/** The stored columns of a rollup row after its key, in the order every writer reads and writes them. */
+export const ROLLUP_VALUE_COLUMNS = 'searches, latency_sum, latency_histogram, rated, positive, negative, rating_sum, clicked, converted';
 
 /** A rollup row as stored (column names). */
 export interface StoredRollup {
@@ -97,6 +154,9 @@ export interface StoredRollup {
   readonly rated: number;
   readonly positive: number;
   readonly negative: number;
+  readonly rating_sum: number;
+  readonly clicked: number;
+  readonly converted: number;
 }
 
 /** A rollup row to write back. */
@@ -107,7 +167,23 @@ export interface MergedRollup {
   readonly rated: number;
   readonly positive: number;
   readonly negative: number;
+  readonly ratingSum: number;
+  readonly clicked: number;
+  readonly converted: number;
 }
+
+/** A merged row's values in {@link ROLLUP_VALUE_COLUMNS} order. */
+export const mergedValues = (m: MergedRollup): (number | string)[] => [
+  m.searches,
+  m.latencySum,
+  m.histogram,
+  m.rated,
+  m.positive,
+  m.negative,
+  m.ratingSum,
+  m.clicked,
+  m.converted,
+];
 
 /** The delta of `row`'s key in `byKey`, made empty when new. */
 function deltaOf(byKey: Map<string, RollupDelta>, row: RollupKey, table: RollupTable): RollupDelta {
@@ -115,7 +191,21 @@ function deltaOf(byKey: Map<string, RollupDelta>, row: RollupKey, table: RollupT
   const key = JSON.stringify([row.datasetId, start, row.searchType, row.searchMethod]);
   let d = byKey.get(key);
   if (!d) {
-    d = { datasetId: row.datasetId, start, searchType: row.searchType, searchMethod: row.searchMethod, searches: 0, latencySum: 0, histogram: new Map(), rated: 0, positive: 0, negative: 0 };
+    d = {
+      datasetId: row.datasetId,
+      start,
+      searchType: row.searchType,
+      searchMethod: row.searchMethod,
+      searches: 0,
+      latencySum: 0,
+      histogram: new Map(),
+      rated: 0,
+      positive: 0,
+      negative: 0,
+      ratingSum: 0,
+      clicked: 0,
+      converted: 0,
+    };
     byKey.set(key, d);
   }
   return d;
@@ -125,6 +215,7 @@ function deltaOf(byKey: Map<string, RollupDelta>, row: RollupKey, table: RollupT
 function countRating(d: RollupDelta, rating: number | null, sign: number): void {
   if (rating === null) return;
   d.rated += sign;
+  d.ratingSum += sign * rating;
   if (rating >= 1) d.positive += sign;
   if (rating <= 0) d.negative += sign;
 }
@@ -142,6 +233,19 @@ export function rollupDeltas(rows: readonly RollupSearch[], table: RollupTable, 
     const b = latencyBucket(r.latency);
     d.histogram.set(b, (d.histogram.get(b) ?? 0) + sign);
     countRating(d, r.rating, sign);
+    if (r.clicked) d.clicked += sign;
+    if (r.converted) d.converted += sign;
+  }
+  return inKeyOrder(byKey);
+}
+
+/** Flag changes aggregated per key of `table`, in key order. */
+export function linkDeltas(changes: readonly LinkChange[], table: RollupTable): RollupDelta[] {
+  const byKey = new Map<string, RollupDelta>();
+  for (const c of changes) {
+    const d = deltaOf(byKey, c.search, table);
+    d.clicked += c.clicked;
+    d.converted += c.converted;
   }
   return inKeyOrder(byKey);
 }
@@ -177,6 +281,9 @@ export function mergeRollup(stored: StoredRollup | undefined, delta: RollupDelta
     rated: Number(stored?.rated ?? 0) + delta.rated,
     positive: Number(stored?.positive ?? 0) + delta.positive,
     negative: Number(stored?.negative ?? 0) + delta.negative,
+    ratingSum: Number(stored?.rating_sum ?? 0) + delta.ratingSum,
+    clicked: Number(stored?.clicked ?? 0) + delta.clicked,
+    converted: Number(stored?.converted ?? 0) + delta.converted,
   };
 }
 
@@ -187,13 +294,17 @@ export function mergeRollup(stored: StoredRollup | undefined, delta: RollupDelta
 export function rollupBackfillSql(table: RollupTable, dialect: 'sqlite' | 'postgres'): string {
   const p = table.periodMs;
   const concat = (item: string): string => (dialect === 'sqlite' ? `group_concat(${item}, ',' ORDER BY b)` : `string_agg(${item}, ',' ORDER BY b)`);
-  return `INSERT INTO ${table.table} (dataset_id, ${table.column}, search_type, search_method, searches, latency_sum, latency_histogram, rated, positive, negative)
+  return `INSERT INTO ${table.table} (dataset_id, ${table.column}, search_type, search_method, ${ROLLUP_VALUE_COLUMNS})
   SELECT dataset_id, start, search_type, search_method, SUM(n), SUM(total), '[' || ${concat(`CAST(b AS TEXT) || ',' || CAST(n AS TEXT)`)} || ']',
-    SUM(rated), SUM(positive), SUM(negative)
+    SUM(rated), SUM(positive), SUM(negative), SUM(rating_total), SUM(clicked), SUM(converted)
   FROM (SELECT dataset_id, (created_at / ${p}) * ${p} AS start, search_type, search_method, b, COUNT(*) AS n, SUM(latency) AS total,
-          COUNT(rating) AS rated, SUM(CASE WHEN rating >= 1 THEN 1 ELSE 0 END) AS positive, SUM(CASE WHEN rating <= 0 THEN 1 ELSE 0 END) AS negative
-        FROM (SELECT q.dataset_id, q.created_at, q.search_type, q.search_method, q.latency, r.rating, ${latencyBucketSql('q.latency')} AS b
-              FROM search_queries q LEFT JOIN query_ratings r ON r.query_id = q.id AND r.dataset_id = q.dataset_id AND r.kind = 'search') raw
+          COUNT(rating) AS rated, SUM(CASE WHEN rating >= 1 THEN 1 ELSE 0 END) AS positive, SUM(CASE WHEN rating <= 0 THEN 1 ELSE 0 END) AS negative,
+          COALESCE(SUM(rating), 0) AS rating_total, SUM(clicked) AS clicked, SUM(converted) AS converted
+        FROM (SELECT q.dataset_id, q.created_at, q.search_type, q.search_method, q.latency, r.rating, ${latencyBucketSql('q.latency')} AS b,
+                COALESCE(ev.clicked, 0) AS clicked, COALESCE(ev.converted, 0) AS converted
+              FROM search_queries q LEFT JOIN query_ratings r ON r.query_id = q.id AND r.dataset_id = q.dataset_id AND r.kind = 'search'
+              LEFT JOIN (${LINK_FLAGS_SQL} WHERE request_id IS NOT NULL AND (event_type = 'click' OR is_conversion = 1) GROUP BY request_id, dataset_id) ev
+                ON ev.request_id = q.id AND ev.dataset_id = q.dataset_id) raw
         GROUP BY dataset_id, (created_at / ${p}) * ${p}, search_type, search_method, b) per_bucket
   GROUP BY dataset_id, start, search_type, search_method;`;
 }

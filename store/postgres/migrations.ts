@@ -345,8 +345,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX experiment_assignments_dataset ON experiment_assignments(dataset_id, user_id);
   CREATE INDEX rag_queries_topic ON rag_queries(dataset_id, topic_id);
   `),
-  // v5: the search rollups (../search-rollup-batch.ts), as in ../sqlite/migrations.ts. The
-  // backfill is left out of bytewise(): its casts name TEXT as a type, where COLLATE cannot go.
+  // v5: the search rollups (../search-rollup-batch.ts), as in ../sqlite/migrations.ts (whose v9
+  // comment says why their first fill is v6's now).
   bytewise(`
   CREATE TABLE search_rollup_hourly (
     dataset_id TEXT NOT NULL,
@@ -374,5 +374,18 @@ export const PG_MIGRATIONS: readonly string[] = [
     negative BIGINT NOT NULL,
     PRIMARY KEY (dataset_id, day, search_type, search_method)
   );
-  `) + ROLLUP_TABLES.map((t) => rollupBackfillSql(t, 'postgres')).join('\n'),
+  `),
+  // v6: rating sums, linked clicks and conversions in the rollups, refilled; the latency and top
+  // score indexes (as SQLite's v10). The fill is left out of bytewise(): its casts name TEXT as a
+  // type, where COLLATE cannot go.
+  `
+  ALTER TABLE search_rollup_hourly ADD COLUMN rating_sum DOUBLE PRECISION NOT NULL DEFAULT 0,
+    ADD COLUMN clicked BIGINT NOT NULL DEFAULT 0, ADD COLUMN converted BIGINT NOT NULL DEFAULT 0;
+  ALTER TABLE search_rollup_daily ADD COLUMN rating_sum DOUBLE PRECISION NOT NULL DEFAULT 0,
+    ADD COLUMN clicked BIGINT NOT NULL DEFAULT 0, ADD COLUMN converted BIGINT NOT NULL DEFAULT 0;
+  DELETE FROM search_rollup_hourly;
+  DELETE FROM search_rollup_daily;
+  CREATE INDEX search_queries_latency ON search_queries(dataset_id, latency);
+  CREATE INDEX search_queries_top_score ON search_queries(dataset_id, top_score);
+  ` + ROLLUP_TABLES.map((t) => rollupBackfillSql(t, 'postgres')).join('\n'),
 ];

@@ -1,7 +1,7 @@
 /**
  * PostgreSQL's side of the search rollups (../search-rollup-batch.ts): searches inserted or
- * deleted, and ratings replaced, applied to both rollup tables inside the transaction that wrote
- * them.
+ * deleted, ratings replaced and user events linked to searches, applied to both rollup tables
+ * inside the transaction that wrote them.
  *
  * Each key is read, merged and written back, and a search's rating is read by whichever of the
  * search's and the rating's writers comes second, so these writers must not interleave: each
@@ -10,15 +10,25 @@
  * transaction's own rows were inserted or deleted, except by ratings, which take it first: a
  * transaction waiting for a row of another (a redelivered id) never holds the lock, and one holding
  * it waits for no row another holder of a lock-free row could hold, so the waits cannot form a
- * cycle. One lock, not one per dataset: a rating may move a search's rating between datasets.
+ * cycle. User events that may set a search's flags take it first too, like ratings (and only
+ * those: a batch of views never waits for it). One lock, not one per dataset: a rating may move a search's rating between datasets.
  */
 import type { QueryRating } from '../../core/domain/user-events.js';
 import {
+  countedFlags,
   countedRating,
+  LINK_FLAGS_SQL,
+  linkDeltas,
+  linksSearch,
+  mergedValues,
   mergeRollup,
   ratingDeltas,
   ROLLUP_TABLES,
   rollupDeltas,
+  ROLLUP_VALUE_COLUMNS,
+  type LinkChange,
+  type LinkFlags,
+  type LinkingEvent,
   type RatingChange,
   type RollupDelta,
   type RollupKey,
@@ -47,15 +57,24 @@ async function ratingsOf(tx: Tx, ids: readonly string[]): Promise<Map<string, Ra
   return new Map(rows.map((r) => [r.query_id, r]));
 }
 
-/** Applies searches just inserted (`sign` 1) or deleted (-1) in `tx`, with the ratings they have. */
+type FlagRow = { request_id: string; dataset_id: string; clicked: number; converted: number };
+
+/** The aggregates of the user events naming each of `ids`, by request id (one row per dataset of the events). */
+async function flagRowsOf(tx: Tx, ids: readonly string[]): Promise<Map<string, FlagRow[]>> {
+  const rows = await tx.all<FlagRow>(`${LINK_FLAGS_SQL} WHERE request_id = ANY($1::text[]) GROUP BY request_id, dataset_id`, [ids]);
+  const by = new Map<string, FlagRow[]>();
+  for (const r of rows) by.set(r.request_id, [...(by.get(r.request_id) ?? []), r]);
+  return by;
+}
+
+/** Applies searches just inserted (`sign` 1) or deleted (-1) in `tx`, with the ratings and linked events they have. */
 export async function applySearchRollup(tx: Tx, rows: readonly UnratedSearch[], sign: 1 | -1): Promise<void> {
   if (rows.length === 0) return;
   await lockRollups(tx);
-  const ratings = await ratingsOf(
-    tx,
-    rows.map((r) => r.id),
-  );
-  const rated = rows.map((r) => ({ ...r, rating: countedRating(ratings.get(r.id), r.datasetId) }));
+  const ids = rows.map((r) => r.id);
+  const ratings = await ratingsOf(tx, ids);
+  const flags = await flagRowsOf(tx, ids);
+  const rated = rows.map((r) => ({ ...r, rating: countedRating(ratings.get(r.id), r.datasetId), ...countedFlags(flags.get(r.id) ?? [], r.datasetId) }));
   await applyDeltas(tx, (t) => rollupDeltas(rated, t, sign));
 }
 
@@ -84,13 +103,57 @@ export async function rateWithRollup(tx: Tx, ratings: readonly QueryRating[], st
   if (changes.length > 0) await applyDeltas(tx, (t) => ratingDeltas(changes, t));
 }
 
+/** A user event as {@link insertEventsWithRollup} sees it: its id as stored. */
+export interface StoredEvent extends LinkingEvent {
+  readonly id: string;
+}
+
+/**
+ * Stores user events (the caller's `insert`, returning the ids it stored) with the flags they
+ * set on the searches they name. Only a batch with a click or conversion naming a request takes
+ * the lock, before it reads the flags and stores the events. An id repeated in the batch is
+ * stored once, its first event (as `insert` does); returns how many were stored.
+ */
+export async function insertEventsWithRollup(tx: Tx, events: readonly StoredEvent[], insert: () => Promise<readonly string[]>): Promise<number> {
+  const linking = events.filter(linksSearch);
+  if (linking.length === 0) return (await insert()).length;
+  await lockRollups(tx);
+  const ids = [...new Set(linking.map((e) => e.requestId!))];
+  const before = await flagRowsOf(tx, ids);
+  const searches = await tx.all<RollupKey & { id: string }>(
+    'SELECT id, dataset_id AS "datasetId", created_at AS "createdAt", search_type AS "searchType", search_method AS "searchMethod" FROM search_queries WHERE id = ANY($1::text[])',
+    [ids],
+  );
+  const stored = new Set(await insert());
+  const searchOf = new Map(searches.map((s) => [s.id, s]));
+  const flags = new Map<string, LinkFlags>();
+  const seen = new Set<string>();
+  const changes: LinkChange[] = [];
+  for (const e of events) {
+    if (!stored.has(e.id) || seen.has(e.id)) continue;
+    seen.add(e.id);
+    const search = linksSearch(e) ? searchOf.get(e.requestId!) : undefined;
+    if (!search || search.datasetId !== e.datasetId) continue;
+    const was = flags.get(search.id) ?? countedFlags(before.get(search.id) ?? [], search.datasetId);
+    const clicked = !was.clicked && e.eventType === 'click' ? 1 : 0;
+    const converted = !was.converted && e.isConversion === true ? 1 : 0;
+    flags.set(search.id, { clicked: was.clicked || clicked === 1, converted: was.converted || converted === 1 });
+    if (clicked + converted > 0) changes.push({ search, clicked, converted });
+  }
+  if (changes.length > 0) await applyDeltas(tx, (t) => linkDeltas(changes, t));
+  return stored.size;
+}
+
+/** Positions of {@link ROLLUP_VALUE_COLUMNS}. */
+const VALUE_INDEXES = ROLLUP_VALUE_COLUMNS.split(', ').map((_, i) => i);
+
 /** Merges each table's deltas into its stored rows (deleting those left without a search). */
 async function applyDeltas(tx: Tx, deltasOf: (t: RollupTable) => RollupDelta[]): Promise<void> {
   for (const t of ROLLUP_TABLES) {
     const deltas = deltasOf(t);
     const keys = [deltas.map((d) => d.datasetId), deltas.map((d) => d.start), deltas.map((d) => d.searchType), deltas.map((d) => d.searchMethod)];
     const stored = await tx.all<StoredRollup & { k: number }>(
-      `SELECT k.ord AS k, r.searches, r.latency_sum, r.latency_histogram, r.rated, r.positive, r.negative
+      `SELECT k.ord AS k, ${ROLLUP_VALUE_COLUMNS.split(', ').map((c) => `r.${c}`).join(', ')}
        FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS k(dataset_id, start, search_type, search_method, ord)
        JOIN ${t.table} r ON r.dataset_id = k.dataset_id AND r.${t.column} = k.start AND r.search_type = k.search_type AND r.search_method = k.search_method`,
       keys,
@@ -104,21 +167,16 @@ async function applyDeltas(tx: Tx, deltasOf: (t: RollupTable) => RollupDelta[]):
       else drop.push(i);
     });
     if (put.length > 0) {
+      const values = put.map(mergedValues);
       await tx.run(
-        `INSERT INTO ${t.table} (dataset_id, ${t.column}, search_type, search_method, searches, latency_sum, latency_histogram, rated, positive, negative)
-         SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::float8[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[])
+        `INSERT INTO ${t.table} (dataset_id, ${t.column}, search_type, search_method, ${ROLLUP_VALUE_COLUMNS})
+         SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::float8[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[],
+           $11::float8[], $12::bigint[], $13::bigint[])
          ON CONFLICT (dataset_id, ${t.column}, search_type, search_method) DO UPDATE
-           SET searches = excluded.searches, latency_sum = excluded.latency_sum, latency_histogram = excluded.latency_histogram,
-             rated = excluded.rated, positive = excluded.positive, negative = excluded.negative`,
-        [
-          ...keys.map((column) => put.map((p) => column[p.i])),
-          put.map((p) => p.searches),
-          put.map((p) => p.latencySum),
-          put.map((p) => p.histogram),
-          put.map((p) => p.rated),
-          put.map((p) => p.positive),
-          put.map((p) => p.negative),
-        ],
+           SET ${ROLLUP_VALUE_COLUMNS.split(', ')
+             .map((c) => `${c} = excluded.${c}`)
+             .join(', ')}`,
+        [...keys.map((column) => put.map((p) => column[p.i])), ...VALUE_INDEXES.map((v) => values.map((row) => row[v]))],
       );
     }
     if (drop.length > 0) {

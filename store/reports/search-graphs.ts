@@ -66,21 +66,32 @@ export async function searchUsageGraph(sql: ReportSql, datasetId: string, req: G
   return { total_searches: sum(rows, 'n'), points: rows.map((r) => point(r.bucket, Number(r.n))) };
 }
 
-/** Share of each bucket's searches meeting `condition` (an SQL condition on `q`), and of all of them. */
-async function searchShare(sql: ReportSql, datasetId: string, req: GraphRequest, condition: string): Promise<{ total: number; points: ReportPoint[] }> {
-  const rows = await searchBuckets(sql, datasetId, req, `COUNT(*) AS n, SUM(CASE WHEN ${condition} THEN 1 ELSE 0 END) AS hits`);
+/**
+ * Share of each bucket's searches meeting `condition` (an SQL condition on `q`), and of all of
+ * them; from the rollups' count of such searches (`measure`) when the request allows it.
+ */
+async function searchShare(
+  sql: ReportSql,
+  datasetId: string,
+  req: GraphRequest,
+  condition: string,
+  measure: 'clicked' | 'converted',
+): Promise<{ total: number; points: ReportPoint[] }> {
+  const rows: readonly BucketRow[] = rollupServes(req.filter, req.granularity)
+    ? (await rollupBuckets(sql, datasetId, req.filter, req.granularity, [measure])).map((b) => ({ bucket: b.bucket, n: b.n, hits: b[measure] }))
+    : await searchBuckets(sql, datasetId, req, `COUNT(*) AS n, SUM(CASE WHEN ${condition} THEN 1 ELSE 0 END) AS hits`);
   return { total: ratio(sum(rows, 'hits'), sum(rows, 'n')), points: rows.map((r) => point(r.bucket, ratio(Number(r.hits), Number(r.n)))) };
 }
 
 /** `ctr_metrics_over_time`: the share of searches with at least one linked click (0..1). */
 export async function ctrOverTime(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ total_ctr: number; points: ReportPoint[] }> {
-  const { total, points } = await searchShare(sql, datasetId, req, HAS_CLICK);
+  const { total, points } = await searchShare(sql, datasetId, req, HAS_CLICK, 'clicked');
   return { total_ctr: total, points };
 }
 
 /** `search_conversion_rate`: the share of searches with at least one linked conversion (0..1). */
 export async function conversionRate(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ conversion_rate: number; points: ReportPoint[] }> {
-  const { total, points } = await searchShare(sql, datasetId, req, HAS_CONVERSION);
+  const { total, points } = await searchShare(sql, datasetId, req, HAS_CONVERSION, 'converted');
   return { conversion_rate: total, points };
 }
 
@@ -97,9 +108,12 @@ export async function searchesPerUser(sql: ReportSql, datasetId: string, req: Gr
   };
 }
 
-/** `search_average_rating`: the average rating of the rated searches, per bucket and in the range. */
+/** `search_average_rating`: the average rating of the rated searches, per bucket and in the range (from the rollups when the request allows it). */
 export async function averageRating(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ avg_search_rating: number; points: ReportPoint[] }> {
-  const rows = await searchBuckets(sql, datasetId, req, 'SUM(r.rating) AS total, COUNT(*) AS n', { conditions: ['r.rating IS NOT NULL'], withRating: true });
+  // Only buckets with a rated search have a point, as the raw path's WHERE gives them.
+  const rows: readonly BucketRow[] = rollupServes(req.filter, req.granularity)
+    ? (await rollupBuckets(sql, datasetId, req.filter, req.granularity, ['ratings'])).filter((b) => b.rated > 0).map((b) => ({ bucket: b.bucket, n: b.rated, total: b.ratingSum }))
+    : await searchBuckets(sql, datasetId, req, 'SUM(r.rating) AS total, COUNT(*) AS n', { conditions: ['r.rating IS NOT NULL'], withRating: true });
   return {
     avg_search_rating: ratio(sum(rows, 'total'), sum(rows, 'n')),
     points: rows.map((r) => point(r.bucket, ratio(Number(r.total), Number(r.n)))),

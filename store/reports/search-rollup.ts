@@ -15,7 +15,7 @@
 import { latencyBucket, type LatencyHistogram, addHistogram } from '../latency-histogram.js';
 import { DAILY, DAY_MS, HOUR_MS, HOURLY, type RollupTable } from '../search-rollup-batch.js';
 import { bucketStart, Where, type Granularity, type RangeBounds, type ReportSql } from './report-sql.js';
-import { searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
+import { HAS_CLICK, HAS_CONVERSION, searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
 
 /**
  * Whether the rollups can answer for `filter` (and a graph's `granularity`): only the date range,
@@ -96,37 +96,68 @@ function rawSelection(sql: ReportSql, datasetId: string, filter: SearchAnalytics
   return searchSelection(sql.dialect, datasetId, { searchType: filter.searchType, searchMethod: filter.searchMethod, dateRange }, withRating);
 }
 
-/** Searches and latency sum of one graph bucket. */
+/** What a graph may ask of the rollups besides searches and latency: linked clicks, conversions, ratings. */
+export type RollupMeasure = 'clicked' | 'converted' | 'ratings';
+
+/** Searches, latency sum (and the measures asked for, else 0) of one graph bucket. */
 export interface RollupBucket {
   readonly bucket: number;
   n: number;
   total: number;
+  /** Searches with a linked click, and with a linked conversion. */
+  clicked: number;
+  converted: number;
+  /** Rated searches and the sum of their ratings. */
+  rated: number;
+  ratingSum: number;
 }
 
+/** Select items of the measures, over a rollup row `r` and over a raw search `q` (rating `r`). */
+const MEASURE_SQL: Record<RollupMeasure, { rollup: string; raw: string }> = {
+  clicked: { rollup: 'SUM(r.clicked) AS clicked', raw: `SUM(CASE WHEN ${HAS_CLICK} THEN 1 ELSE 0 END) AS clicked` },
+  converted: { rollup: 'SUM(r.converted) AS converted', raw: `SUM(CASE WHEN ${HAS_CONVERSION} THEN 1 ELSE 0 END) AS converted` },
+  ratings: { rollup: 'SUM(r.rated) AS rated, SUM(r.rating_sum) AS rating_sum', raw: 'COUNT(r.rating) AS rated, SUM(r.rating) AS rating_sum' },
+};
+
 /**
- * Searches and their latency sum per bucket of `granularity` (hour, day or month) over the
- * filter's range, oldest first, only non-empty buckets: what the raw path's GROUP BY gives.
+ * Searches and their latency sum (and `measures`) per bucket of `granularity` (hour, day or
+ * month) over the filter's range, oldest first, only non-empty buckets: what the raw path's
+ * GROUP BY gives.
  */
-export async function rollupBuckets(sql: ReportSql, datasetId: string, filter: SearchAnalyticsFilter, granularity: Granularity): Promise<RollupBucket[]> {
+export async function rollupBuckets(
+  sql: ReportSql,
+  datasetId: string,
+  filter: SearchAnalyticsFilter,
+  granularity: Granularity,
+  measures: readonly RollupMeasure[] = [],
+): Promise<RollupBucket[]> {
   const plan = planRange(filter.dateRange, granularity !== 'hour');
-  const reads: Promise<{ bucket: number; n: number; total: number }[]>[] = [];
+  const extra = (side: 'rollup' | 'raw'): string => measures.map((m) => `, ${MEASURE_SQL[m][side]}`).join('');
+  type Row = { bucket: number; n: number; total: number; clicked?: number; converted?: number; rated?: number; rating_sum?: number | null };
+  const reads: Promise<Row[]>[] = [];
   for (const [table, span] of rollupSpans(plan)) {
     const where = rollupWhere(table, datasetId, filter, span);
     const bucket = bucketStart(sql.dialect, granularity, `r.${table.column}`);
-    reads.push(sql.all(`SELECT ${bucket} AS bucket, SUM(r.searches) AS n, SUM(r.latency_sum) AS total FROM ${table.table} r ${where.sql()} GROUP BY 1`, where.params));
+    reads.push(
+      sql.all(`SELECT ${bucket} AS bucket, SUM(r.searches) AS n, SUM(r.latency_sum) AS total${extra('rollup')} FROM ${table.table} r ${where.sql()} GROUP BY 1`, where.params),
+    );
   }
   for (const span of plan.raw) {
-    const { from, where } = rawSelection(sql, datasetId, filter, span);
+    const { from, where } = rawSelection(sql, datasetId, filter, span, measures.includes('ratings'));
     const bucket = bucketStart(sql.dialect, granularity, 'q.created_at');
-    reads.push(sql.all(`SELECT ${bucket} AS bucket, COUNT(*) AS n, SUM(q.latency) AS total FROM ${from} ${where.sql()} GROUP BY 1`, where.params));
+    reads.push(sql.all(`SELECT ${bucket} AS bucket, COUNT(*) AS n, SUM(q.latency) AS total${extra('raw')} FROM ${from} ${where.sql()} GROUP BY 1`, where.params));
   }
   const byBucket = new Map<number, RollupBucket>();
   for (const rows of await Promise.all(reads)) {
     for (const r of rows) {
       const at = Number(r.bucket);
-      const b = byBucket.get(at) ?? byBucket.set(at, { bucket: at, n: 0, total: 0 }).get(at)!;
+      const b = byBucket.get(at) ?? byBucket.set(at, { bucket: at, n: 0, total: 0, clicked: 0, converted: 0, rated: 0, ratingSum: 0 }).get(at)!;
       b.n += Number(r.n);
       b.total += Number(r.total ?? 0);
+      b.clicked += Number(r.clicked ?? 0);
+      b.converted += Number(r.converted ?? 0);
+      b.rated += Number(r.rated ?? 0);
+      b.ratingSum += Number(r.rating_sum ?? 0);
     }
   }
   return [...byBucket.values()].filter((b) => b.n > 0).sort((a, b) => a.bucket - b.bucket);

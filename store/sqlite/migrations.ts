@@ -370,8 +370,10 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX experiment_assignments_dataset ON experiment_assignments(dataset_id, user_id);
   CREATE INDEX rag_queries_topic ON rag_queries(dataset_id, topic_id);
   `,
-  // v9: the search rollups (../search-rollup-batch.ts), hourly and daily, filled from the
-  // searches already stored; from here on every insert and delete of search_queries keeps them.
+  // v9: the search rollups (../search-rollup-batch.ts), hourly and daily; from here on every
+  // insert and delete of search_queries keeps them. v9 first filled them from the searches
+  // already stored too; that fill, whose SQL names the rollups' current columns, is v10's now
+  // (v10 empties and refills them, so a store past v9 and one migrated from v8 end the same).
   `
   CREATE TABLE search_rollup_hourly (
     dataset_id TEXT NOT NULL,
@@ -399,6 +401,20 @@ export const MIGRATIONS: readonly string[] = [
     negative INTEGER NOT NULL,
     PRIMARY KEY (dataset_id, day, search_type, search_method)
   );
-  ` +
-    ROLLUP_TABLES.map((t) => rollupBackfillSql(t, 'sqlite')).join('\n'),
+  `,
+  // v10: the rollups also sum the ratings and count the searches with a linked click and
+  // conversion (the rating and CTR graphs read them), refilled from the stored searches; the
+  // listings sorted by latency or top score walk an index instead of sorting a dataset's searches.
+  `
+  ALTER TABLE search_rollup_hourly ADD COLUMN rating_sum REAL NOT NULL DEFAULT 0;
+  ALTER TABLE search_rollup_hourly ADD COLUMN clicked INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE search_rollup_hourly ADD COLUMN converted INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE search_rollup_daily ADD COLUMN rating_sum REAL NOT NULL DEFAULT 0;
+  ALTER TABLE search_rollup_daily ADD COLUMN clicked INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE search_rollup_daily ADD COLUMN converted INTEGER NOT NULL DEFAULT 0;
+  DELETE FROM search_rollup_hourly;
+  DELETE FROM search_rollup_daily;
+  CREATE INDEX search_queries_latency ON search_queries(dataset_id, latency);
+  CREATE INDEX search_queries_top_score ON search_queries(dataset_id, top_score);
+  ` + ROLLUP_TABLES.map((t) => rollupBackfillSql(t, 'sqlite')).join('\n'),
 ];

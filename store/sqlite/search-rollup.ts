@@ -1,15 +1,23 @@
 /**
  * SQLite's side of the search rollups (../search-rollup-batch.ts): searches inserted or deleted,
- * and ratings replaced, applied to both rollup tables inside the transaction that wrote them.
- * SQLite's single writer makes each key's read-modify-write atomic.
+ * ratings replaced and user events linked to searches, applied to both rollup tables inside the
+ * transaction that wrote them. SQLite's single writer makes each key's read-modify-write atomic.
  */
 import type { QueryRating } from '../../core/domain/user-events.js';
 import {
+  countedFlags,
   countedRating,
+  LINK_FLAGS_SQL,
+  linkDeltas,
+  linksSearch,
+  mergedValues,
   mergeRollup,
   ratingDeltas,
   ROLLUP_TABLES,
+  ROLLUP_VALUE_COLUMNS,
   rollupDeltas,
+  type LinkChange,
+  type LinkingEvent,
   type RatingChange,
   type RollupDelta,
   type RollupKey,
@@ -27,6 +35,10 @@ export interface SqliteSearchRollup {
   ratingChange(rating: QueryRating): RatingChange | undefined;
   /** Rating changes, once the ratings are stored. */
   ratings(changes: readonly RatingChange[]): void;
+  /** What storing user event `e` changes for the search it names, read before it is stored (undefined: nothing). */
+  linkChange(e: LinkingEvent): LinkChange | undefined;
+  /** Flag changes of the events that were stored. */
+  links(changes: readonly LinkChange[]): void;
 }
 
 /** The rollup writer of `db`. */
@@ -35,15 +47,17 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
     const key = `dataset_id = ? AND ${t.column} = ? AND search_type = ? AND search_method = ?`;
     return {
       t,
-      get: db.prepare(`SELECT searches, latency_sum, latency_histogram, rated, positive, negative FROM ${t.table} WHERE ${key}`),
+      get: db.prepare(`SELECT ${ROLLUP_VALUE_COLUMNS} FROM ${t.table} WHERE ${key}`),
       put: db.prepare(
-        `INSERT OR REPLACE INTO ${t.table} (dataset_id, ${t.column}, search_type, search_method, searches, latency_sum, latency_histogram, rated, positive, negative)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT OR REPLACE INTO ${t.table} (dataset_id, ${t.column}, search_type, search_method, ${ROLLUP_VALUE_COLUMNS})
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       drop: db.prepare(`DELETE FROM ${t.table} WHERE ${key}`),
     };
   });
   const ratingOf = db.prepare('SELECT kind, dataset_id AS datasetId, rating FROM query_ratings WHERE query_id = ?');
+  // By the user_events_request index; a search without events (most of them) is one probe.
+  const flagsOf = db.prepare(`${LINK_FLAGS_SQL} WHERE request_id = ? GROUP BY request_id, dataset_id`);
   const searchOf = db.prepare('SELECT dataset_id AS datasetId, created_at AS createdAt, search_type AS searchType, search_method AS searchMethod FROM search_queries WHERE id = ?');
 
   const apply = (deltasOf: (t: RollupTable) => RollupDelta[]): void => {
@@ -51,17 +65,19 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
       for (const d of deltasOf(t)) {
         const key = [d.datasetId, d.start, d.searchType, d.searchMethod];
         const merged = mergeRollup(get.get(...key) as StoredRollup | undefined, d);
-        if (merged) put.run(...key, merged.searches, merged.latencySum, merged.histogram, merged.rated, merged.positive, merged.negative);
+        if (merged) put.run(...key, ...mergedValues(merged));
         else drop.run(...key);
       }
     }
   };
 
   type RatingRow = { kind: string; datasetId: string; rating: number };
+  type FlagRow = { dataset_id: string; clicked: number; converted: number };
+  const flags = (id: string, datasetId: string) => countedFlags(flagsOf.all(id) as FlagRow[], datasetId);
   return {
     searches(rows, sign) {
       if (rows.length === 0) return;
-      const rated = rows.map((r) => ({ ...r, rating: countedRating(ratingOf.get(r.id) as RatingRow | undefined, r.datasetId) }));
+      const rated = rows.map((r) => ({ ...r, rating: countedRating(ratingOf.get(r.id) as RatingRow | undefined, r.datasetId), ...flags(r.id, r.datasetId) }));
       apply((t) => rollupDeltas(rated, t, sign));
     },
     ratingChange(rating) {
@@ -73,6 +89,18 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
     },
     ratings(changes) {
       if (changes.length > 0) apply((t) => ratingDeltas(changes, t));
+    },
+    linkChange(e) {
+      if (!linksSearch(e)) return undefined;
+      const search = searchOf.get(e.requestId) as RollupKey | undefined;
+      if (!search || search.datasetId !== e.datasetId) return undefined;
+      const before = flags(e.requestId!, e.datasetId);
+      const clicked = !before.clicked && e.eventType === 'click' ? 1 : 0;
+      const converted = !before.converted && e.isConversion === true ? 1 : 0;
+      return clicked + converted === 0 ? undefined : { search, clicked, converted };
+    },
+    links(changes) {
+      if (changes.length > 0) apply((t) => linkDeltas(changes, t));
     },
   };
 }

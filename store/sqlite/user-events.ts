@@ -6,6 +6,8 @@ import type { UserEvent } from '../../core/domain/user-events.js';
 import type { UserEventRepository } from '../repository.js';
 import type { Db } from './database.js';
 import { toJson, userEventFromRow } from '../rows.js';
+import type { LinkChange } from '../search-rollup-batch.js';
+import { sqliteSearchRollup } from './search-rollup.js';
 
 type Row = Record<string, any>;
 
@@ -24,10 +26,16 @@ export function sqliteUserEvents(db: Db): UserEventRepository {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const getOne = db.prepare('SELECT * FROM user_events WHERE dataset_id = ? AND id = ?');
+  const rollup = sqliteSearchRollup(db);
+  // A click or conversion naming a stored search may set its flags in the search rollups, in the
+  // same transaction; each event's change is read before it is stored, so the batch's later events
+  // see its earlier ones.
   const insertAll = db.transaction((events: readonly UserEvent[]): number => {
     let added = 0;
+    const links: LinkChange[] = [];
     for (const e of events) {
-      added += insert.run(
+      const link = rollup.linkChange(e);
+      const stored = insert.run(
         e.id,
         e.datasetId,
         e.eventType,
@@ -45,7 +53,10 @@ export function sqliteUserEvents(db: Db): UserEventRepository {
         e.createdAt,
         e.updatedAt,
       ).changes;
+      added += stored;
+      if (link && stored === 1) links.push(link);
     }
+    rollup.links(links);
     return added;
   });
 

@@ -1,9 +1,11 @@
 /**
  * Contract of the search rollups on both stores (store/search-rollup-batch.ts): after seeded
- * random batches (redelivered ones among them), retention purges at cutoffs inside an hour, and a
- * dataset purge, the rollup rows are the aggregate of the raw rows (and what the migration's
- * backfill computes from them), and every report the rollups serve gives the raw path's figures:
- * counts exact, sums and averages up to floating-point order, percentiles within
+ * random batches (redelivered ones among them), ratings, user events linked to the searches
+ * (clicks and conversions before and after their search is stored, several per search, some in
+ * one batch, redelivered, of another dataset, of unknown requests), retention purges at cutoffs
+ * inside an hour, and a dataset purge, the rollup rows are the aggregate of the raw rows (and what
+ * the migration's backfill computes from them), and every report the rollups serve gives the raw
+ * path's figures: counts exact, sums and averages up to floating-point order, percentiles within
  * LATENCY_RELATIVE_ERROR of the exact nearest-rank latency, for aligned and unaligned ranges and
  * every granularity they serve.
  */
@@ -12,11 +14,11 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SearchKind, SearchRecord } from '../../core/domain/analytics.js';
-import type { QueryRating } from '../../core/domain/user-events.js';
+import type { QueryRating, UserEvent, UserEventType } from '../../core/domain/user-events.js';
 import { addHistogram, LATENCY_RELATIVE_ERROR } from '../../store/latency-histogram.js';
 import type { RangeBounds } from '../../store/reports/report-sql.js';
-import { searchUsageGraph, latencyGraph } from '../../store/reports/search-graphs.js';
-import type { SearchAnalyticsFilter } from '../../store/reports/search-filter.js';
+import { averageRating, conversionRate, ctrOverTime, searchUsageGraph, latencyGraph } from '../../store/reports/search-graphs.js';
+import { HAS_CLICK, HAS_CONVERSION, type SearchAnalyticsFilter } from '../../store/reports/search-filter.js';
 import { countQueries, searchMetrics } from '../../store/reports/search-reports.js';
 import type { Store } from '../../store/repository.js';
 import { DAY_MS, HOUR_MS, ROLLUP_TABLES, rollupBackfillSql, rollupDeltas, type RollupSearch } from '../../store/search-rollup-batch.js';
@@ -33,7 +35,16 @@ const SPAN = 5 * DAY_MS;
 const RAW: SearchAnalyticsFilter = { topScore: { gte: -1e300 } };
 
 /** A rollup row as read, comparable: histogram as a sorted bucket → count object. */
-type Rollup = { key: string; searches: number; latency_sum: number; histogram: Record<number, number>; ratings: [number, number, number] };
+type Rollup = {
+  key: string;
+  searches: number;
+  latency_sum: number;
+  histogram: Record<number, number>;
+  ratings: [number, number, number];
+  rating_sum: number;
+  /** Searches with a linked click, with a linked conversion. */
+  links: [number, number];
+};
 
 /** A stored rollup row, comparable. */
 const rollupOf = (table: (typeof ROLLUP_TABLES)[number], r: Record<string, any>): Rollup => ({
@@ -42,6 +53,8 @@ const rollupOf = (table: (typeof ROLLUP_TABLES)[number], r: Record<string, any>)
   latency_sum: Number(r.latency_sum),
   histogram: histogramOf(r.latency_histogram),
   ratings: [Number(r.rated), Number(r.positive), Number(r.negative)],
+  rating_sum: Number(r.rating_sum),
+  links: [Number(r.clicked), Number(r.converted)],
 });
 
 const histogramOf = (text: string): Record<number, number> => Object.fromEntries([...addHistogram(new Map(), text)].filter(([, n]) => n !== 0));
@@ -58,7 +71,8 @@ async function rollupRows(store: Store): Promise<Rollup[]> {
 /** The rollup rows the raw rows call for, computed here. */
 async function expectedRollups(store: Store): Promise<Rollup[]> {
   const raw = await store.reports.all<Record<string, unknown>>(
-    `SELECT q.dataset_id, q.created_at, q.search_type, q.search_method, q.latency, r.rating
+    `SELECT q.dataset_id, q.created_at, q.search_type, q.search_method, q.latency, r.rating,
+       CASE WHEN ${HAS_CLICK} THEN 1 ELSE 0 END AS clicked, CASE WHEN ${HAS_CONVERSION} THEN 1 ELSE 0 END AS converted
      FROM search_queries q LEFT JOIN query_ratings r ON r.query_id = q.id AND r.dataset_id = q.dataset_id AND r.kind = 'search'`,
     [],
   );
@@ -69,6 +83,8 @@ async function expectedRollups(store: Store): Promise<Rollup[]> {
     searchMethod: String(r.search_method),
     latency: Number(r.latency),
     rating: r.rating === null ? null : Number(r.rating),
+    clicked: Number(r.clicked) === 1,
+    converted: Number(r.converted) === 1,
   }));
   const out: Rollup[] = [];
   for (const t of ROLLUP_TABLES) {
@@ -79,6 +95,8 @@ async function expectedRollups(store: Store): Promise<Rollup[]> {
         latency_sum: d.latencySum,
         histogram: Object.fromEntries(d.histogram),
         ratings: [d.rated, d.positive, d.negative],
+        rating_sum: d.ratingSum,
+        links: [d.clicked, d.converted],
       });
     }
   }
@@ -124,7 +142,14 @@ function expectSameRollups(actual: Rollup[], expected: Rollup[]): void {
   expect(actual.map((r) => r.key)).toEqual(expected.map((r) => r.key));
   actual.forEach((a, i) => {
     const e = expected[i]!;
-    expect({ key: a.key, searches: a.searches, histogram: a.histogram, ratings: a.ratings }).toEqual({ key: e.key, searches: e.searches, histogram: e.histogram, ratings: e.ratings });
+    expect({ key: a.key, searches: a.searches, histogram: a.histogram, ratings: a.ratings, rating_sum: a.rating_sum, links: a.links }).toEqual({
+      key: e.key,
+      searches: e.searches,
+      histogram: e.histogram,
+      ratings: e.ratings,
+      rating_sum: e.rating_sum,
+      links: e.links,
+    });
     expect(a.latency_sum).toBeCloseTo(e.latency_sum, 6);
   });
 }
@@ -143,6 +168,12 @@ async function expectReportsMatch(store: Store, datasetId: string, filter: Searc
     const rawLatency = await latencyGraph(sql, datasetId, { filter: raw, granularity });
     expect(latency.points.map((p) => p.time_stamp)).toEqual(rawLatency.points.map((p) => p.time_stamp));
     latency.points.forEach((p, i) => expect(close(p.point, rawLatency.points[i]!.point), `latency ${granularity} ${p.time_stamp}`).toBe(true));
+    // Shares of counts and averages of integer ratings: the same divisions of the same integers.
+    expect(await ctrOverTime(sql, datasetId, { filter, granularity }), `ctr ${granularity}`).toEqual(await ctrOverTime(sql, datasetId, { filter: raw, granularity }));
+    expect(await conversionRate(sql, datasetId, { filter, granularity }), `conversion ${granularity}`).toEqual(
+      await conversionRate(sql, datasetId, { filter: raw, granularity }),
+    );
+    expect(await averageRating(sql, datasetId, { filter, granularity }), `rating ${granularity}`).toEqual(await averageRating(sql, datasetId, { filter: raw, granularity }));
   }
   expect(await countQueries(sql, datasetId, { filter, countCollapsedQueries: false })).toEqual(await countQueries(sql, datasetId, { filter: raw, countCollapsedQueries: false }));
   const m = await searchMetrics(sql, datasetId, filter);
@@ -219,8 +250,57 @@ describe.each(STORE_KINDS)('%s store: search rollups', (kind) => {
     ]);
     const later = Array.from({ length: 10 }, search);
     await store.analytics.rate(later.map((s) => rating(s, 1)));
+
+    // User events: clicks and conversions of stored searches (several per search, in one batch
+    // and across batches), of searches stored afterwards (`later`), of another dataset's search
+    // and of unknown requests (neither counts), views (never count), a redelivered batch.
+    let e = 0;
+    const event = (type: UserEventType, requestId: string | null, datasetId: string, isConversion = false): UserEvent => ({
+      id: `00000000-0000-4000-9000-${(e++).toString(16).padStart(12, '0')}`,
+      datasetId,
+      eventType: type,
+      eventName: type,
+      items: [],
+      metadata: null,
+      userId: null,
+      isConversion,
+      requestId,
+      requestType: requestId === null ? null : 'search',
+      location: null,
+      position: null,
+      clickedChunkId: null,
+      revenue: 0,
+      createdAt: START + SPAN,
+      updatedAt: START + SPAN,
+    });
+    const linked = (s: SearchRecord): UserEvent[] => {
+      const x = r();
+      if (x < 0.15) return [event('click', s.id, s.datasetId)];
+      if (x < 0.2) return [event('click', s.id, s.datasetId), event('click', s.id, s.datasetId), event('purchase', s.id, s.datasetId, true)];
+      if (x < 0.25) return [event('add_to_cart', s.id, s.datasetId, true)];
+      if (x < 0.3) return [event('view', s.id, s.datasetId)];
+      if (x < 0.33) return [event('click', s.id, s.datasetId === DATASETS[0] ? DATASETS[1]! : DATASETS[0]!)];
+      return [];
+    };
+    const eventBatches: UserEvent[][] = [[], [], []];
+    for (const s of [...all, ...later]) eventBatches[Math.floor(r() * 3)]!.push(...linked(s));
+    eventBatches[2]!.push(event('click', 'not-a-stored-search', DATASETS[0]!), event('purchase', null, DATASETS[0]!, true));
+    for (const b of eventBatches) await store.userEvents.insertMany(b);
+    expect(await store.userEvents.insertMany(eventBatches[1]!)).toBe(0);
+    // Second clicks and conversions of searches that already have one.
+    const again = all.filter(() => r() < 0.1).flatMap((s) => [event('click', s.id, s.datasetId), event('purchase', s.id, s.datasetId, true)]);
+    await store.userEvents.insertMany(again);
+
     expect(await store.analytics.insertSearches(later)).toBe(10);
     stored += 10;
+    if (kind === 'postgres') {
+      // Statistics, as autovacuum would gather them: unanalyzed, the raw path's EXISTS per search
+      // scans user_events instead of its request_id index (100-200 ms per report here).
+      const c = new pg.Client({ connectionString: t.loc.databaseUrl! });
+      await c.connect();
+      await c.query('ANALYZE');
+      await c.end();
+    }
 
     const ranges = (): (RangeBounds | undefined)[] => {
       const lo = START + Math.floor(r() * SPAN * 0.4);
@@ -249,6 +329,9 @@ describe.each(STORE_KINDS)('%s store: search rollups', (kind) => {
     };
     await check('inserted');
     expect(stored).toBeGreaterThan(1000);
+    const links = (await rollupRows(store)).filter((row) => row.key.startsWith('search_rollup_daily')).map((row) => row.links);
+    expect(links.reduce((a, l) => a + l[0], 0)).toBeGreaterThan(100);
+    expect(links.reduce((a, l) => a + l[1], 0)).toBeGreaterThan(50);
 
     // Retention purges at cutoffs inside an hour, in small batches (several transactions each).
     const first = START + DAY_MS + 13 * 60_000 + 7;
@@ -263,5 +346,5 @@ describe.each(STORE_KINDS)('%s store: search rollups', (kind) => {
     expect((await rollupRows(store)).filter((row) => row.key.includes(DATASETS[1]!))).toEqual([]);
     await check('dataset purged');
     expect((await rollupRows(store)).length).toBeGreaterThan(0);
-  });
+  }, 90_000);
 });
