@@ -44,6 +44,8 @@ export const TABLES = [
   'recommendation_queries',
   'rag_queries',
   'user_events',
+  'user_event_rollup_hourly',
+  'user_event_rollup_daily',
   'query_ratings',
   'experiments',
   'experiment_assignments',

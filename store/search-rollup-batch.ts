@@ -36,12 +36,15 @@ export const HOUR_MS = 3_600_000;
 /** A day, in ms. */
 export const DAY_MS = 86_400_000;
 
-/** One rollup table: its name, the column holding its period's start (epoch ms, UTC), and the period. */
-export interface RollupTable {
-  readonly table: 'search_rollup_hourly' | 'search_rollup_daily';
+/** A rollup table (search or user event rollups): its name, the column holding its period's start (epoch ms, UTC), and the period. */
+export interface PeriodTable<Name extends string = string> {
+  readonly table: Name;
   readonly column: 'hour' | 'day';
   readonly periodMs: number;
 }
+
+/** One search rollup table. */
+export type RollupTable = PeriodTable<'search_rollup_hourly' | 'search_rollup_daily'>;
 
 /** The hourly rollup (graphs are bucketed from it) and the daily one (whole days of the totals and percentiles). */
 export const HOURLY: RollupTable = { table: 'search_rollup_hourly', column: 'hour', periodMs: HOUR_MS };

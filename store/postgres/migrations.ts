@@ -8,6 +8,7 @@
  * unchanged: JSON as TEXT, booleans as INTEGER 0/1, epoch milliseconds as BIGINT, REAL as DOUBLE
  * PRECISION, BLOB as BYTEA.
  */
+import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
 import { ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 
 /**
@@ -388,4 +389,25 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX search_queries_latency ON search_queries(dataset_id, latency);
   CREATE INDEX search_queries_top_score ON search_queries(dataset_id, top_score);
   ` + ROLLUP_TABLES.map((t) => rollupBackfillSql(t, 'postgres')).join('\n'),
+  // v7: the user event rollups (../event-rollup-batch.ts), as SQLite's v11.
+  bytewise(`
+  CREATE TABLE user_event_rollup_hourly (
+    dataset_id TEXT NOT NULL,
+    hour BIGINT NOT NULL,
+    event_type TEXT NOT NULL,
+    event_name TEXT NOT NULL,
+    events BIGINT NOT NULL,
+    revenue DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (dataset_id, hour, event_type, event_name)
+  );
+  CREATE TABLE user_event_rollup_daily (
+    dataset_id TEXT NOT NULL,
+    day BIGINT NOT NULL,
+    event_type TEXT NOT NULL,
+    event_name TEXT NOT NULL,
+    events BIGINT NOT NULL,
+    revenue DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (dataset_id, day, event_type, event_name)
+  );
+  `) + EVENT_ROLLUP_TABLES.map(eventRollupBackfillSql).join('\n'),
 ];

@@ -45,6 +45,9 @@ const DATASET_TABLES = [
   { table: 'recommendation_queries', key: 'id' },
   { table: 'rag_queries', key: 'id' },
   { table: 'user_events', key: 'id' },
+  // The user event rollups go with the events they aggregate (composite key: by row address).
+  { table: 'user_event_rollup_hourly', key: 'ctid' },
+  { table: 'user_event_rollup_daily', key: 'ctid' },
   { table: 'query_ratings', key: 'query_id' },
   // Assignments before their experiments: an experiment's delete would cascade to all of them in one slice.
   { table: 'experiment_assignments', key: 'id' },

@@ -9,8 +9,9 @@ import type { UserEvent } from '../../core/domain/user-events.js';
 import type { UserEventRepository } from '../repository.js';
 import { toJson, userEventFromRow } from '../rows.js';
 import type { PgDb } from './database.js';
+import { addEventRollup, EVENT_ROLLUP_RETURNING } from './event-rollup.js';
 import { insertEventsWithRollup } from './search-rollup.js';
-import { linksSearch } from '../search-rollup-batch.js';
+import type { RolledEvent } from '../event-rollup-batch.js';
 
 /** A number the NOT NULL DOUBLE PRECISION column accepts (NaN and Infinity arrive as null through JSON). */
 const finite = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) ? n : 0);
@@ -78,10 +79,16 @@ export function pgUserEvents(db: PgDb): UserEventRepository {
       const rows = events.filter((e) => complete(e.id, e.datasetId, e.eventType, e.eventName, e.isConversion, e.createdAt, e.updatedAt));
       if (rows.length === 0) return 0;
       const values = columns.map((f) => rows.map(f));
-      // A click or conversion naming a request may set a search's flags in the rollups: one transaction.
-      if (!rows.some(linksSearch)) return db.run(insertSql, values);
       const stored = rows.map((e) => ({ id: text(e.id)!, datasetId: text(e.datasetId)!, eventType: e.eventType, isConversion: e.isConversion, requestId: text(e.requestId) }));
-      return db.tx((tx) => insertEventsWithRollup(tx, stored, async () => (await tx.all<{ id: string }>(`${insertSql} RETURNING id`, values)).map((r) => r.id)));
+      // One transaction: the events, what they add to the user event rollups, and the flags a
+      // click or conversion naming a request sets in the search rollups.
+      return db.tx((tx) =>
+        insertEventsWithRollup(tx, stored, async () => {
+          const added = await tx.all<RolledEvent & { id: string }>(`${insertSql} ${EVENT_ROLLUP_RETURNING}`, values);
+          await addEventRollup(tx, added);
+          return added.map((r) => r.id);
+        }),
+      );
     },
     async get(datasetId, id) {
       const row = await db.get('SELECT * FROM user_events WHERE dataset_id = $1 AND id = $2', [datasetId, id]);

@@ -23,6 +23,7 @@
  *
  * Lists are ordered by count, most first, then by text in code-point order.
  */
+import { purchaseRevenue } from './event-rollup.js';
 import { HAS_CLICK, HAS_CONVERSION, RAG_RATING_JOIN, ragSelection, type RagAnalyticsFilter } from './rag-filter.js';
 import { binaryOrder, countOverTime, linkedEventNames, perUserOverTime, ratio, shareOverTime, toPoints, type TimePoint } from './rag-series.js';
 import { bucketStart, Where, type Granularity, type RangeBounds, type ReportSql } from './report-sql.js';
@@ -171,14 +172,8 @@ export async function chatRevenue(
   datasetId: string,
   req: GraphRequest & { direct: boolean },
 ): Promise<{ avg_revenue: number; points: TimePoint[] }> {
-  const where = new Where().add('e.dataset_id = ?', datasetId).range('e.created_at', req.filter.dateRange).add(`e.event_type = 'purchase'`);
-  if (req.direct) where.add(LINKED_PURCHASE);
-  const rows = await sql.all<{ bucket: number; revenue: number }>(
-    `SELECT ${bucketStart(sql.dialect, req.granularity, 'e.created_at')} AS bucket, SUM(e.revenue) AS revenue
-     FROM user_events e ${where.sql()} GROUP BY bucket ORDER BY bucket`,
-    where.params,
-  );
-  const points = toPoints(rows, (r) => num(r.revenue));
+  const rows = await purchaseRevenue(sql, datasetId, req.filter.dateRange, req.granularity, req.direct ? LINKED_PURCHASE : undefined);
+  const points = toPoints(rows, (r) => r.revenue);
   const { total_queries: answers } = await ragUsage(sql, datasetId, req.filter);
   return { avg_revenue: ratio(points.reduce((sum, p) => sum + p.point, 0), answers), points };
 }

@@ -4,9 +4,10 @@
  * beside it. Ratios are summed per bucket in SQL and divided here, so both engines give the same
  * figures and the whole range's ratio is the sums' ratio (not an average of the buckets').
  */
-import { bucketStart, reportTimestamp, Where, type Granularity, type ReportSql } from './report-sql.js';
+import { bucketStart, reportTimestamp, type Granularity, type ReportSql } from './report-sql.js';
 import { HAS_CLICK, HAS_CONVERSION, searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
-import { rollupBuckets, rollupServes } from './search-rollup.js';
+import { purchaseRevenue } from './event-rollup.js';
+import { rollupBuckets, rollupServes, rollupTotals } from './search-rollup.js';
 
 /** A point of a graph. */
 export interface ReportPoint {
@@ -132,17 +133,21 @@ const LINKED_PURCHASE = `EXISTS (SELECT 1 FROM search_queries s WHERE s.id = e.r
 /**
  * `search_revenue`: the revenue of the purchases made in the date range, per bucket of their
  * `created_at`, and that revenue over the number of searches matching the filter (0 when none).
- * The filter's other members narrow the searches counted, not the purchases.
+ * The filter's other members narrow the searches counted, not the purchases. Revenue from the
+ * user event rollups and the count from the search rollups when the request allows them.
  */
 export async function searchRevenue(sql: ReportSql, datasetId: string, req: RevenueRequest): Promise<{ avg_revenue: number; points: ReportPoint[] }> {
-  const where = new Where().add('e.dataset_id = ?', datasetId).range('e.created_at', req.filter.dateRange).add(`e.event_type = 'purchase'`);
-  if (req.direct) where.add(LINKED_PURCHASE);
-  const bucket = bucketStart(sql.dialect, req.granularity, 'e.created_at');
-  const rows = await sql.all<BucketRow>(`SELECT ${bucket} AS bucket, SUM(e.revenue) AS revenue FROM user_events e ${where.sql()} GROUP BY 1 ORDER BY 1`, where.params);
-  const searches = searchSelection(sql.dialect, datasetId, req.filter);
-  const [count] = await sql.all<{ n: number }>(`SELECT COUNT(*) AS n FROM ${searches.from} ${searches.where.sql()}`, searches.where.params);
+  const rows = await purchaseRevenue(sql, datasetId, req.filter.dateRange, req.granularity, req.direct ? LINKED_PURCHASE : undefined);
   return {
-    avg_revenue: ratio(sum(rows, 'revenue'), Number(count?.n ?? 0)),
-    points: rows.map((r) => point(r.bucket, Number(r.revenue ?? 0))),
+    avg_revenue: ratio(sum(rows, 'revenue'), await searchCount(sql, datasetId, req.filter)),
+    points: rows.map((r) => point(r.bucket, r.revenue)),
   };
+}
+
+/** How many searches match `filter`: from the rollups when the filter allows it. */
+async function searchCount(sql: ReportSql, datasetId: string, filter: SearchAnalyticsFilter): Promise<number> {
+  if (rollupServes(filter)) return (await rollupTotals(sql, datasetId, filter, false)).groups.reduce((n, g) => n + g.n, 0);
+  const searches = searchSelection(sql.dialect, datasetId, filter);
+  const [count] = await sql.all<{ n: number }>(`SELECT COUNT(*) AS n FROM ${searches.from} ${searches.where.sql()}`, searches.where.params);
+  return Number(count?.n ?? 0);
 }

@@ -5,10 +5,10 @@
  * ./search-popular-filters.ts.
  */
 import type { Granularity, RangeBounds, ReportSql } from './report-sql.js';
-import { Where } from './report-sql.js';
 import type { ReportWindow, SearchQueriesRequest } from './search-events.js';
 import { histogramRank } from '../latency-histogram.js';
 import { searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
+import { rollupEventNames } from './event-rollup.js';
 import { rollupServes, rollupTotals } from './search-rollup.js';
 import type { GraphRequest, RevenueRequest } from './search-graphs.js';
 
@@ -179,16 +179,11 @@ export async function countQueries(
 /** Strings in the order both engines' ORDER BY gives them (bytewise; the values are ASCII). */
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** `event_funnel`: the dataset's user events created in the date range, by name, most first (ties by name). */
+/** `event_funnel`: the dataset's user events created in the date range, by name, most first (ties by name; from the user event rollups). */
 export async function eventFunnel(
   sql: ReportSql,
   datasetId: string,
   dateRange: RangeBounds | undefined,
 ): Promise<{ event_names: { event_name: string; event_count: number }[] }> {
-  const where = new Where().add('e.dataset_id = ?', datasetId).range('e.created_at', dateRange);
-  const rows = await sql.all<{ event_name: string; n: number }>(
-    `SELECT e.event_name AS event_name, COUNT(*) AS n FROM user_events e ${where.sql()} GROUP BY e.event_name ORDER BY n DESC, e.event_name`,
-    where.params,
-  );
-  return { event_names: rows.map((r) => ({ event_name: r.event_name, event_count: Number(r.n) })) };
+  return { event_names: await rollupEventNames(sql, datasetId, dateRange) };
 }

@@ -3,18 +3,14 @@
  * latencies summed and their histogram merged over a date range from the hourly and daily rollup
  * rows, instead of walking every search of the range.
  *
- * A range [lo, hi) is cut at hour (and day) boundaries: the whole days inside it come from the
- * daily rollup, the whole hours around them from the hourly one, and the partial hours at its
- * edges from the raw rows (read by the (dataset_id, created_at) index, at most two hours'
- * worth). Rollup rows are whole UTC hours and days, and the report buckets of hour, day and month
- * are unions of UTC hours (and of UTC days, for day and month), so each rollup row falls in one
- * bucket. Counts and sums are those of the raw path (sums up to the order of floating-point
- * additions); percentiles come from the histogram, within LATENCY_RELATIVE_ERROR of the exact
+ * The range is cut into whole days, whole hours and raw edge hours (./rollup-range.ts). Counts
+ * and sums are those of the raw path (sums up to the order of floating-point additions); percentiles come from the histogram, within LATENCY_RELATIVE_ERROR of the exact
  * nearest-rank latency (../latency-histogram.ts).
  */
 import { latencyBucket, type LatencyHistogram, addHistogram } from '../latency-histogram.js';
-import { DAILY, DAY_MS, HOUR_MS, HOURLY, type RollupTable } from '../search-rollup-batch.js';
-import { bucketStart, Where, type Granularity, type RangeBounds, type ReportSql } from './report-sql.js';
+import { DAILY, HOURLY, type RollupTable } from '../search-rollup-batch.js';
+import { bucketStart, Where, type Granularity, type ReportSql } from './report-sql.js';
+import { planRange, rawRange, rollupSpans, spanWhere, type Span } from './rollup-range.js';
 import { HAS_CLICK, HAS_CONVERSION, searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
 
 /**
@@ -26,62 +22,6 @@ export function rollupServes(filter: SearchAnalyticsFilter, granularity?: Granul
   return !narrowsRows && (granularity === undefined || granularity === 'hour' || granularity === 'day' || granularity === 'month');
 }
 
-/** A half-open interval of epoch ms, either end possibly infinite. */
-type Span = readonly [number, number];
-
-/** The range's bounds as [lo, hi) over integer ms (created_at is an integer). */
-function rangeSpan(range: RangeBounds | undefined): Span {
-  let lo = -Infinity;
-  let hi = Infinity;
-  if (range?.gte !== undefined) lo = Math.max(lo, Math.ceil(range.gte));
-  if (range?.gt !== undefined) lo = Math.max(lo, Math.floor(range.gt) + 1);
-  if (range?.lt !== undefined) hi = Math.min(hi, Math.ceil(range.lt));
-  if (range?.lte !== undefined) hi = Math.min(hi, Math.floor(range.lte) + 1);
-  return [lo, hi];
-}
-
-const ceilTo = (ms: number, p: number): number => (Number.isFinite(ms) ? Math.ceil(ms / p) * p : ms);
-const floorTo = (ms: number, p: number): number => (Number.isFinite(ms) ? Math.floor(ms / p) * p : ms);
-
-/** Where each part of a range is read from. */
-interface RangePlan {
-  readonly raw: Span[];
-  readonly hours: Span[];
-  readonly days: Span[];
-}
-
-/** Cuts `range` into raw edges, whole hours and (with `withDays`) whole days. */
-function planRange(range: RangeBounds | undefined, withDays: boolean): RangePlan {
-  const [lo, hi] = rangeSpan(range);
-  if (!(lo < hi)) return { raw: [], hours: [], days: [] };
-  const h0 = ceilTo(lo, HOUR_MS);
-  const h1 = floorTo(hi, HOUR_MS);
-  if (!(h0 < h1)) return { raw: [[lo, hi]], hours: [], days: [] };
-  const raw: Span[] = [];
-  if (lo < h0) raw.push([lo, h0]);
-  if (h1 < hi) raw.push([h1, hi]);
-  const d0 = ceilTo(h0, DAY_MS);
-  const d1 = floorTo(h1, DAY_MS);
-  if (!withDays || !(d0 < d1)) return { raw, hours: [[h0, h1]], days: [] };
-  const hours: Span[] = [];
-  if (h0 < d0) hours.push([h0, d0]);
-  if (d1 < h1) hours.push([d1, h1]);
-  return { raw, hours, days: [[d0, d1]] };
-}
-
-/** The rollup table and span of each rollup part of a plan: whole days, then whole hours. */
-const rollupSpans = (plan: RangePlan): (readonly [RollupTable, Span])[] => [
-  ...plan.days.map((span) => [DAILY, span] as const),
-  ...plan.hours.map((span) => [HOURLY, span] as const),
-];
-
-/** Conditions on the date column `column` for `span` (none for an infinite end). */
-function spanWhere(where: Where, column: string, [lo, hi]: Span): Where {
-  if (Number.isFinite(lo)) where.add(`${column} >= ?`, lo);
-  if (Number.isFinite(hi)) where.add(`${column} < ?`, hi);
-  return where;
-}
-
 /** The rollup rows `r` of `table` for the dataset, span, type and method. */
 function rollupWhere(table: RollupTable, datasetId: string, filter: SearchAnalyticsFilter, span: Span): Where {
   const where = spanWhere(new Where().add('r.dataset_id = ?', datasetId), `r.${table.column}`, span);
@@ -91,9 +31,8 @@ function rollupWhere(table: RollupTable, datasetId: string, filter: SearchAnalyt
 }
 
 /** The raw searches `q` of the dataset in `span`, of the filter's type and method (with their rating `r`). */
-function rawSelection(sql: ReportSql, datasetId: string, filter: SearchAnalyticsFilter, [lo, hi]: Span, withRating = false) {
-  const dateRange = { ...(Number.isFinite(lo) ? { gte: lo } : {}), ...(Number.isFinite(hi) ? { lt: hi } : {}) };
-  return searchSelection(sql.dialect, datasetId, { searchType: filter.searchType, searchMethod: filter.searchMethod, dateRange }, withRating);
+function rawSelection(sql: ReportSql, datasetId: string, filter: SearchAnalyticsFilter, span: Span, withRating = false) {
+  return searchSelection(sql.dialect, datasetId, { searchType: filter.searchType, searchMethod: filter.searchMethod, dateRange: rawRange(span) }, withRating);
 }
 
 /** What a graph may ask of the rollups besides searches and latency: linked clicks, conversions, ratings. */
@@ -135,7 +74,7 @@ export async function rollupBuckets(
   const extra = (side: 'rollup' | 'raw'): string => measures.map((m) => `, ${MEASURE_SQL[m][side]}`).join('');
   type Row = { bucket: number; n: number; total: number; clicked?: number; converted?: number; rated?: number; rating_sum?: number | null };
   const reads: Promise<Row[]>[] = [];
-  for (const [table, span] of rollupSpans(plan)) {
+  for (const [table, span] of rollupSpans(plan, DAILY, HOURLY)) {
     const where = rollupWhere(table, datasetId, filter, span);
     const bucket = bucketStart(sql.dialect, granularity, `r.${table.column}`);
     reads.push(
@@ -202,7 +141,7 @@ export async function rollupTotals(sql: ReportSql, datasetId: string, filter: Se
     rating?: number | null;
   };
   const reads: Promise<Row[]>[] = [];
-  for (const [table, span] of rollupSpans(plan)) {
+  for (const [table, span] of rollupSpans(plan, DAILY, HOURLY)) {
     const where = rollupWhere(table, datasetId, filter, span);
     // With the histogram, every row (a few thousand at most: whole days, then the edge hours);
     // without, summed in SQL.

@@ -2,6 +2,7 @@
  * Versioned schema. Each entry runs once, in order, inside a transaction; `PRAGMA user_version`
  * records how many have run. Never edit an entry that has shipped: append a new one.
  */
+import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
 import { ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 
 /** The migrations, oldest first. */
@@ -417,4 +418,26 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX search_queries_latency ON search_queries(dataset_id, latency);
   CREATE INDEX search_queries_top_score ON search_queries(dataset_id, top_score);
   ` + ROLLUP_TABLES.map((t) => rollupBackfillSql(t, 'sqlite')).join('\n'),
+  // v11: the user event rollups (../event-rollup-batch.ts), hourly and daily, filled from the
+  // events already stored; from here on every batch of user events adds to them.
+  `
+  CREATE TABLE user_event_rollup_hourly (
+    dataset_id TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    event_type TEXT NOT NULL,
+    event_name TEXT NOT NULL,
+    events INTEGER NOT NULL,
+    revenue REAL NOT NULL,
+    PRIMARY KEY (dataset_id, hour, event_type, event_name)
+  );
+  CREATE TABLE user_event_rollup_daily (
+    dataset_id TEXT NOT NULL,
+    day INTEGER NOT NULL,
+    event_type TEXT NOT NULL,
+    event_name TEXT NOT NULL,
+    events INTEGER NOT NULL,
+    revenue REAL NOT NULL,
+    PRIMARY KEY (dataset_id, day, event_type, event_name)
+  );
+  ` + EVENT_ROLLUP_TABLES.map(eventRollupBackfillSql).join('\n'),
 ];

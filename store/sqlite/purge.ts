@@ -48,6 +48,9 @@ const DATASET_TABLES = [
   'recommendation_queries',
   'rag_queries',
   'user_events',
+  // The user event rollups go with the events they aggregate (../event-rollup-batch.ts).
+  'user_event_rollup_hourly',
+  'user_event_rollup_daily',
   'query_ratings',
   // Assignments before their experiments: an experiment's delete would cascade to all of them in one slice.
   'experiment_assignments',

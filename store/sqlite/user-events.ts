@@ -6,7 +6,9 @@ import type { UserEvent } from '../../core/domain/user-events.js';
 import type { UserEventRepository } from '../repository.js';
 import type { Db } from './database.js';
 import { toJson, userEventFromRow } from '../rows.js';
+import type { RolledEvent } from '../event-rollup-batch.js';
 import type { LinkChange } from '../search-rollup-batch.js';
+import { sqliteEventRollup } from './event-rollup.js';
 import { sqliteSearchRollup } from './search-rollup.js';
 
 type Row = Record<string, any>;
@@ -27,14 +29,16 @@ export function sqliteUserEvents(db: Db): UserEventRepository {
   );
   const getOne = db.prepare('SELECT * FROM user_events WHERE dataset_id = ? AND id = ?');
   const rollup = sqliteSearchRollup(db);
-  // A click or conversion naming a stored search may set its flags in the search rollups, in the
-  // same transaction; each event's change is read before it is stored, so the batch's later events
-  // see its earlier ones.
+  const addToEventRollups = sqliteEventRollup(db);
+  // The stored events go into the user event rollups, and a click or conversion naming a stored
+  // search may set its flags in the search rollups, in the same transaction; each event's change
+  // is read before it is stored, so the batch's later events see its earlier ones.
   const insertAll = db.transaction((events: readonly UserEvent[]): number => {
-    let added = 0;
+    const added: RolledEvent[] = [];
     const links: LinkChange[] = [];
     for (const e of events) {
       const link = rollup.linkChange(e);
+      const revenue = finite(e.revenue);
       const stored = insert.run(
         e.id,
         e.datasetId,
@@ -49,15 +53,17 @@ export function sqliteUserEvents(db: Db): UserEventRepository {
         e.location ?? null,
         e.position ?? null,
         e.clickedChunkId ?? null,
-        finite(e.revenue),
+        revenue,
         e.createdAt,
         e.updatedAt,
       ).changes;
-      added += stored;
-      if (link && stored === 1) links.push(link);
+      if (stored !== 1) continue;
+      added.push({ datasetId: e.datasetId, createdAt: e.createdAt, eventType: e.eventType, eventName: e.eventName, revenue });
+      if (link) links.push(link);
     }
     rollup.links(links);
-    return added;
+    addToEventRollups(added);
+    return added.length;
   });
 
   return {

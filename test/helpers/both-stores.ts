@@ -5,6 +5,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import type { Store } from '../../store/repository.js';
 import { openPgStore } from '../../store/postgres/pg-store.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
@@ -49,4 +51,36 @@ export async function openTestStore(kind: StoreKind): Promise<TestStore> {
       await db.drop();
     },
   };
+}
+
+/**
+ * Runs `statements` in a transaction on a connection of its own, behind the store's back, returns
+ * the rows of each of `reads` after them, and rolls everything back (e.g. what a migration's
+ * backfill would compute from the rows stored now).
+ */
+export async function readInRolledBackTx(loc: StoreLocation, statements: readonly string[], reads: readonly string[]): Promise<Record<string, any>[][]> {
+  if (loc.databaseUrl === null) {
+    const db = new Database(path.join(loc.dataDir, 'quarry.sqlite'));
+    try {
+      db.exec('BEGIN');
+      for (const s of statements) db.exec(s);
+      const out = reads.map((r) => db.prepare(r).all() as Record<string, any>[]);
+      db.exec('ROLLBACK');
+      return out;
+    } finally {
+      db.close();
+    }
+  }
+  const c = new pg.Client({ connectionString: loc.databaseUrl });
+  await c.connect();
+  try {
+    await c.query('BEGIN');
+    for (const s of statements) await c.query(s);
+    const out: Record<string, any>[][] = [];
+    for (const r of reads) out.push((await c.query(r)).rows);
+    await c.query('ROLLBACK');
+    return out;
+  } finally {
+    await c.end();
+  }
 }

@@ -53,6 +53,8 @@ const TABLES = [
   'recommendation_queries',
   'rag_queries',
   'user_events',
+  'user_event_rollup_hourly',
+  'user_event_rollup_daily',
   'query_ratings',
   'experiments',
   'experiment_assignments',

@@ -9,8 +9,6 @@
  * LATENCY_RELATIVE_ERROR of the exact nearest-rank latency, for aligned and unaligned ranges and
  * every granularity they serve.
  */
-import path from 'node:path';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SearchKind, SearchRecord } from '../../core/domain/analytics.js';
@@ -22,7 +20,7 @@ import { HAS_CLICK, HAS_CONVERSION, type SearchAnalyticsFilter } from '../../sto
 import { countQueries, searchMetrics } from '../../store/reports/search-reports.js';
 import type { Store } from '../../store/repository.js';
 import { DAY_MS, HOUR_MS, ROLLUP_TABLES, rollupBackfillSql, rollupDeltas, type RollupSearch } from '../../store/search-rollup-batch.js';
-import { openTestStore, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
+import { openTestStore, readInRolledBackTx, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
 import { rng } from '../helpers/random-corpus.js';
 
 const DATASETS = ['11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222'];
@@ -104,37 +102,14 @@ async function expectedRollups(store: Store): Promise<Rollup[]> {
 }
 
 /** What the migration's backfill computes from the raw rows now, in a transaction rolled back. */
-async function backfilled(t: TestStore, kind: 'sqlite' | 'postgres'): Promise<Rollup[]> {
-  const read = (rows: Record<string, any>[], table: (typeof ROLLUP_TABLES)[number]) => rows.map((r) => rollupOf(table, r));
-  const out: Rollup[] = [];
-  if (kind === 'sqlite') {
-    const db = new Database(path.join(t.loc.dataDir, 'quarry.sqlite'));
-    try {
-      db.exec('BEGIN');
-      for (const table of ROLLUP_TABLES) {
-        db.exec(`DELETE FROM ${table.table}; ${rollupBackfillSql(table, 'sqlite')}`);
-        out.push(...read(db.prepare(`SELECT * FROM ${table.table}`).all() as Record<string, any>[], table));
-      }
-      db.exec('ROLLBACK');
-    } finally {
-      db.close();
-    }
-  } else {
-    const c = new pg.Client({ connectionString: t.loc.databaseUrl! });
-    await c.connect();
-    try {
-      await c.query('BEGIN');
-      for (const table of ROLLUP_TABLES) {
-        await c.query(`DELETE FROM ${table.table}`);
-        await c.query(rollupBackfillSql(table, 'postgres'));
-        out.push(...read((await c.query(`SELECT * FROM ${table.table}`)).rows, table));
-      }
-      await c.query('ROLLBACK');
-    } finally {
-      await c.end();
-    }
-  }
-  return out.sort((a, b) => (a.key < b.key ? -1 : 1));
+async function backfilled(t: TestStore): Promise<Rollup[]> {
+  const dialect = t.loc.databaseUrl === null ? 'sqlite' : 'postgres';
+  const rows = await readInRolledBackTx(
+    t.loc,
+    ROLLUP_TABLES.flatMap((table) => [`DELETE FROM ${table.table}`, rollupBackfillSql(table, dialect)]),
+    ROLLUP_TABLES.map((table) => `SELECT * FROM ${table.table}`),
+  );
+  return ROLLUP_TABLES.flatMap((table, i) => rows[i]!.map((r) => rollupOf(table, r))).sort((a, b) => (a.key < b.key ? -1 : 1));
 }
 
 /** Rollup rows equal: keys, counts and histograms exactly, sums up to rounding. */
@@ -318,7 +293,7 @@ describe.each(STORE_KINDS)('%s store: search rollups', (kind) => {
     };
     const check = async (step: string) => {
       expectSameRollups(await rollupRows(store), await expectedRollups(store));
-      expectSameRollups(await backfilled(t, kind), await rollupRows(store));
+      expectSameRollups(await backfilled(t), await rollupRows(store));
       for (const dateRange of ranges()) {
         await expectReportsMatch(store, DATASETS[0]!, { dateRange });
         await expectReportsMatch(store, DATASETS[0]!, { dateRange, searchType: 'search' });

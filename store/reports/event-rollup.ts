@@ -1,0 +1,97 @@
+/**
+ * The reports' read side of the user event rollups (../event-rollup-batch.ts): events counted by
+ * name and purchase revenue summed per bucket over a date range, from the hourly and daily rollup
+ * rows (whole days and hours, ./rollup-range.ts) and the raw events of the partial edge hours,
+ * instead of walking every event of the range. Counts are the raw path's; revenue sums are up to
+ * the order of floating-point additions.
+ */
+import { EVENT_DAILY, EVENT_HOURLY } from '../event-rollup-batch.js';
+import { bucketStart, Where, type Granularity, type RangeBounds, type ReportSql } from './report-sql.js';
+import { planRange, rawRange, rollupSpans, spanWhere } from './rollup-range.js';
+
+/** Whether the rollups can bucket a graph of `granularity` (whole UTC hours). */
+export const eventRollupServes = (granularity: Granularity): boolean => granularity === 'hour' || granularity === 'day' || granularity === 'month';
+
+/** An event name and how many events of the range have it. */
+export interface EventNameCount {
+  readonly event_name: string;
+  readonly event_count: number;
+}
+
+/** The dataset's user events created in `dateRange`, counted by name, most first (ties by name, bytewise). */
+export async function rollupEventNames(sql: ReportSql, datasetId: string, dateRange: RangeBounds | undefined): Promise<EventNameCount[]> {
+  const plan = planRange(dateRange, true);
+  const reads: Promise<{ event_name: string; n: number }[]>[] = [];
+  for (const [table, span] of rollupSpans(plan, EVENT_DAILY, EVENT_HOURLY)) {
+    const where = spanWhere(new Where().add('r.dataset_id = ?', datasetId), `r.${table.column}`, span);
+    reads.push(sql.all(`SELECT r.event_name AS event_name, SUM(r.events) AS n FROM ${table.table} r ${where.sql()} GROUP BY r.event_name`, where.params));
+  }
+  for (const span of plan.raw) {
+    const where = new Where().add('e.dataset_id = ?', datasetId).range('e.created_at', rawRange(span));
+    reads.push(sql.all(`SELECT e.event_name AS event_name, COUNT(*) AS n FROM user_events e ${where.sql()} GROUP BY e.event_name`, where.params));
+  }
+  const counts = new Map<string, number>();
+  for (const rows of await Promise.all(reads)) for (const r of rows) counts.set(r.event_name, (counts.get(r.event_name) ?? 0) + Number(r.n));
+  return [...counts]
+    .filter(([, n]) => n > 0)
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([event_name, event_count]) => ({ event_name, event_count }));
+}
+
+/**
+ * The revenue of the dataset's purchases created in `dateRange`, per bucket of `granularity`
+ * (hour, day or month: {@link eventRollupServes}), oldest first, only buckets with a purchase.
+ */
+export async function rollupRevenueBuckets(
+  sql: ReportSql,
+  datasetId: string,
+  dateRange: RangeBounds | undefined,
+  granularity: Granularity,
+): Promise<{ bucket: number; revenue: number }[]> {
+  const plan = planRange(dateRange, granularity !== 'hour');
+  const reads: Promise<{ bucket: number; n: number; revenue: number | null }[]>[] = [];
+  for (const [table, span] of rollupSpans(plan, EVENT_DAILY, EVENT_HOURLY)) {
+    const where = spanWhere(new Where().add('r.dataset_id = ?', datasetId), `r.${table.column}`, span).add(`r.event_type = 'purchase'`);
+    const bucket = bucketStart(sql.dialect, granularity, `r.${table.column}`);
+    reads.push(sql.all(`SELECT ${bucket} AS bucket, SUM(r.events) AS n, SUM(r.revenue) AS revenue FROM ${table.table} r ${where.sql()} GROUP BY 1`, where.params));
+  }
+  for (const span of plan.raw) {
+    const where = new Where().add('e.dataset_id = ?', datasetId).range('e.created_at', rawRange(span)).add(`e.event_type = 'purchase'`);
+    const bucket = bucketStart(sql.dialect, granularity, 'e.created_at');
+    reads.push(sql.all(`SELECT ${bucket} AS bucket, COUNT(*) AS n, SUM(e.revenue) AS revenue FROM user_events e ${where.sql()} GROUP BY 1`, where.params));
+  }
+  const byBucket = new Map<number, { bucket: number; n: number; revenue: number }>();
+  for (const rows of await Promise.all(reads)) {
+    for (const r of rows) {
+      const at = Number(r.bucket);
+      const b = byBucket.get(at) ?? byBucket.set(at, { bucket: at, n: 0, revenue: 0 }).get(at)!;
+      b.n += Number(r.n);
+      b.revenue += Number(r.revenue ?? 0);
+    }
+  }
+  return [...byBucket.values()].filter((b) => b.n > 0).sort((a, b) => a.bucket - b.bucket).map(({ bucket, revenue }) => ({ bucket, revenue }));
+}
+
+/**
+ * The revenue of the dataset's purchases created in `dateRange`, per bucket of their `created_at`,
+ * oldest first, only buckets with a purchase; with `linked` (an SQL condition on the purchase `e`)
+ * only those meeting it, from the raw events. From the rollups when nothing narrows the purchases
+ * and the buckets are whole hours.
+ */
+export async function purchaseRevenue(
+  sql: ReportSql,
+  datasetId: string,
+  dateRange: RangeBounds | undefined,
+  granularity: Granularity,
+  linked?: string,
+): Promise<{ bucket: number; revenue: number }[]> {
+  if (linked === undefined && eventRollupServes(granularity)) return rollupRevenueBuckets(sql, datasetId, dateRange, granularity);
+  const where = new Where().add('e.dataset_id = ?', datasetId).range('e.created_at', dateRange).add(`e.event_type = 'purchase'`);
+  if (linked !== undefined) where.add(linked);
+  const bucket = bucketStart(sql.dialect, granularity, 'e.created_at');
+  const rows = await sql.all<{ bucket: number; revenue: number | null }>(
+    `SELECT ${bucket} AS bucket, SUM(e.revenue) AS revenue FROM user_events e ${where.sql()} GROUP BY 1 ORDER BY 1`,
+    where.params,
+  );
+  return rows.map((r) => ({ bucket: Number(r.bucket), revenue: Number(r.revenue ?? 0) }));
+}
