@@ -2,7 +2,7 @@
  * The analytics reports over a large history (issue 15): loads N events (default 10,000,000:
  * searches, recommendations, RAG answers and user events, seeded, over 90 days; see
  * bench/lib/analytics-load.ts) straight into a fresh store through the real migrations (then
- * rebuilds the search rollups from the loaded searches, as the migration's backfill does), starts
+ * rebuilds the search and user event rollups from the loaded rows, as the migrations' backfills do), starts
  * the service from dist/ on that data, and asks every report variant of `POST
  * /api/analytics/search`, `/rag`, `/recommendations`, `/events/ctr` and `/top` over HTTP, K times
  * each, over the whole history and over its last 7 days, printing the first (cold) answer's time,
@@ -28,6 +28,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../store/event-rollup-batch.js';
 import { ROLLUP_TABLES, rollupBackfillSql } from '../store/search-rollup-batch.js';
 import { loadAnalytics, type LoadedData } from './lib/analytics-load.js';
 import { quantile } from './lib/metrics.js';
@@ -309,27 +310,29 @@ async function runIngest(stack: BenchStack, data: LoadedData, dataDir: string, p
 }
 
 /**
- * The search rollups (store/search-rollup-batch.ts) rebuilt from the loaded searches with the
- * migration's own backfill: the loader inserts rows behind the analytics repository, which is
- * what keeps them. Returns the seconds it took.
+ * The search rollups (store/search-rollup-batch.ts) and the user event rollups
+ * (store/event-rollup-batch.ts) rebuilt from the loaded rows with the migrations' own backfills:
+ * the loader inserts rows behind the repositories, which are what keep them. Returns the seconds
+ * it took.
  */
 async function fillRollups(dataDir: string, pgUrl: string | null): Promise<number> {
   const started = performance.now();
+  const statements = (dialect: 'sqlite' | 'postgres'): string[] => [
+    ...ROLLUP_TABLES.flatMap((t) => [`DELETE FROM ${t.table}`, rollupBackfillSql(t, dialect)]),
+    ...EVENT_ROLLUP_TABLES.flatMap((t) => [`DELETE FROM ${t.table}`, eventRollupBackfillSql(t)]),
+  ];
   if (pgUrl) {
     const c = new pg.Client({ connectionString: pgUrl });
     await c.connect();
     try {
-      for (const t of ROLLUP_TABLES) {
-        await c.query(`DELETE FROM ${t.table}`);
-        await c.query(rollupBackfillSql(t, 'postgres'));
-      }
+      for (const s of statements('postgres')) await c.query(s);
     } finally {
       await c.end();
     }
   } else {
     const db = new Database(path.join(dataDir, 'quarry.sqlite'));
     try {
-      for (const t of ROLLUP_TABLES) db.exec(`DELETE FROM ${t.table}; ${rollupBackfillSql(t, 'sqlite')}`);
+      for (const s of statements('sqlite')) db.exec(s);
     } finally {
       db.close();
     }
@@ -380,7 +383,7 @@ async function main(): Promise<void> {
         `in ${data.seconds.toFixed(0)} s (${((EVENTS + c.ratings) / data.seconds).toFixed(0)} rows/s)`,
     );
     const rollupSeconds = await fillRollups(dataDir, database?.url ?? null);
-    console.log(`- search rollups filled from the loaded searches in ${rollupSeconds.toFixed(1)} s (the loader writes the raw tables only)`);
+    console.log(`- search and user event rollups filled from the loaded rows in ${rollupSeconds.toFixed(1)} s (the loader writes the raw tables only)`);
     if (!database) {
       const bytes = fs.readdirSync(dataDir).reduce((sum, f) => sum + fs.statSync(path.join(dataDir, f)).size, 0);
       console.log(`- SQLite file: ${(bytes / 2 ** 30).toFixed(2)} GiB`);
