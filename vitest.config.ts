@@ -31,6 +31,12 @@ const SQLITE_ONLY = [
   'test/adversarial/embed-event-loop.test.ts',
   // The local GGUF model in the job workers: the store only receives the answer's record.
   'test/integration/rag-local-model.test.ts',
+  // No store of the project's choosing at all: the recorder suite opens a SQLite store itself
+  // (25 s, its Redis outages), the stream reader and the scanners use none. The postgres run
+  // would repeat them exactly.
+  'test/integration/analytics-recorder.test.ts',
+  'test/integration/rag-stream-reader.test.ts',
+  'test/adversarial/linear-scanners.test.ts',
 ];
 
 export default defineConfig({

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type Client } from '../helpers/api.js';
+import { eventually } from '../helpers/eventually.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { rng } from '../helpers/random-corpus.js';
 import { countRows } from '../helpers/store-snapshot.js';
@@ -76,8 +77,10 @@ describe('job process event loop', () => {
     }
     const elapsed = Date.now() - t0;
     expect(usage, stack.output().slice(-3000)).toMatchObject({ chunk_count: DOCS, chunks_pending_embedding: 0 });
-    // One more window so the last one is reported.
-    await sleep(5500);
+    // The report of the window in progress, which holds the last of the embedding (a fixed 5.5 s
+    // sleep before: one window and a margin, where the report comes at most 5 s from now).
+    const reported = reportedDelays().length;
+    await eventually({ what: 'the event-loop report of the last window', timeoutMs: 15_000, context: () => stack.output().slice(-3000) }, () => reportedDelays().length > reported);
     const delays = reportedDelays();
     console.log(`embedded ${DOCS} docs in ${elapsed} ms; event-loop max delay per 5 s window: ${delays.join(', ')}`);
     expect(delays.length).toBeGreaterThanOrEqual(Math.floor(elapsed / 5000) - 1);

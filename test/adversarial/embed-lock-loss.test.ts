@@ -40,9 +40,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('embed job lock loss', () => {
   it('costs at most one turn, and every chunk is embedded exactly once', async () => {
-    // 45 requests of 32 texts at 0.25 s: ~11 s of backlog, several lock renewals (every
-    // LOCK_MS / 2) after the lock is lost: a worker that kept failing to renew would log each.
-    fake.delayMs = 250;
+    // 45 requests of 32 texts at 0.15 s (0.25 s before): ~7 s of backlog with its store writes,
+    // several lock renewals (every LOCK_MS / 2) after the lock is lost: a worker that kept failing
+    // to renew would log each (a build whose job never ends its turn logged 6). A turn (~1 s)
+    // still spans at most one renewal.
+    fake.delayMs = 150;
     for (let i = 0; i < BACKLOG; i += 120) {
       const batch = Array.from({ length: 120 }, (_, j) => ({ chunk_html: `lock test chunk ${i + j} alpha beta`, tracking_id: `c-${i + j}` }));
       expect((await ds.post('/api/chunk', batch)).status).toBe(200);
@@ -75,7 +77,10 @@ describe('embed job lock loss', () => {
   it('loses nothing and counts nothing twice when the job process is killed mid-turn', async () => {
     const before = fake.requests.reduce((n, r) => n + r.length, 0);
     const KILLED = 960;
-    fake.delayMs = 300;
+    // Each request answered after 0.15 s (0.3 s before; the fake counts a request when it answers):
+    // the kill, within 50 ms of the 7th answer, still lands mid-turn, while that batch is stored
+    // or the next request waits for its answer.
+    fake.delayMs = 150;
     for (let i = 0; i < KILLED; i += 120) {
       const batch = Array.from({ length: 120 }, (_, j) => ({ chunk_html: `kill test chunk ${i + j} gamma delta`, tracking_id: `k-${i + j}` }));
       expect((await ds.post('/api/chunk', batch)).status).toBe(200);
