@@ -41,6 +41,7 @@ export const TABLES = [
   'search_queries',
   'search_rollup_hourly',
   'search_rollup_daily',
+  'search_query_totals',
   'recommendation_queries',
   'rag_queries',
   'user_events',

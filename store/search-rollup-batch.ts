@@ -84,7 +84,38 @@ export interface RollupSearch extends RollupKey, LinkFlags {
 export interface UnratedSearch extends RollupKey {
   readonly id: string;
   readonly latency: number;
+  /** The query text, for the query totals. */
+  readonly query: string;
 }
+
+/**
+ * The all-time searches per (dataset, query text), `search_query_totals`: `head_queries` over a
+ * dataset's whole history, unfiltered, walks its (dataset_id, searches DESC, query) index instead
+ * of grouping millions of searches. Written beside the rollups, by the same statements, so it is
+ * always the count of the stored searches of each query; a query with none left has no row.
+ */
+export const QUERY_TOTALS = 'search_query_totals';
+
+/** What one batch adds to (or, negative, takes from) one query total. */
+export interface QueryTotalDelta {
+  readonly datasetId: string;
+  readonly query: string;
+  readonly searches: number;
+}
+
+/** The rows counted per (dataset, query) (sign 1: inserted, -1: deleted), in key order. */
+export function queryTotalDeltas(rows: readonly { datasetId: string; query: string }[], sign: 1 | -1): QueryTotalDelta[] {
+  const byKey = new Map<string, { datasetId: string; query: string; searches: number }>();
+  for (const r of rows) {
+    const key = JSON.stringify([r.datasetId, r.query]);
+    const d = byKey.get(key) ?? byKey.set(key, { datasetId: r.datasetId, query: r.query, searches: 0 }).get(key)!;
+    d.searches += sign;
+  }
+  return [...byKey.keys()].sort().map((k) => byKey.get(k)!);
+}
+
+/** The migration statement that fills the query totals from the searches already stored. */
+export const QUERY_TOTALS_BACKFILL = `INSERT INTO ${QUERY_TOTALS} (dataset_id, query, searches) SELECT dataset_id, query, COUNT(*) FROM search_queries GROUP BY dataset_id, query;`;
 
 /** A search's counted rating replaced (a rating stored for a search already stored). */
 export interface RatingChange {

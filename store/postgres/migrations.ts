@@ -9,7 +9,7 @@
  * PRECISION, BLOB as BYTEA.
  */
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
-import { ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
+import { QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 
 /**
  * Every TEXT column compares bytewise (COLLATE "C"), as SQLite's do: ids are ordered for keyset
@@ -410,4 +410,16 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (dataset_id, day, event_type, event_name)
   );
   `) + EVENT_ROLLUP_TABLES.map(eventRollupBackfillSql).join('\n'),
+  // v8: the all-time searches per query text, and the top score index ending with the id, as SQLite's v12.
+  bytewise(`
+  CREATE TABLE search_query_totals (
+    dataset_id TEXT NOT NULL,
+    query TEXT NOT NULL,
+    searches BIGINT NOT NULL,
+    PRIMARY KEY (dataset_id, query)
+  );
+  CREATE INDEX search_query_totals_rank ON search_query_totals(dataset_id, searches DESC, query);
+  DROP INDEX search_queries_top_score;
+  CREATE INDEX search_queries_top_score ON search_queries(dataset_id, top_score, id);
+  `) + QUERY_TOTALS_BACKFILL,
 ];

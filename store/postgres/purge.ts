@@ -42,6 +42,7 @@ const DATASET_TABLES = [
   // The search rollups go with the searches they aggregate; their key is composite, a slice goes by row address.
   { table: 'search_rollup_hourly', key: 'ctid' },
   { table: 'search_rollup_daily', key: 'ctid' },
+  { table: 'search_query_totals', key: 'ctid' },
   { table: 'recommendation_queries', key: 'id' },
   { table: 'rag_queries', key: 'id' },
   { table: 'user_events', key: 'id' },

@@ -22,6 +22,8 @@ import {
   linksSearch,
   mergedValues,
   mergeRollup,
+  QUERY_TOTALS,
+  queryTotalDeltas,
   ratingDeltas,
   ROLLUP_TABLES,
   rollupDeltas,
@@ -44,7 +46,7 @@ const ROLLUP_LOCK = 7_297_012;
 
 /** The columns of `search_queries` a RETURNING clause gives {@link applySearchRollup}. */
 export const ROLLUP_RETURNING =
-  'RETURNING id, dataset_id AS "datasetId", created_at AS "createdAt", search_type AS "searchType", search_method AS "searchMethod", latency';
+  'RETURNING id, dataset_id AS "datasetId", created_at AS "createdAt", search_type AS "searchType", search_method AS "searchMethod", latency, query';
 
 /** Takes the rollup lock until `tx` ends. */
 const lockRollups = (tx: Tx): Promise<number> => tx.run('SELECT pg_advisory_xact_lock($1)', [ROLLUP_LOCK]);
@@ -76,6 +78,19 @@ export async function applySearchRollup(tx: Tx, rows: readonly UnratedSearch[], 
   const flags = await flagRowsOf(tx, ids);
   const rated = rows.map((r) => ({ ...r, rating: countedRating(ratings.get(r.id), r.datasetId), ...countedFlags(flags.get(r.id) ?? [], r.datasetId) }));
   await applyDeltas(tx, (t) => rollupDeltas(rated, t, sign));
+  const totals = queryTotalDeltas(rows, sign);
+  const keys = [totals.map((d) => d.datasetId), totals.map((d) => d.query)];
+  await tx.run(
+    `INSERT INTO ${QUERY_TOTALS} AS t (dataset_id, query, searches) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+     ON CONFLICT (dataset_id, query) DO UPDATE SET searches = t.searches + excluded.searches`,
+    [...keys, totals.map((d) => d.searches)],
+  );
+  if (sign < 0) {
+    await tx.run(
+      `DELETE FROM ${QUERY_TOTALS} t USING unnest($1::text[], $2::text[]) AS k(dataset_id, query) WHERE t.dataset_id = k.dataset_id AND t.query = k.query AND t.searches <= 0`,
+      keys,
+    );
+  }
 }
 
 /**

@@ -39,6 +39,15 @@ export interface SearchAnalyticsFilter {
  */
 export const RATING_JOIN = `LEFT JOIN query_ratings r ON r.query_id = q.id AND r.dataset_id = q.dataset_id AND r.kind = 'search'`;
 
+/**
+ * `search_queries q`, read through its (dataset_id, created_at) index on SQLite. With the dataset
+ * equally selective in the (dataset_id, latency) and (dataset_id, top_score) indexes that sorted
+ * listings walk, SQLite's planner took either for a dataset's aggregate and read the rows in
+ * random order (head queries 1.4 s instead of 0.34 s at 320k searches, 59 s instead of 8.7 s at
+ * 6M); the created_at order is the table's own. PostgreSQL's planner has statistics to choose by.
+ */
+const searchesTable = (dialect: Dialect): string => (dialect === 'sqlite' ? 'search_queries q INDEXED BY search_queries_dataset' : 'search_queries q');
+
 /** FROM and WHERE of the searches a report reads. */
 export interface SearchSelection {
   /** `search_queries q`, with the rating joined as `r` when needed. */
@@ -59,7 +68,8 @@ export function searchSelection(dialect: Dialect, datasetId: string, filter: Sea
   where.range('r.rating', filter.queryRating);
   if (filter.componentName !== undefined) where.add(`${jsonText(dialect, 'q.metadata', 'component_name')} = ?`, filter.componentName);
   const rating = withRating || filter.queryRating !== undefined;
-  return { from: rating ? `search_queries q ${RATING_JOIN}` : 'search_queries q', where };
+  const table = searchesTable(dialect);
+  return { from: rating ? `${table} ${RATING_JOIN}` : table, where };
 }
 
 /** The linked-event conditions, kept here too for the reports that import them with the filter. */

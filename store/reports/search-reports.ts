@@ -7,6 +7,7 @@
 import type { Granularity, RangeBounds, ReportSql } from './report-sql.js';
 import type { ReportWindow, SearchQueriesRequest } from './search-events.js';
 import { histogramRank } from '../latency-histogram.js';
+import { QUERY_TOTALS } from '../search-rollup-batch.js';
 import { searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
 import { rollupEventNames } from './event-rollup.js';
 import { rollupServes, rollupTotals } from './search-rollup.js';
@@ -135,12 +136,27 @@ export async function searchMetrics(sql: ReportSql, datasetId: string, filter: S
   };
 }
 
-/** `head_queries`: the most frequent query texts, most searched first (ties by text). */
+/** Whether `filter` narrows nothing: every search of the dataset, ever. */
+const everything = (filter: SearchAnalyticsFilter): boolean =>
+  Object.values(filter.dateRange ?? {}).every((b) => b === undefined) &&
+  [filter.searchType, filter.searchMethod, filter.query, filter.queryRating, filter.topScore, filter.componentName].every((v) => v === undefined);
+
+/**
+ * `head_queries`: the most frequent query texts, most searched first (ties by text). Over the
+ * whole history with no filter, from the query totals' index (../search-rollup-batch.ts).
+ */
 export async function headQueries(
   sql: ReportSql,
   datasetId: string,
   req: { filter: SearchAnalyticsFilter; page: ReportWindow },
 ): Promise<{ queries: { query: string; count: number }[] }> {
+  if (everything(req.filter)) {
+    const rows = await sql.all<{ query: string; n: number }>(
+      `SELECT t.query AS query, t.searches AS n FROM ${QUERY_TOTALS} t WHERE t.dataset_id = ? ORDER BY t.searches DESC, t.query LIMIT ? OFFSET ?`,
+      [datasetId, req.page.limit, req.page.offset],
+    );
+    return { queries: rows.map((r) => ({ query: r.query, count: Number(r.n) })) };
+  }
   const s = searchSelection(sql.dialect, datasetId, req.filter);
   const rows = await sql.all<{ query: string; n: number }>(
     `SELECT q.query AS query, COUNT(*) AS n FROM ${s.from} ${s.where.sql()} GROUP BY q.query ORDER BY n DESC, q.query LIMIT ? OFFSET ?`,

@@ -62,7 +62,7 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
   // searches' deletes return what the rollups must subtract, in the same transaction.
   const purgeSearchRows = db.prepare(
     `DELETE FROM search_queries WHERE rowid IN (SELECT rowid FROM search_queries WHERE created_at < ? LIMIT ?)
-     RETURNING id, dataset_id AS datasetId, created_at AS createdAt, search_type AS searchType, search_method AS searchMethod, latency`,
+     RETURNING id, dataset_id AS datasetId, created_at AS createdAt, search_type AS searchType, search_method AS searchMethod, latency, query`,
   );
   const rollup = sqliteSearchRollup(db);
   const purgeSearches = {
@@ -113,7 +113,7 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
         toJson(r.metadata),
         r.createdAt,
       ).changes;
-      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, searchType: r.kind, searchMethod: r.searchMethod, latency });
+      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, searchType: r.kind, searchMethod: r.searchMethod, latency, query: r.query });
     }
     rollup.searches(added, 1);
     return added.length;

@@ -45,6 +45,7 @@ const DATASET_TABLES = [
   // The search rollups go with the searches they aggregate (../search-rollup-batch.ts).
   'search_rollup_hourly',
   'search_rollup_daily',
+  'search_query_totals',
   'recommendation_queries',
   'rag_queries',
   'user_events',

@@ -12,6 +12,8 @@ import {
   linksSearch,
   mergedValues,
   mergeRollup,
+  QUERY_TOTALS,
+  queryTotalDeltas,
   ratingDeltas,
   ROLLUP_TABLES,
   ROLLUP_VALUE_COLUMNS,
@@ -56,6 +58,10 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
     };
   });
   const ratingOf = db.prepare('SELECT kind, dataset_id AS datasetId, rating FROM query_ratings WHERE query_id = ?');
+  const addTotal = db.prepare(
+    `INSERT INTO ${QUERY_TOTALS} (dataset_id, query, searches) VALUES (?, ?, ?) ON CONFLICT (dataset_id, query) DO UPDATE SET searches = searches + excluded.searches`,
+  );
+  const dropEmptyTotal = db.prepare(`DELETE FROM ${QUERY_TOTALS} WHERE dataset_id = ? AND query = ? AND searches <= 0`);
   // By the user_events_request index; a search without events (most of them) is one probe.
   const flagsOf = db.prepare(`${LINK_FLAGS_SQL} WHERE request_id = ? GROUP BY request_id, dataset_id`);
   const searchOf = db.prepare('SELECT dataset_id AS datasetId, created_at AS createdAt, search_type AS searchType, search_method AS searchMethod FROM search_queries WHERE id = ?');
@@ -79,6 +85,10 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
       if (rows.length === 0) return;
       const rated = rows.map((r) => ({ ...r, rating: countedRating(ratingOf.get(r.id) as RatingRow | undefined, r.datasetId), ...flags(r.id, r.datasetId) }));
       apply((t) => rollupDeltas(rated, t, sign));
+      for (const d of queryTotalDeltas(rows, sign)) {
+        addTotal.run(d.datasetId, d.query, d.searches);
+        if (sign < 0) dropEmptyTotal.run(d.datasetId, d.query);
+      }
     },
     ratingChange(rating) {
       const search = searchOf.get(rating.queryId) as RollupKey | undefined;

@@ -16,7 +16,7 @@ import { expect } from 'vitest';
  * Tables written asynchronously after a request (analytics records, and the search rollups written
  * with them), left out of write checks.
  */
-const ASYNC_TABLES = new Set(['search_queries', 'recommendation_queries', 'rag_queries', 'search_rollup_hourly', 'search_rollup_daily']);
+const ASYNC_TABLES = new Set(['search_queries', 'recommendation_queries', 'rag_queries', 'search_rollup_hourly', 'search_rollup_daily', 'search_query_totals']);
 
 /** Where a stack stores: SQLite in `dataDir` when `databaseUrl` is null, else that PostgreSQL database. A {@link Stack} is one. */
 export interface StoreLocation {

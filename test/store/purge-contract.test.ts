@@ -194,6 +194,8 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
       // The three searches share an hour: one row of each rollup.
       search_rollup_hourly: 1,
       search_rollup_daily: 1,
+      // Three query texts.
+      search_query_totals: 3,
       recommendation_queries: 1,
     });
   });

@@ -17,9 +17,9 @@ import { addHistogram, LATENCY_RELATIVE_ERROR } from '../../store/latency-histog
 import type { RangeBounds } from '../../store/reports/report-sql.js';
 import { averageRating, conversionRate, ctrOverTime, searchUsageGraph, latencyGraph } from '../../store/reports/search-graphs.js';
 import { HAS_CLICK, HAS_CONVERSION, type SearchAnalyticsFilter } from '../../store/reports/search-filter.js';
-import { countQueries, searchMetrics } from '../../store/reports/search-reports.js';
+import { countQueries, headQueries, searchMetrics } from '../../store/reports/search-reports.js';
 import type { Store } from '../../store/repository.js';
-import { DAY_MS, HOUR_MS, ROLLUP_TABLES, rollupBackfillSql, rollupDeltas, type RollupSearch } from '../../store/search-rollup-batch.js';
+import { DAY_MS, HOUR_MS, QUERY_TOTALS, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql, rollupDeltas, type RollupSearch } from '../../store/search-rollup-batch.js';
 import { openTestStore, readInRolledBackTx, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
 import { rng } from '../helpers/random-corpus.js';
 
@@ -110,6 +110,28 @@ async function backfilled(t: TestStore): Promise<Rollup[]> {
     ROLLUP_TABLES.map((table) => `SELECT * FROM ${table.table}`),
   );
   return ROLLUP_TABLES.flatMap((table, i) => rows[i]!.map((r) => rollupOf(table, r))).sort((a, b) => (a.key < b.key ? -1 : 1));
+}
+
+/**
+ * The query totals are the stored searches counted per (dataset, query), as the backfill counts
+ * them too, and `head_queries` over everything (served by them) pages as the raw path does.
+ */
+async function expectTotalsMatch(t: TestStore): Promise<void> {
+  const counted = 'SELECT dataset_id, query, COUNT(*) AS searches FROM search_queries GROUP BY dataset_id, query ORDER BY dataset_id, query';
+  const totals = `SELECT dataset_id, query, searches FROM ${QUERY_TOTALS} ORDER BY dataset_id, query`;
+  const normal = (rows: Record<string, any>[]) => rows.map((r) => [r.dataset_id, r.query, Number(r.searches)]);
+  const stored = normal(await t.store.reports.all(totals, []));
+  expect(stored.length).toBeGreaterThan(0);
+  expect(stored).toEqual(normal(await t.store.reports.all(counted, [])));
+  const [filled] = await readInRolledBackTx(t.loc, [`DELETE FROM ${QUERY_TOTALS}`, QUERY_TOTALS_BACKFILL], [totals]);
+  expect(normal(filled!)).toEqual(stored);
+  for (const datasetId of DATASETS) {
+    for (const page of [{ limit: 10, offset: 0 }, { limit: 7, offset: 5 }, { limit: 1000, offset: 0 }]) {
+      expect(await headQueries(t.store.reports, datasetId, { filter: {}, page }), `head queries ${JSON.stringify(page)}`).toEqual(
+        await headQueries(t.store.reports, datasetId, { filter: RAW, page }),
+      );
+    }
+  }
 }
 
 /** Rollup rows equal: keys, counts and histograms exactly, sums up to rounding. */
@@ -294,6 +316,7 @@ describe.each(STORE_KINDS)('%s store: search rollups', (kind) => {
     const check = async (step: string) => {
       expectSameRollups(await rollupRows(store), await expectedRollups(store));
       expectSameRollups(await backfilled(t), await rollupRows(store));
+      await expectTotalsMatch(t);
       for (const dateRange of ranges()) {
         await expectReportsMatch(store, DATASETS[0]!, { dateRange });
         await expectReportsMatch(store, DATASETS[0]!, { dateRange, searchType: 'search' });
