@@ -164,6 +164,12 @@ export interface Config {
    */
   readonly jobLockMs: number;
   /**
+   * How often a job worker reports its event loop's longest delay, in ms: a window whose delay
+   * passes 500 ms is logged as a warning ('event loop blocked'), others at debug.
+   * @defaultValue `5000`
+   */
+  readonly loopMonitorMs: number;
+  /**
    * Longest a RAG answer may take from its request to its last token, in ms (the reference's
    * 120 s for /api/chunk/generate and /api/message); past it the answer ends with an error.
    * @defaultValue `120000`
@@ -319,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
     analyticsRetentionDays: intVar(env, 'QUARRY_ANALYTICS_RETENTION_DAYS', 90, 0, 36_500),
     ragConcurrency: intVar(env, 'QUARRY_RAG_CONCURRENCY', 64, 1, 10_000),
     jobLockMs: intVar(env, 'QUARRY_JOB_LOCK_MS', 10_000, 1_000, 600_000),
+    loopMonitorMs: intVar(env, 'QUARRY_LOOP_MONITOR_MS', 5000, 100, 600_000),
     ragDeadlineMs: intVar(env, 'QUARRY_RAG_DEADLINE_MS', 120_000, 100, 3_600_000),
     llmTimeoutMs: intVar(env, 'QUARRY_LLM_TIMEOUT_MS', 60_000, 100, 3_600_000),
     llmMaxRetries: intVar(env, 'QUARRY_LLM_MAX_RETRIES', 2, 0, 10),

@@ -119,6 +119,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ QUARRY_JOB_LOCK_MS: '3000' }).jobLockMs).toBe(3000);
     expect(() => loadConfig({ QUARRY_JOB_LOCK_MS: '999' })).toThrow(/QUARRY_JOB_LOCK_MS/);
     expect(() => loadConfig({ QUARRY_JOB_LOCK_MS: 'long' })).toThrow(/QUARRY_JOB_LOCK_MS/);
+    expect(loadConfig({}).loopMonitorMs).toBe(5000);
+    expect(loadConfig({ QUARRY_LOOP_MONITOR_MS: '1000' }).loopMonitorMs).toBe(1000);
+    expect(() => loadConfig({ QUARRY_LOOP_MONITOR_MS: '99' })).toThrow(/QUARRY_LOOP_MONITOR_MS/);
     expect(lockOptions(10_000)).toEqual({ lockDuration: 10_000, stalledInterval: 5_000 });
     expect(lockOptions(60_000)).toEqual({ lockDuration: 60_000, stalledInterval: 5_000 });
     expect(lockOptions(3_000)).toEqual({ lockDuration: 3_000, stalledInterval: 1_500 });

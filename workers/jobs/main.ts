@@ -40,7 +40,7 @@ const logger = createLogger(config, 'jobs');
 // the signal's default action. Until the workers run, there is nothing to close but the process.
 let stopAll: () => Promise<void> = async () => {};
 onShutdown(logger, () => stopAll(), config.shutdownGraceMs);
-const stopLoopMonitor = watchEventLoop(logger);
+const stopLoopMonitor = watchEventLoop(logger, { intervalMs: config.loopMonitorMs });
 const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
 const core = connectCore(config.coreAddress, config.coreDeadlineMs, config.coreToken);
 const jobs = connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs });
