@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../store/event-rollup-batch.js';
-import { ROLLUP_TABLES, rollupBackfillSql } from '../store/search-rollup-batch.js';
+import { QUERY_TOTALS, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../store/search-rollup-batch.js';
 import { loadAnalytics, type LoadedData } from './lib/analytics-load.js';
 import { quantile } from './lib/metrics.js';
 import { machine, startBenchStack, type BenchStack } from './lib/spawn-stack.js';
@@ -310,7 +310,7 @@ async function runIngest(stack: BenchStack, data: LoadedData, dataDir: string, p
 }
 
 /**
- * The search rollups (store/search-rollup-batch.ts) and the user event rollups
+ * The search rollups and query totals (store/search-rollup-batch.ts) and the user event rollups
  * (store/event-rollup-batch.ts) rebuilt from the loaded rows with the migrations' own backfills:
  * the loader inserts rows behind the repositories, which are what keep them. Returns the seconds
  * it took.
@@ -319,6 +319,8 @@ async function fillRollups(dataDir: string, pgUrl: string | null): Promise<numbe
   const started = performance.now();
   const statements = (dialect: 'sqlite' | 'postgres'): string[] => [
     ...ROLLUP_TABLES.flatMap((t) => [`DELETE FROM ${t.table}`, rollupBackfillSql(t, dialect)]),
+    `DELETE FROM ${QUERY_TOTALS}`,
+    QUERY_TOTALS_BACKFILL,
     ...EVENT_ROLLUP_TABLES.flatMap((t) => [`DELETE FROM ${t.table}`, eventRollupBackfillSql(t)]),
   ];
   if (pgUrl) {
