@@ -11,7 +11,8 @@
  * transaction waiting for a row of another (a redelivered id) never holds the lock, and one holding
  * it waits for no row another holder of a lock-free row could hold, so the waits cannot form a
  * cycle. User events that may set a search's flags take it first too, like ratings (and only
- * those: a batch of views never waits for it). One lock, not one per dataset: a rating may move a search's rating between datasets.
+ * those: a batch of views never waits for it). One lock, not one per dataset: a rating may move a
+ * search's rating between datasets.
  */
 import type { QueryRating } from '../../core/domain/user-events.js';
 import {
@@ -159,8 +160,8 @@ export async function insertEventsWithRollup(tx: Tx, events: readonly StoredEven
   return stored.size;
 }
 
-/** Positions of {@link ROLLUP_VALUE_COLUMNS}. */
-const VALUE_INDEXES = ROLLUP_VALUE_COLUMNS.split(', ').map((_, i) => i);
+/** {@link ROLLUP_VALUE_COLUMNS}, one by one. */
+const VALUE_COLUMNS = ROLLUP_VALUE_COLUMNS.split(', ');
 
 /** Merges each table's deltas into its stored rows (deleting those left without a search). */
 async function applyDeltas(tx: Tx, deltasOf: (t: RollupTable) => RollupDelta[]): Promise<void> {
@@ -168,7 +169,7 @@ async function applyDeltas(tx: Tx, deltasOf: (t: RollupTable) => RollupDelta[]):
     const deltas = deltasOf(t);
     const keys = [deltas.map((d) => d.datasetId), deltas.map((d) => d.start), deltas.map((d) => d.searchType), deltas.map((d) => d.searchMethod)];
     const stored = await tx.all<StoredRollup & { k: number }>(
-      `SELECT k.ord AS k, ${ROLLUP_VALUE_COLUMNS.split(', ').map((c) => `r.${c}`).join(', ')}
+      `SELECT k.ord AS k, ${VALUE_COLUMNS.map((c) => `r.${c}`).join(', ')}
        FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS k(dataset_id, start, search_type, search_method, ord)
        JOIN ${t.table} r ON r.dataset_id = k.dataset_id AND r.${t.column} = k.start AND r.search_type = k.search_type AND r.search_method = k.search_method`,
       keys,
@@ -188,10 +189,8 @@ async function applyDeltas(tx: Tx, deltasOf: (t: RollupTable) => RollupDelta[]):
          SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::float8[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[],
            $11::float8[], $12::bigint[], $13::bigint[])
          ON CONFLICT (dataset_id, ${t.column}, search_type, search_method) DO UPDATE
-           SET ${ROLLUP_VALUE_COLUMNS.split(', ')
-             .map((c) => `${c} = excluded.${c}`)
-             .join(', ')}`,
-        [...keys.map((column) => put.map((p) => column[p.i])), ...VALUE_INDEXES.map((v) => values.map((row) => row[v]))],
+           SET ${VALUE_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+        [...keys.map((column) => put.map((p) => column[p.i])), ...VALUE_COLUMNS.map((_, v) => values.map((row) => row[v]))],
       );
     }
     if (drop.length > 0) {

@@ -18,7 +18,10 @@ export interface EventNameCount {
   readonly event_count: number;
 }
 
-/** The dataset's user events created in `dateRange`, counted by name, most first (ties by name, bytewise). */
+/**
+ * The dataset's user events created in `dateRange`, counted by name, most first (ties by name in
+ * code-point order, as both engines' ORDER BY gives it: UTF-8 bytes, not JS's UTF-16 units).
+ */
 export async function rollupEventNames(sql: ReportSql, datasetId: string, dateRange: RangeBounds | undefined): Promise<EventNameCount[]> {
   const plan = planRange(dateRange, true);
   const reads: Promise<{ event_name: string; n: number }[]>[] = [];
@@ -34,8 +37,9 @@ export async function rollupEventNames(sql: ReportSql, datasetId: string, dateRa
   for (const rows of await Promise.all(reads)) for (const r of rows) counts.set(r.event_name, (counts.get(r.event_name) ?? 0) + Number(r.n));
   return [...counts]
     .filter(([, n]) => n > 0)
-    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0))
-    .map(([event_name, event_count]) => ({ event_name, event_count }));
+    .map(([event_name, event_count]) => ({ event_name, event_count, bytes: Buffer.from(event_name, 'utf8') }))
+    .sort((a, b) => b.event_count - a.event_count || Buffer.compare(a.bytes, b.bytes))
+    .map(({ event_name, event_count }) => ({ event_name, event_count }));
 }
 
 /**

@@ -67,32 +67,29 @@ export async function searchUsageGraph(sql: ReportSql, datasetId: string, req: G
   return { total_searches: sum(rows, 'n'), points: rows.map((r) => point(r.bucket, Number(r.n))) };
 }
 
+/** The SQL condition on a raw search `q` behind each rollup count of {@link searchShare}. */
+const SHARE_CONDITION = { clicked: HAS_CLICK, converted: HAS_CONVERSION } as const;
+
 /**
- * Share of each bucket's searches meeting `condition` (an SQL condition on `q`), and of all of
- * them; from the rollups' count of such searches (`measure`) when the request allows it.
+ * Share of each bucket's searches with a linked click or conversion (`measure`), and of all of
+ * them: from the rollups' counts when the request allows it, else from the searches.
  */
-async function searchShare(
-  sql: ReportSql,
-  datasetId: string,
-  req: GraphRequest,
-  condition: string,
-  measure: 'clicked' | 'converted',
-): Promise<{ total: number; points: ReportPoint[] }> {
+async function searchShare(sql: ReportSql, datasetId: string, req: GraphRequest, measure: 'clicked' | 'converted'): Promise<{ total: number; points: ReportPoint[] }> {
   const rows: readonly BucketRow[] = rollupServes(req.filter, req.granularity)
     ? (await rollupBuckets(sql, datasetId, req.filter, req.granularity, [measure])).map((b) => ({ bucket: b.bucket, n: b.n, hits: b[measure] }))
-    : await searchBuckets(sql, datasetId, req, `COUNT(*) AS n, SUM(CASE WHEN ${condition} THEN 1 ELSE 0 END) AS hits`);
+    : await searchBuckets(sql, datasetId, req, `COUNT(*) AS n, SUM(CASE WHEN ${SHARE_CONDITION[measure]} THEN 1 ELSE 0 END) AS hits`);
   return { total: ratio(sum(rows, 'hits'), sum(rows, 'n')), points: rows.map((r) => point(r.bucket, ratio(Number(r.hits), Number(r.n)))) };
 }
 
 /** `ctr_metrics_over_time`: the share of searches with at least one linked click (0..1). */
 export async function ctrOverTime(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ total_ctr: number; points: ReportPoint[] }> {
-  const { total, points } = await searchShare(sql, datasetId, req, HAS_CLICK, 'clicked');
+  const { total, points } = await searchShare(sql, datasetId, req, 'clicked');
   return { total_ctr: total, points };
 }
 
 /** `search_conversion_rate`: the share of searches with at least one linked conversion (0..1). */
 export async function conversionRate(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ conversion_rate: number; points: ReportPoint[] }> {
-  const { total, points } = await searchShare(sql, datasetId, req, HAS_CONVERSION, 'converted');
+  const { total, points } = await searchShare(sql, datasetId, req, 'converted');
   return { conversion_rate: total, points };
 }
 

@@ -138,8 +138,7 @@ export async function searchMetrics(sql: ReportSql, datasetId: string, filter: S
 
 /** Whether `filter` narrows nothing: every search of the dataset, ever. */
 const everything = (filter: SearchAnalyticsFilter): boolean =>
-  Object.values(filter.dateRange ?? {}).every((b) => b === undefined) &&
-  [filter.searchType, filter.searchMethod, filter.query, filter.queryRating, filter.topScore, filter.componentName].every((v) => v === undefined);
+  rollupServes(filter) && filter.searchType === undefined && filter.searchMethod === undefined && Object.values(filter.dateRange ?? {}).every((b) => b === undefined);
 
 /**
  * `head_queries`: the most frequent query texts, most searched first (ties by text). Over the

@@ -151,6 +151,10 @@ describe.each(STORE_KINDS)('%s store: user event rollups', (kind) => {
     expect(await store.userEvents.insertMany([...batches[4]!.slice(0, 30), ...fresh, { ...fresh[3]!, eventName: 'not stored' }])).toBe(25);
     stored += 25;
     expect(stored).toBeGreaterThan(500);
+    // Two names tied on count whose code-point order (the engines' ORDER BY) is not JS's UTF-16
+    // order: U+FFFD sorts before U+1F600 by code point, after its surrogates by UTF-16 unit.
+    const tied = ['\u{1F600}', '\uFFFD', '\u{1F600}', '\uFFFD'].map((eventName) => ({ ...event(), datasetId: DATASETS[0]!, eventName }));
+    expect(await store.userEvents.insertMany(tied)).toBe(4);
     // A few searches, for search_revenue's count.
     const searches: SearchRecord[] = Array.from({ length: 60 }, (_, i) => ({
       id: `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
