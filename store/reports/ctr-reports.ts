@@ -22,6 +22,7 @@
  */
 import type { RecommendationKind, SearchKind } from '../../core/domain/analytics.js';
 import { jsonText, reportTimestamp, Where, type Dialect, type RangeBounds, type ReportSql } from './report-sql.js';
+import { exists } from './linked-events.js';
 
 /** Filter of the search variants (the reference's `SearchAnalyticsFilter`). */
 export interface SearchCtrFilter {
@@ -159,7 +160,7 @@ function pageOf<R extends Record<string, unknown>>(
 ): Promise<R[]> {
   return sql.all<R>(
     `SELECT ${columns} FROM ${source.table} q ${source.joins}
-     ${source.where.sql()} AND ${withClicks ? '' : 'NOT '}EXISTS (SELECT 1 FROM user_events e WHERE ${LINKED_CLICK})
+     ${source.where.sql()} AND ${withClicks ? '' : 'NOT '}${exists(`SELECT 1 FROM user_events e WHERE ${LINKED_CLICK}`)}
      ORDER BY q.created_at DESC, q.id LIMIT ? OFFSET ?`,
     [...source.where.params, window.limit, window.offset],
   );
