@@ -29,6 +29,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../store/event-rollup-batch.js';
+import { RECORD_EVENT_ROLLUP_TABLES, RECORD_ROLLUP_TABLES, RECORD_SOURCES, recordRollupBackfillSql } from '../store/record-rollup-batch.js';
 import { QUERY_TOTALS, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../store/search-rollup-batch.js';
 import { loadAnalytics, type LoadedData } from './lib/analytics-load.js';
 import { quantile } from './lib/metrics.js';
@@ -322,6 +323,8 @@ async function fillRollups(dataDir: string, pgUrl: string | null): Promise<numbe
     `DELETE FROM ${QUERY_TOTALS}`,
     QUERY_TOTALS_BACKFILL,
     ...EVENT_ROLLUP_TABLES.flatMap((t) => [`DELETE FROM ${t.table}`, eventRollupBackfillSql(t)]),
+    ...[...RECORD_ROLLUP_TABLES, ...RECORD_EVENT_ROLLUP_TABLES].map((t) => `DELETE FROM ${t.table}`),
+    ...RECORD_SOURCES.map(recordRollupBackfillSql),
   ];
   if (pgUrl) {
     const c = new pg.Client({ connectionString: pgUrl });
@@ -385,7 +388,7 @@ async function main(): Promise<void> {
         `in ${data.seconds.toFixed(0)} s (${((EVENTS + c.ratings) / data.seconds).toFixed(0)} rows/s)`,
     );
     const rollupSeconds = await fillRollups(dataDir, database?.url ?? null);
-    console.log(`- search and user event rollups filled from the loaded rows in ${rollupSeconds.toFixed(1)} s (the loader writes the raw tables only)`);
+    console.log(`- search, user event and record rollups filled from the loaded rows in ${rollupSeconds.toFixed(1)} s (the loader writes the raw tables only)`);
     if (!database) {
       const bytes = fs.readdirSync(dataDir).reduce((sum, f) => sum + fs.statSync(path.join(dataDir, f)).size, 0);
       console.log(`- SQLite file: ${(bytes / 2 ** 30).toFixed(2)} GiB`);

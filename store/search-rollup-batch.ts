@@ -148,7 +148,23 @@ export const linksSearch = (e: LinkingEvent): boolean => typeof e.requestId === 
  * click and a conversion are among them (0/1).
  */
 export const LINK_FLAGS_SQL = `SELECT request_id, dataset_id, MAX(CASE WHEN event_type = 'click' THEN 1 ELSE 0 END) AS clicked,
-  MAX(CASE WHEN is_conversion = 1 THEN 1 ELSE 0 END) AS converted FROM user_events`;
+  MAX(CASE WHEN is_conversion = 1 THEN 1 ELSE 0 END) AS converted,
+  COUNT(CASE WHEN event_type = 'click' THEN position END) AS positioned, SUM(CASE WHEN event_type = 'click' THEN position END) AS position_sum FROM user_events`;
+
+/** The positions of a record's linked clicks: how many clicks carry one, and their sum (for the average click position). */
+export interface ClickPositions {
+  readonly positioned: number;
+  readonly positionSum: number;
+}
+
+/** No positioned click. */
+export const NO_POSITIONS: ClickPositions = { positioned: 0, positionSum: 0 };
+
+/** The click positions a record of `datasetId` counts, from the {@link LINK_FLAGS_SQL} rows of its id (only its own dataset's events). */
+export function countedPositions(rows: readonly { dataset_id: string; positioned?: unknown; position_sum?: unknown }[], datasetId: string): ClickPositions {
+  const row = rows.find((r) => r.dataset_id === datasetId);
+  return row ? { positioned: Number(row.positioned ?? 0), positionSum: Number(row.position_sum ?? 0) } : NO_POSITIONS;
+}
 
 /**
  * The flags a search of `searchDatasetId` has, given the aggregate of the user events naming its id
@@ -245,8 +261,16 @@ function deltaOf(byKey: Map<string, RollupDelta>, row: RollupKey, table: RollupT
   return d;
 }
 
+/** The rating counts of a rollup row (search or record rollups). */
+export interface RatingCounts {
+  rated: number;
+  positive: number;
+  negative: number;
+  ratingSum: number;
+}
+
 /** Counts a rating (none for null) `sign` times into `d`, as the reports count it. */
-function countRating(d: RollupDelta, rating: number | null, sign: number): void {
+export function countRating(d: RatingCounts, rating: number | null, sign: number): void {
   if (rating === null) return;
   d.rated += sign;
   d.ratingSum += sign * rating;
@@ -296,11 +320,15 @@ export function ratingDeltas(changes: readonly RatingChange[], table: RollupTabl
 }
 
 /**
- * The rating a search of `searchDatasetId` counts, given its `query_ratings` row (if any): the
- * row's rating when it rates a search in the same dataset, else null (as the reports join it).
+ * The rating a record of `datasetId` counts, given its `query_ratings` row (if any): the row's
+ * rating when it is of `kind` (a search's by default, or a RAG answer's) in the same dataset, else
+ * null (as the reports join it).
  */
-export const countedRating = (row: { kind: string; datasetId: string; rating: number } | undefined, searchDatasetId: string): number | null =>
-  row && row.kind === 'search' && row.datasetId === searchDatasetId ? Number(row.rating) : null;
+export const countedRating = (
+  row: { kind: string; datasetId: string; rating: number } | undefined,
+  datasetId: string,
+  kind: 'search' | 'rag' = 'search',
+): number | null => (row && row.kind === kind && row.datasetId === datasetId ? Number(row.rating) : null);
 
 /** The stored row (or none) with `delta` applied; null when no search is left (the row is deleted). */
 export function mergeRollup(stored: StoredRollup | undefined, delta: RollupDelta): MergedRollup | null {

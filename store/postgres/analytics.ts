@@ -6,6 +6,8 @@ import { fromJson, ragFromRow, toJson } from '../rows.js';
 import type { PgDb, Row } from './database.js';
 import type { UnratedSearch } from '../search-rollup-batch.js';
 import { applySearchRollup, rateWithRollup, ROLLUP_RETURNING } from './search-rollup.js';
+import { RAG_RECORDS, RECOMMENDATION_RECORDS, type RecordSource, type RolledRecord } from '../record-rollup-batch.js';
+import { applyRecordRollup, recordReturning } from './record-rollup.js';
 
 /**
  * A number the NOT NULL REAL columns accept. Records arrive as JSON, where NaN and Infinity
@@ -70,16 +72,22 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
      ON CONFLICT (id) DO NOTHING ${ROLLUP_RETURNING}`;
   const insertRecommendationsSql = `INSERT INTO recommendation_queries (id, dataset_id, recommendation_type, positive_ids, negative_ids, positive_tracking_ids, negative_tracking_ids, request_params, results, top_score, user_id, metadata, created_at)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::float8[], $11::text[], $12::text[], $13::bigint[])
-     ON CONFLICT (id) DO NOTHING`;
+     ON CONFLICT (id) DO NOTHING ${recordReturning(RECOMMENDATION_RECORDS)}`;
   const insertRagsSql = `INSERT INTO rag_queries (id, dataset_id, rag_type, user_message, search_id, topic_id, results, llm_response, top_score, user_id, metadata, prompt_tokens, completion_tokens, latency, created_at, hallucination_score, detected_hallucinations)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::float8[], $10::text[], $11::text[], $12::int[], $13::int[], $14::float8[], $15::bigint[], $16::float8[], $17::text[])
-     ON CONFLICT (id) DO NOTHING`;
+     ON CONFLICT (id) DO NOTHING ${recordReturning(RAG_RECORDS)}`;
   // By primary key through the created_at indexes: each statement is one short transaction (the
   // searches' with the rollups' subtraction of what it deleted).
   const purgeSearches = `DELETE FROM search_queries WHERE id IN (SELECT id FROM search_queries WHERE created_at < $1 LIMIT $2) ${ROLLUP_RETURNING}`;
-  const purgeRecommendations =
-    'DELETE FROM recommendation_queries WHERE id IN (SELECT id FROM recommendation_queries WHERE created_at < $1 LIMIT $2)';
-  const purgeRags = 'DELETE FROM rag_queries WHERE id IN (SELECT id FROM rag_queries WHERE created_at < $1 LIMIT $2)';
+  const purgeRecordsSql = (source: RecordSource): string =>
+    `DELETE FROM ${source.table} WHERE id IN (SELECT id FROM ${source.table} WHERE created_at < $1 LIMIT $2) ${recordReturning(source)}`;
+  /** Inserts (or deletes) records of `source` by `statement` and applies what it returned to the record rollups, in one transaction. */
+  const withRecordRollup = (source: RecordSource, statement: string, params: unknown[], sign: 1 | -1): Promise<number> =>
+    db.tx(async (tx) => {
+      const rows = await tx.all<Omit<RolledRecord, 'kind'>>(statement, params);
+      await applyRecordRollup(tx, source, rows, sign);
+      return rows.length;
+    });
 
   /** The records as one array per column, in `columns` order. */
   const columns = <R>(records: readonly R[], of: readonly ((r: R) => unknown)[]): unknown[][] => of.map((f) => records.map(f));
@@ -115,7 +123,9 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
     async insertRecommendations(records) {
       const rows = records.filter((r) => complete(r.id, r.datasetId, r.recommendationType, r.createdAt));
       if (rows.length === 0) return 0;
-      return db.run(
+      // RETURNING gives only the rows inserted, as for the searches.
+      return withRecordRollup(
+        RECOMMENDATION_RECORDS,
         insertRecommendationsSql,
         columns(rows, [
           (r) => r.id,
@@ -132,6 +142,7 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
           (r) => toJson(r.metadata),
           (r) => integer(r.createdAt),
         ]),
+        1,
       );
     },
     async getSearch(datasetId, id) {
@@ -151,7 +162,8 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
         complete(r.id, r.datasetId, r.ragType, r.userMessage, r.llmResponse, r.createdAt),
       );
       if (rows.length === 0) return 0;
-      return db.run(
+      return withRecordRollup(
+        RAG_RECORDS,
         insertRagsSql,
         columns(rows, [
           (r) => r.id,
@@ -172,6 +184,7 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
           (r) => finite(r.hallucinationScore),
           (r) => jsonOf(r.detectedHallucinations ?? []),
         ]),
+        1,
       );
     },
     async getRag(datasetId, id) {
@@ -220,9 +233,14 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
           await applySearchRollup(tx, gone, -1);
           return gone.length;
         });
-      for (const statement of [purgeSearches, purgeRecommendations, purgeRags]) {
+      const purges = [
+        purgeSearchBatch,
+        () => withRecordRollup(RECOMMENDATION_RECORDS, purgeRecordsSql(RECOMMENDATION_RECORDS), [cutoffMs, batch], -1),
+        () => withRecordRollup(RAG_RECORDS, purgeRecordsSql(RAG_RECORDS), [cutoffMs, batch], -1),
+      ];
+      for (const purge of purges) {
         for (;;) {
-          const n = statement === purgeSearches ? await purgeSearchBatch() : await db.run(statement, [cutoffMs, batch]);
+          const n = await purge();
           deleted += n;
           if (n < batch) break;
           // Let the rest of this process breathe between batches.

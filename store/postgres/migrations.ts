@@ -10,6 +10,7 @@
  */
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
 import { QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
+import { RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
 
 /**
  * Every TEXT column compares bytewise (COLLATE "C"), as SQLite's do: ids are ordered for keyset
@@ -422,4 +423,58 @@ export const PG_MIGRATIONS: readonly string[] = [
   DROP INDEX search_queries_top_score;
   CREATE INDEX search_queries_top_score ON search_queries(dataset_id, top_score, id);
   `) + QUERY_TOTALS_BACKFILL,
+  // v9: the record rollups and the recommendations' top score index, as SQLite's v13.
+  bytewise(`
+  CREATE TABLE record_rollup_hourly (
+    dataset_id TEXT NOT NULL,
+    hour BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    subtype TEXT NOT NULL,
+    records BIGINT NOT NULL,
+    rated BIGINT NOT NULL,
+    positive BIGINT NOT NULL,
+    negative BIGINT NOT NULL,
+    rating_sum DOUBLE PRECISION NOT NULL,
+    clicked BIGINT NOT NULL,
+    converted BIGINT NOT NULL,
+    positioned BIGINT NOT NULL,
+    position_sum DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (dataset_id, hour, kind, subtype)
+  );
+  CREATE TABLE record_rollup_daily (
+    dataset_id TEXT NOT NULL,
+    day BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    subtype TEXT NOT NULL,
+    records BIGINT NOT NULL,
+    rated BIGINT NOT NULL,
+    positive BIGINT NOT NULL,
+    negative BIGINT NOT NULL,
+    rating_sum DOUBLE PRECISION NOT NULL,
+    clicked BIGINT NOT NULL,
+    converted BIGINT NOT NULL,
+    positioned BIGINT NOT NULL,
+    position_sum DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (dataset_id, day, kind, subtype)
+  );
+  CREATE TABLE record_event_rollup_hourly (
+    dataset_id TEXT NOT NULL,
+    hour BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    subtype TEXT NOT NULL,
+    event_name TEXT NOT NULL,
+    events BIGINT NOT NULL,
+    PRIMARY KEY (dataset_id, hour, kind, subtype, event_name)
+  );
+  CREATE TABLE record_event_rollup_daily (
+    dataset_id TEXT NOT NULL,
+    day BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    subtype TEXT NOT NULL,
+    event_name TEXT NOT NULL,
+    events BIGINT NOT NULL,
+    PRIMARY KEY (dataset_id, day, kind, subtype, event_name)
+  );
+  CREATE INDEX recommendation_queries_top_score ON recommendation_queries(dataset_id, top_score, id);
+  `) + RECORD_SOURCES.map(recordRollupBackfillSql).join('\n'),
 ];

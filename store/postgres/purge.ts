@@ -45,6 +45,11 @@ const DATASET_TABLES = [
   { table: 'search_query_totals', key: 'ctid' },
   { table: 'recommendation_queries', key: 'id' },
   { table: 'rag_queries', key: 'id' },
+  // The record rollups go with the answers, recommendations and events they aggregate (composite key: by row address).
+  { table: 'record_rollup_hourly', key: 'ctid' },
+  { table: 'record_rollup_daily', key: 'ctid' },
+  { table: 'record_event_rollup_hourly', key: 'ctid' },
+  { table: 'record_event_rollup_daily', key: 'ctid' },
   { table: 'user_events', key: 'id' },
   // The user event rollups go with the events they aggregate (composite key: by row address).
   { table: 'user_event_rollup_hourly', key: 'ctid' },

@@ -18,7 +18,6 @@ import type { QueryRating } from '../../core/domain/user-events.js';
 import {
   countedFlags,
   countedRating,
-  LINK_FLAGS_SQL,
   linkDeltas,
   linksSearch,
   mergedValues,
@@ -41,34 +40,12 @@ import {
   type UnratedSearch,
 } from '../search-rollup-batch.js';
 import type { Tx } from './database.js';
-
-/** Key of the transaction advisory lock that serializes rollup writes. */
-const ROLLUP_LOCK = 7_297_012;
+import { applyRecordChanges, eventRecordChanges, eventRecordState, ratingRecordChanges, type NamedStoredEvent } from './record-rollup.js';
+import { flagRowsOf, lockRollups, ratingsOf } from './rollup-reads.js';
 
 /** The columns of `search_queries` a RETURNING clause gives {@link applySearchRollup}. */
 export const ROLLUP_RETURNING =
   'RETURNING id, dataset_id AS "datasetId", created_at AS "createdAt", search_type AS "searchType", search_method AS "searchMethod", latency, query';
-
-/** Takes the rollup lock until `tx` ends. */
-const lockRollups = (tx: Tx): Promise<number> => tx.run('SELECT pg_advisory_xact_lock($1)', [ROLLUP_LOCK]);
-
-type RatingRow = { query_id: string; kind: string; datasetId: string; rating: number };
-
-/** The stored ratings of `ids`, by query id. */
-async function ratingsOf(tx: Tx, ids: readonly string[]): Promise<Map<string, RatingRow>> {
-  const rows = await tx.all<RatingRow>('SELECT query_id, kind, dataset_id AS "datasetId", rating FROM query_ratings WHERE query_id = ANY($1::text[])', [ids]);
-  return new Map(rows.map((r) => [r.query_id, r]));
-}
-
-type FlagRow = { request_id: string; dataset_id: string; clicked: number; converted: number };
-
-/** The aggregates of the user events naming each of `ids`, by request id (one row per dataset of the events). */
-async function flagRowsOf(tx: Tx, ids: readonly string[]): Promise<Map<string, FlagRow[]>> {
-  const rows = await tx.all<FlagRow>(`${LINK_FLAGS_SQL} WHERE request_id = ANY($1::text[]) GROUP BY request_id, dataset_id`, [ids]);
-  const by = new Map<string, FlagRow[]>();
-  for (const r of rows) by.set(r.request_id, [...(by.get(r.request_id) ?? []), r]);
-  return by;
-}
 
 /** Applies searches just inserted (`sign` 1) or deleted (-1) in `tx`, with the ratings and linked events they have. */
 export async function applySearchRollup(tx: Tx, rows: readonly UnratedSearch[], sign: 1 | -1): Promise<void> {
@@ -95,8 +72,9 @@ export async function applySearchRollup(tx: Tx, rows: readonly UnratedSearch[], 
 }
 
 /**
- * Stores `ratings` (the last of each query id, as `store` does it) with their rollup changes; the
- * caller's `store` writes them, after the lock and the reads of what they replace.
+ * Stores `ratings` (the last of each query id, as `store` does it) with their rollup changes, in
+ * the search rollups and (for RAG answers) the record rollups; the caller's `store` writes them,
+ * after the lock and the reads of what they replace.
  */
 export async function rateWithRollup(tx: Tx, ratings: readonly QueryRating[], store: () => Promise<unknown>): Promise<void> {
   await lockRollups(tx);
@@ -106,7 +84,13 @@ export async function rateWithRollup(tx: Tx, ratings: readonly QueryRating[], st
     'SELECT id, dataset_id AS "datasetId", created_at AS "createdAt", search_type AS "searchType", search_method AS "searchMethod" FROM search_queries WHERE id = ANY($1::text[])',
     [ids],
   );
+  const answers = await ratingRecordChanges(
+    tx,
+    ratings.map((r) => ({ ...r, rating: Math.trunc(r.rating) })),
+    before,
+  );
   await store();
+  await applyRecordChanges(tx, answers);
   const byId = new Map(searches.map((s) => [s.id, s]));
   const changes: RatingChange[] = [];
   for (const r of ratings) {
@@ -120,20 +104,21 @@ export async function rateWithRollup(tx: Tx, ratings: readonly QueryRating[], st
 }
 
 /** A user event as {@link insertEventsWithRollup} sees it: its id as stored. */
-export interface StoredEvent extends LinkingEvent {
-  readonly id: string;
-}
+export type StoredEvent = NamedStoredEvent & LinkingEvent;
 
 /**
  * Stores user events (the caller's `insert`, returning the ids it stored) with the flags they
- * set on the searches they name. Only a batch with a click or conversion naming a request takes
- * the lock, before it reads the flags and stores the events. An id repeated in the batch is
- * stored once, its first event (as `insert` does); returns how many were stored.
+ * set on the searches they name, and what they count for the answers and recommendations they
+ * name (./record-rollup.ts). Only a batch with an event naming a request takes the lock, before
+ * it reads the flags and records and stores the events (a batch of events without request ids
+ * never waits for it). An id repeated in the batch is stored once, its first event (as `insert`
+ * does); returns how many were stored.
  */
 export async function insertEventsWithRollup(tx: Tx, events: readonly StoredEvent[], insert: () => Promise<readonly string[]>): Promise<number> {
-  const linking = events.filter(linksSearch);
-  if (linking.length === 0) return (await insert()).length;
+  if (!events.some((e) => typeof e.requestId === 'string')) return (await insert()).length;
   await lockRollups(tx);
+  const records = await eventRecordState(tx, events);
+  const linking = events.filter(linksSearch);
   const ids = [...new Set(linking.map((e) => e.requestId!))];
   const before = await flagRowsOf(tx, ids);
   const searches = await tx.all<RollupKey & { id: string }>(
@@ -157,6 +142,7 @@ export async function insertEventsWithRollup(tx: Tx, events: readonly StoredEven
     if (clicked + converted > 0) changes.push({ search, clicked, converted });
   }
   if (changes.length > 0) await applyDeltas(tx, (t) => linkDeltas(changes, t));
+  await applyRecordChanges(tx, eventRecordChanges(events, stored, records));
   return stored.size;
 }
 

@@ -79,9 +79,18 @@ export function pgUserEvents(db: PgDb): UserEventRepository {
       const rows = events.filter((e) => complete(e.id, e.datasetId, e.eventType, e.eventName, e.isConversion, e.createdAt, e.updatedAt));
       if (rows.length === 0) return 0;
       const values = columns.map((f) => rows.map(f));
-      const stored = rows.map((e) => ({ id: text(e.id)!, datasetId: text(e.datasetId)!, eventType: e.eventType, isConversion: e.isConversion, requestId: text(e.requestId) }));
-      // One transaction: the events, what they add to the user event rollups, and the flags a
-      // click or conversion naming a request sets in the search rollups.
+      const stored = rows.map((e) => ({
+        id: text(e.id)!,
+        datasetId: text(e.datasetId)!,
+        eventType: e.eventType,
+        eventName: text(e.eventName)!,
+        isConversion: e.isConversion,
+        requestId: text(e.requestId),
+        position: position(e.position),
+      }));
+      // One transaction: the events, what they add to the user event rollups, the flags a click
+      // or conversion naming a request sets in the search rollups, and what an event naming an
+      // answer or recommendation counts in the record rollups.
       return db.tx((tx) =>
         insertEventsWithRollup(tx, stored, async () => {
           const added = await tx.all<RolledEvent & { id: string }>(`${insertSql} ${EVENT_ROLLUP_RETURNING}`, values);

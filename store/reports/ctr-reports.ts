@@ -23,6 +23,7 @@
 import type { RecommendationKind, SearchKind } from '../../core/domain/analytics.js';
 import { jsonText, reportTimestamp, Where, type Dialect, type RangeBounds, type ReportSql } from './report-sql.js';
 import { exists } from './linked-events.js';
+import { recordRollupTotals, type RecordRollupQuery } from './record-rollup.js';
 
 /** Filter of the search variants (the reference's `SearchAnalyticsFilter`). */
 export interface SearchCtrFilter {
@@ -148,6 +149,12 @@ async function totals(sql: ReportSql, datasetId: string, source: Source, range: 
   };
 }
 
+/** {@link totals} from the record rollups (store/reports/record-rollup.ts). */
+async function rollupTotals(sql: ReportSql, datasetId: string, query: RecordRollupQuery): Promise<Totals> {
+  const c = await recordRollupTotals(sql, datasetId, query);
+  return { records: c.records, withClicks: c.clicked, avgPosition: c.positioned === 0 ? 0 : c.positionSum / c.positioned };
+}
+
 const percent = (part: number, whole: number): number => (whole === 0 ? 0 : (part * 100) / whole);
 
 /** A page of the source's records with (or without) a linked click, newest first. */
@@ -243,7 +250,18 @@ export async function ctrReport(sql: ReportSql, datasetId: string, request: CtrR
       };
     }
     case 'recommendation_ctr_metrics': {
-      const t = await totals(sql, datasetId, recommendationSource(sql.dialect, datasetId, request.filter), request.filter.dateRange);
+      const f = request.filter;
+      // Only dates and the type narrow the recommendations: the record rollups hold the figures.
+      const t =
+        f.topScore === undefined && f.componentName === undefined
+          ? await rollupTotals(sql, datasetId, {
+              kind: 'recommendation',
+              subtype: f.recommendationType,
+              dateRange: f.dateRange,
+              rated: false,
+              raw: (dateRange) => ({ from: 'recommendation_queries q', where: recommendationSource(sql.dialect, datasetId, { ...f, dateRange }).where }),
+            })
+          : await totals(sql, datasetId, recommendationSource(sql.dialect, datasetId, f), f.dateRange);
       const withPercent = percent(t.withClicks, t.records);
       return {
         recommendations_with_clicks: t.withClicks,

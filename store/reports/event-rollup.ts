@@ -33,8 +33,16 @@ export async function rollupEventNames(sql: ReportSql, datasetId: string, dateRa
     const where = new Where().add('e.dataset_id = ?', datasetId).range('e.created_at', rawRange(span));
     reads.push(sql.all(`SELECT e.event_name AS event_name, COUNT(*) AS n FROM user_events e ${where.sql()} GROUP BY e.event_name`, where.params));
   }
+  return rankedNames(await Promise.all(reads));
+}
+
+/**
+ * Per-name counts from several reads summed, most first (ties by name in code-point order, as both
+ * engines' ORDER BY gives it: UTF-8 bytes, not JS's UTF-16 units), names counting none left out.
+ */
+export function rankedNames(reads: readonly (readonly { event_name: string; n: unknown }[])[]): EventNameCount[] {
   const counts = new Map<string, number>();
-  for (const rows of await Promise.all(reads)) for (const r of rows) counts.set(r.event_name, (counts.get(r.event_name) ?? 0) + Number(r.n));
+  for (const rows of reads) for (const r of rows) counts.set(r.event_name, (counts.get(r.event_name) ?? 0) + Number(r.n));
   return [...counts]
     .filter(([, n]) => n > 0)
     .map(([event_name, event_count]) => ({ event_name, event_count, bytes: Buffer.from(event_name, 'utf8') }))

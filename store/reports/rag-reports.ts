@@ -27,6 +27,14 @@ import { purchaseRevenue } from './event-rollup.js';
 import { HAS_CLICK, HAS_CONVERSION, RAG_RATING_JOIN, ragSelection, type RagAnalyticsFilter } from './rag-filter.js';
 import { binaryOrder, countOverTime, linkedEventNames, perUserOverTime, ratio, shareOverTime, toPoints, type TimePoint } from './rag-series.js';
 import { bucketStart, Where, type Granularity, type RangeBounds, type ReportSql } from './report-sql.js';
+import {
+  recordRollupBuckets,
+  recordRollupCounts,
+  recordRollupEventNames,
+  recordRollupTotals,
+  rollupShare,
+  type RecordRollupQuery,
+} from './record-rollup.js';
 import type { ReportWindow } from './rag-events.js';
 
 /** A filter and a bucket size: what every graph takes. */
@@ -49,8 +57,26 @@ export interface EventNameCount {
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
+/**
+ * The record rollups' query for the answers matching `filter` (and a graph's `granularity`), or
+ * undefined when they cannot serve it: only the date range and the rag type may narrow the answers.
+ */
+function answerRollup(sql: ReportSql, datasetId: string, filter: RagAnalyticsFilter, granularity?: Granularity): RecordRollupQuery | undefined {
+  if (filter.query !== undefined || filter.queryRating !== undefined || filter.componentName !== undefined) return undefined;
+  if (granularity !== undefined && !recordRollupBuckets(granularity)) return undefined;
+  return {
+    kind: 'rag',
+    subtype: filter.ragType,
+    dateRange: filter.dateRange,
+    rated: true,
+    raw: (dateRange) => ragSelection(sql.dialect, datasetId, { ragType: filter.ragType, dateRange }, true),
+  };
+}
+
 /** `rag_usage`: answers matching the filter. */
 export async function ragUsage(sql: ReportSql, datasetId: string, filter: RagAnalyticsFilter): Promise<{ total_queries: number }> {
+  const rollup = answerRollup(sql, datasetId, filter);
+  if (rollup) return { total_queries: (await recordRollupTotals(sql, datasetId, rollup)).records };
   const { from, where } = ragSelection(sql.dialect, datasetId, filter);
   const [row] = await sql.all(`SELECT COUNT(*) AS n FROM ${from} ${where.sql()}`, where.params);
   return { total_queries: num(row?.n) };
@@ -58,6 +84,8 @@ export async function ragUsage(sql: ReportSql, datasetId: string, filter: RagAna
 
 /** `rag_usage_graph`: answers per bucket. */
 export async function ragUsageGraph(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ points: TimePoint[] }> {
+  const rollup = answerRollup(sql, datasetId, req.filter, req.granularity);
+  if (rollup) return { points: toPoints(await recordRollupCounts(sql, datasetId, rollup, req.granularity), (b) => b.records) };
   const { points } = await countOverTime(sql, ragSelection(sql.dialect, datasetId, req.filter), req.granularity);
   return { points };
 }
@@ -68,6 +96,11 @@ export async function ragQueryRatings(
   datasetId: string,
   filter: RagAnalyticsFilter,
 ): Promise<{ total_positive_ratings: number; total_negative_ratings: number }> {
+  const rollup = answerRollup(sql, datasetId, filter);
+  if (rollup) {
+    const all = await recordRollupTotals(sql, datasetId, rollup);
+    return { total_positive_ratings: ratio(all.positive * 100, all.rated), total_negative_ratings: ratio(all.negative * 100, all.rated) };
+  }
   const { from, where } = ragSelection(sql.dialect, datasetId, filter, true);
   const [row] = await sql.all(
     `SELECT COUNT(r.rating) AS rated, SUM(CASE WHEN r.rating >= 1 THEN 1 ELSE 0 END) AS positive, SUM(CASE WHEN r.rating <= 0 THEN 1 ELSE 0 END) AS negative
@@ -125,13 +158,19 @@ export async function followupQueries(
 
 /** `ctr_metrics_over_time`: the fraction of answers with a linked click. */
 export async function ragCtrOverTime(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ total_ctr: number; points: TimePoint[] }> {
-  const { total, points } = await shareOverTime(sql, ragSelection(sql.dialect, datasetId, req.filter), req.granularity, HAS_CLICK);
+  const rollup = answerRollup(sql, datasetId, req.filter, req.granularity);
+  const { total, points } = rollup
+    ? rollupShare(await recordRollupCounts(sql, datasetId, rollup, req.granularity), 'clicked')
+    : await shareOverTime(sql, ragSelection(sql.dialect, datasetId, req.filter), req.granularity, HAS_CLICK);
   return { total_ctr: total, points };
 }
 
 /** `chat_conversion_rate`: the fraction of answers with a linked conversion. */
 export async function chatConversionRate(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ conversion_rate: number; points: TimePoint[] }> {
-  const { total, points } = await shareOverTime(sql, ragSelection(sql.dialect, datasetId, req.filter), req.granularity, HAS_CONVERSION);
+  const rollup = answerRollup(sql, datasetId, req.filter, req.granularity);
+  const { total, points } = rollup
+    ? rollupShare(await recordRollupCounts(sql, datasetId, rollup, req.granularity), 'converted')
+    : await shareOverTime(sql, ragSelection(sql.dialect, datasetId, req.filter), req.granularity, HAS_CONVERSION);
   return { conversion_rate: total, points };
 }
 
@@ -143,6 +182,15 @@ export async function messagesPerUser(sql: ReportSql, datasetId: string, req: Gr
 
 /** `chat_average_rating`: the mean rating of the rated answers. */
 export async function chatAverageRating(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ avg_chat_rating: number; points: TimePoint[] }> {
+  const rollup = answerRollup(sql, datasetId, req.filter, req.granularity);
+  if (rollup) {
+    const rated = (await recordRollupCounts(sql, datasetId, rollup, req.granularity)).filter((b) => b.rated > 0);
+    const total = ratio(
+      rated.reduce((sum, b) => sum + b.ratingSum, 0),
+      rated.reduce((sum, b) => sum + b.rated, 0),
+    );
+    return { avg_chat_rating: total, points: toPoints(rated, (b) => ratio(b.ratingSum, b.rated)) };
+  }
   const { from, where } = ragSelection(sql.dialect, datasetId, req.filter, true);
   where.add('r.rating IS NOT NULL');
   const rows = await sql.all<{ bucket: number; n: number; total: number }>(
@@ -157,6 +205,8 @@ export async function chatAverageRating(sql: ReportSql, datasetId: string, req: 
 
 /** `event_funnel`: the user events linked to the answers, counted by name. */
 export async function ragEventFunnel(sql: ReportSql, datasetId: string, filter: RagAnalyticsFilter): Promise<{ event_names: EventNameCount[] }> {
+  const rollup = answerRollup(sql, datasetId, filter);
+  if (rollup) return { event_names: await recordRollupEventNames(sql, datasetId, rollup) };
   return { event_names: await linkedEventNames(sql, ragSelection(sql.dialect, datasetId, filter)) };
 }
 

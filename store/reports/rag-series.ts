@@ -14,7 +14,7 @@ export interface TimePoint {
 }
 
 /** A row of a bucketed statement: the bucket start (epoch ms) and its figures. */
-export type BucketRow = { readonly bucket: number | string } & Record<string, unknown>;
+export type BucketRow = { readonly bucket: number | string };
 
 /** The points of bucketed rows (already oldest first), each valued by `value`. */
 export function toPoints<R extends BucketRow>(rows: readonly R[], value: (row: R) => number): TimePoint[] {

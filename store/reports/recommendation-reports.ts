@@ -17,10 +17,11 @@
  */
 import type { RecommendationKind, RecommendationRecord } from '../../core/domain/analytics.js';
 import { clickCondition, HAS_CLICK, HAS_CONVERSION } from './linked-events.js';
-import { countOverTime, linkedEventNames, perUserOverTime, shareOverTime, type SeriesSource, type TimePoint } from './rag-series.js';
+import { countOverTime, linkedEventNames, perUserOverTime, shareOverTime, toPoints, type SeriesSource, type TimePoint } from './rag-series.js';
 import { recommendationWhere, type RecommendationAnalyticsFilter } from './recommendation-filter.js';
 import { parsed, sortedBy, type ReportWindow } from './report-rows.js';
 import type { Granularity, ReportSql } from './report-sql.js';
+import { recordRollupBuckets, recordRollupCounts, recordRollupEventNames, rollupShare, type RecordRollupQuery } from './record-rollup.js';
 
 /** Columns `sort_by` of `recommendation_queries` may name. */
 export const RECOMMENDATION_SORT_COLUMNS = ['created_at', 'top_score'] as const;
@@ -54,6 +55,23 @@ function recordFromRow(r: Row): RecommendationRecord {
     userId: r.user_id,
     metadata: parsed(r.metadata, null),
     createdAt: Number(r.created_at),
+  };
+}
+
+/**
+ * The record rollups' query for the recommendations matching `filter` (and a graph's
+ * `granularity`), or undefined when they cannot serve it: only the date range and the
+ * recommendation type may narrow them.
+ */
+function recommendationRollup(sql: ReportSql, datasetId: string, filter: RecommendationAnalyticsFilter, granularity?: Granularity): RecordRollupQuery | undefined {
+  if (filter.topScore !== undefined || filter.componentName !== undefined) return undefined;
+  if (granularity !== undefined && !recordRollupBuckets(granularity)) return undefined;
+  return {
+    kind: 'recommendation',
+    subtype: filter.recommendationType,
+    dateRange: filter.dateRange,
+    rated: false,
+    raw: (dateRange) => source(sql, datasetId, { recommendationType: filter.recommendationType, dateRange }),
   };
 }
 
@@ -119,6 +137,11 @@ export async function recommendationUsageGraph(
   datasetId: string,
   req: RecommendationGraphRequest,
 ): Promise<{ total_requests: number; points: TimePoint[] }> {
+  const rollup = recommendationRollup(sql, datasetId, req.filter, req.granularity);
+  if (rollup) {
+    const buckets = await recordRollupCounts(sql, datasetId, rollup, req.granularity);
+    return { total_requests: buckets.reduce((sum, b) => sum + b.records, 0), points: toPoints(buckets, (b) => b.records) };
+  }
   const { total, points } = await countOverTime(sql, source(sql, datasetId, req.filter), req.granularity);
   return { total_requests: total, points };
 }
@@ -139,7 +162,10 @@ export async function recommendationsCtrRate(
   datasetId: string,
   req: RecommendationGraphRequest,
 ): Promise<{ total_ctr: number; points: TimePoint[] }> {
-  const { total, points } = await shareOverTime(sql, source(sql, datasetId, req.filter), req.granularity, HAS_CLICK);
+  const rollup = recommendationRollup(sql, datasetId, req.filter, req.granularity);
+  const { total, points } = rollup
+    ? rollupShare(await recordRollupCounts(sql, datasetId, rollup, req.granularity), 'clicked')
+    : await shareOverTime(sql, source(sql, datasetId, req.filter), req.granularity, HAS_CLICK);
   return { total_ctr: total, points };
 }
 
@@ -149,7 +175,10 @@ export async function recommendationConversionRate(
   datasetId: string,
   req: RecommendationGraphRequest,
 ): Promise<{ conversion_rate: number; points: TimePoint[] }> {
-  const { total, points } = await shareOverTime(sql, source(sql, datasetId, req.filter), req.granularity, HAS_CONVERSION);
+  const rollup = recommendationRollup(sql, datasetId, req.filter, req.granularity);
+  const { total, points } = rollup
+    ? rollupShare(await recordRollupCounts(sql, datasetId, rollup, req.granularity), 'converted')
+    : await shareOverTime(sql, source(sql, datasetId, req.filter), req.granularity, HAS_CONVERSION);
   return { conversion_rate: total, points };
 }
 
@@ -159,5 +188,7 @@ export async function recommendationEventFunnel(
   datasetId: string,
   filter: RecommendationAnalyticsFilter,
 ): Promise<{ event_names: { event_name: string; event_count: number }[] }> {
+  const rollup = recommendationRollup(sql, datasetId, filter);
+  if (rollup) return { event_names: await recordRollupEventNames(sql, datasetId, rollup) };
   return { event_names: await linkedEventNames(sql, source(sql, datasetId, filter)) };
 }

@@ -8,6 +8,8 @@ import { tokenCount } from '../rag-records.js';
 import { fromJson, ragFromRow, toJson } from '../rows.js';
 import type { UnratedSearch } from '../search-rollup-batch.js';
 import { sqliteSearchRollup } from './search-rollup.js';
+import { RAG_RECORDS, RECOMMENDATION_RECORDS, type RecordSource, type RolledRecord } from '../record-rollup-batch.js';
+import { noRecordChanges, sqliteRecordRollup } from './record-rollup.js';
 
 type Row = Record<string, any>;
 
@@ -72,25 +74,41 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
       return { changes: gone.length };
     }).immediate,
   };
-  const purgeRecommendations = db.prepare(
-    'DELETE FROM recommendation_queries WHERE rowid IN (SELECT rowid FROM recommendation_queries WHERE created_at < ? LIMIT ?)',
-  );
-  const purgeRags = db.prepare('DELETE FROM rag_queries WHERE rowid IN (SELECT rowid FROM rag_queries WHERE created_at < ? LIMIT ?)');
+  // Answers and recommendations alike: the deletes return what the record rollups must subtract.
+  const records = sqliteRecordRollup(db);
+  const purgeRecords = (source: RecordSource) => {
+    const purgeRows = db.prepare(
+      `DELETE FROM ${source.table} WHERE rowid IN (SELECT rowid FROM ${source.table} WHERE created_at < ? LIMIT ?)
+       RETURNING id, dataset_id AS datasetId, created_at AS createdAt, ${source.subtypeColumn} AS subtype`,
+    );
+    return {
+      run: db.transaction((cutoffMs: number, batch: number): { changes: number } => {
+        const gone = (purgeRows.all(cutoffMs, batch) as Omit<RolledRecord, 'kind'>[]).map((r) => ({ ...r, kind: source.kind }));
+        records.records(source, gone, -1);
+        return { changes: gone.length };
+      }).immediate,
+    };
+  };
+  const purgeRecommendations = purgeRecords(RECOMMENDATION_RECORDS);
+  const purgeRags = purgeRecords(RAG_RECORDS);
   // The latest rating wins: ratings are fire-and-forget and may be sent again.
   const upsertRating = db.prepare(
     `INSERT INTO query_ratings (query_id, kind, dataset_id, rating, note, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (query_id) DO UPDATE SET kind = excluded.kind, dataset_id = excluded.dataset_id, rating = excluded.rating,
        note = excluded.note, metadata = excluded.metadata, created_at = excluded.created_at`,
   );
-  // A rating of a stored search changes its rollup row's rating counts, in the same transaction.
+  // A rating of a stored search (or answer) changes its rollup row's rating counts, in the same transaction.
   const rate = db.transaction((ratings: readonly QueryRating[]) => {
     const changes = [];
+    const answers = noRecordChanges();
     for (const r of ratings) {
       const change = rollup.ratingChange(r);
       if (change) changes.push(change);
+      records.ratingChange(r, answers);
       upsertRating.run(r.queryId, r.kind, r.datasetId, r.rating, r.note, toJson(r.metadata), r.createdAt);
     }
     rollup.ratings(changes);
+    records.apply(answers);
   });
 
   // The rollups count only the rows this batch added: a redelivered record is ignored by its id.
@@ -118,10 +136,11 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
     rollup.searches(added, 1);
     return added.length;
   });
-  const recommendations = db.transaction((records: readonly RecommendationRecord[]): number => {
-    let added = 0;
-    for (const r of records) {
-      added += insertRecommendation.run(
+  // The record rollups count only the rows this batch added, as the search rollups do.
+  const recommendations = db.transaction((batch: readonly RecommendationRecord[]): number => {
+    const added: RolledRecord[] = [];
+    for (const r of batch) {
+      const changes = insertRecommendation.run(
         r.id,
         r.datasetId,
         r.recommendationType,
@@ -136,14 +155,16 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
         toJson(r.metadata),
         r.createdAt,
       ).changes;
+      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, kind: 'recommendation', subtype: r.recommendationType });
     }
-    return added;
+    records.records(RECOMMENDATION_RECORDS, added, 1);
+    return added.length;
   });
 
-  const rags = db.transaction((records: readonly RagRecord[]): number => {
-    let added = 0;
-    for (const r of records) {
-      added += insertRag.run(
+  const rags = db.transaction((batch: readonly RagRecord[]): number => {
+    const added: RolledRecord[] = [];
+    for (const r of batch) {
+      const changes = insertRag.run(
         r.id,
         r.datasetId,
         r.ragType,
@@ -162,8 +183,10 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
         finite(r.hallucinationScore),
         jsonOf(r.detectedHallucinations ?? []),
       ).changes;
+      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, kind: 'rag', subtype: r.ragType });
     }
-    return added;
+    records.records(RAG_RECORDS, added, 1);
+    return added.length;
   });
 
   return {

@@ -4,6 +4,7 @@
  */
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
 import { QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
+import { RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
 
 /** The migrations, oldest first. */
 export const MIGRATIONS: readonly string[] = [
@@ -455,4 +456,61 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX search_queries_top_score;
   CREATE INDEX search_queries_top_score ON search_queries(dataset_id, top_score, id);
   ` + QUERY_TOTALS_BACKFILL,
+  // v13: the record rollups of RAG answers and recommendations and of the user events linked to
+  // them (../record-rollup-batch.ts), filled from the rows already stored; from here on kept by
+  // every write of those records, their ratings and user events. low_confidence_recommendations
+  // walks a top score index, as low_confidence_queries does.
+  `
+  CREATE TABLE record_rollup_hourly (
+    dataset_id TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    subtype TEXT NOT NULL,
+    records INTEGER NOT NULL,
+    rated INTEGER NOT NULL,
+    positive INTEGER NOT NULL,
+    negative INTEGER NOT NULL,
+    rating_sum REAL NOT NULL,
+    clicked INTEGER NOT NULL,
+    converted INTEGER NOT NULL,
+    positioned INTEGER NOT NULL,
+    position_sum REAL NOT NULL,
+    PRIMARY KEY (dataset_id, hour, kind, subtype)
+  );
+  CREATE TABLE record_rollup_daily (
+    dataset_id TEXT NOT NULL,
+    day INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    subtype TEXT NOT NULL,
+    records INTEGER NOT NULL,
+    rated INTEGER NOT NULL,
+    positive INTEGER NOT NULL,
+    negative INTEGER NOT NULL,
+    rating_sum REAL NOT NULL,
+    clicked INTEGER NOT NULL,
+    converted INTEGER NOT NULL,
+    positioned INTEGER NOT NULL,
+    position_sum REAL NOT NULL,
+    PRIMARY KEY (dataset_id, day, kind, subtype)
+  );
+  CREATE TABLE record_event_rollup_hourly (
+    dataset_id TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    subtype TEXT NOT NULL,
+    event_name TEXT NOT NULL,
+    events INTEGER NOT NULL,
+    PRIMARY KEY (dataset_id, hour, kind, subtype, event_name)
+  );
+  CREATE TABLE record_event_rollup_daily (
+    dataset_id TEXT NOT NULL,
+    day INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    subtype TEXT NOT NULL,
+    event_name TEXT NOT NULL,
+    events INTEGER NOT NULL,
+    PRIMARY KEY (dataset_id, day, kind, subtype, event_name)
+  );
+  CREATE INDEX recommendation_queries_top_score ON recommendation_queries(dataset_id, top_score, id);
+  ` + RECORD_SOURCES.map(recordRollupBackfillSql).join('\n'),
 ];

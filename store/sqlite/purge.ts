@@ -48,6 +48,11 @@ const DATASET_TABLES = [
   'search_query_totals',
   'recommendation_queries',
   'rag_queries',
+  // The record rollups go with the answers, recommendations and events they aggregate (../record-rollup-batch.ts).
+  'record_rollup_hourly',
+  'record_rollup_daily',
+  'record_event_rollup_hourly',
+  'record_event_rollup_daily',
   'user_events',
   // The user event rollups go with the events they aggregate (../event-rollup-batch.ts).
   'user_event_rollup_hourly',

@@ -10,6 +10,7 @@ import type { RolledEvent } from '../event-rollup-batch.js';
 import type { LinkChange } from '../search-rollup-batch.js';
 import { sqliteEventRollup } from './event-rollup.js';
 import { sqliteSearchRollup } from './search-rollup.js';
+import { noRecordChanges, sqliteRecordRollup } from './record-rollup.js';
 
 type Row = Record<string, any>;
 
@@ -30,14 +31,18 @@ export function sqliteUserEvents(db: Db): UserEventRepository {
   const getOne = db.prepare('SELECT * FROM user_events WHERE dataset_id = ? AND id = ?');
   const rollup = sqliteSearchRollup(db);
   const addToEventRollups = sqliteEventRollup(db);
+  const records = sqliteRecordRollup(db);
   // The stored events go into the user event rollups, and a click or conversion naming a stored
-  // search may set its flags in the search rollups, in the same transaction; each event's change
-  // is read before it is stored, so the batch's later events see its earlier ones.
+  // search may set its flags in the search rollups (and an event naming a stored answer or
+  // recommendation counts in the record rollups), in the same transaction; each event's change is
+  // read before it is stored, so the batch's later events see its earlier ones.
   const insertAll = db.transaction((events: readonly UserEvent[]): number => {
     const added: RolledEvent[] = [];
     const links: LinkChange[] = [];
+    const recordChanges = noRecordChanges();
     for (const e of events) {
       const link = rollup.linkChange(e);
+      const named = records.eventChange(e);
       const revenue = finite(e.revenue);
       const stored = insert.run(
         e.id,
@@ -60,8 +65,13 @@ export function sqliteUserEvents(db: Db): UserEventRepository {
       if (stored !== 1) continue;
       added.push({ datasetId: e.datasetId, createdAt: e.createdAt, eventType: e.eventType, eventName: e.eventName, revenue });
       if (link) links.push(link);
+      if (named) {
+        recordChanges.records.push(...named.records);
+        recordChanges.events.push(...named.events);
+      }
     }
     rollup.links(links);
+    records.apply(recordChanges);
     addToEventRollups(added);
     return added.length;
   });

@@ -13,10 +13,21 @@ import pg from 'pg';
 import { expect } from 'vitest';
 
 /**
- * Tables written asynchronously after a request (analytics records, and the search rollups written
- * with them), left out of write checks.
+ * Tables written asynchronously after a request (analytics records, and the search and record
+ * rollups written with them), left out of write checks.
  */
-const ASYNC_TABLES = new Set(['search_queries', 'recommendation_queries', 'rag_queries', 'search_rollup_hourly', 'search_rollup_daily', 'search_query_totals']);
+const ASYNC_TABLES = new Set([
+  'search_queries',
+  'recommendation_queries',
+  'rag_queries',
+  'search_rollup_hourly',
+  'search_rollup_daily',
+  'search_query_totals',
+  'record_rollup_hourly',
+  'record_rollup_daily',
+  'record_event_rollup_hourly',
+  'record_event_rollup_daily',
+]);
 
 /** Where a stack stores: SQLite in `dataDir` when `databaseUrl` is null, else that PostgreSQL database. A {@link Stack} is one. */
 export interface StoreLocation {

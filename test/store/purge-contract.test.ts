@@ -197,6 +197,9 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
       // Three query texts.
       search_query_totals: 3,
       recommendation_queries: 1,
+      // One recommendation: one row of each record rollup.
+      record_rollup_hourly: 1,
+      record_rollup_daily: 1,
     });
   });
 
