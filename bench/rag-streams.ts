@@ -11,6 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { fakeTokens, startFakeLlm } from '../test/helpers/fake-llm.js';
 import { quantile } from './lib/metrics.js';
+import { cpuSeconds } from './lib/rss-sampler.js';
 import { machine, startBenchStack } from './lib/spawn-stack.js';
 import { benchTenant } from './lib/tenant.js';
 
@@ -116,6 +117,14 @@ async function main(): Promise<void> {
     const warm = await Promise.all(Array.from({ length: STREAMS }, (_, i) => viaService(`warm${i}`)));
     console.log(`warm-up round (not counted): service TTFB p50 ${ms(quantile(warm.map((s) => s.ttfb).sort((a, b) => a - b), 0.5))}`);
 
+    // CPU of every process over the timed rounds (Linux: /proc), per stream through the service:
+    // what an answer costs where, the bench's own (client and provider) included.
+    const procs = { facade: stack.pids.facade, jobs: stack.pids.jobs, redis: stack.pids.redis };
+    const cpuAt = (): Record<string, number> => ({
+      ...Object.fromEntries(Object.entries(procs).map(([name, pid]) => [name, cpuSeconds(pid) ?? Number.NaN])),
+      bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+    });
+    const cpuBefore = cpuAt();
     const service: Streamed[] = [];
     const provider: Streamed[] = [];
     let wrong = 0;
@@ -138,6 +147,7 @@ async function main(): Promise<void> {
       provider.push(...directRound);
       console.log(`round ${round + 1}: service TTFB p50 ${ms(quantile(viaRound.map((s) => s.ttfb).filter((t) => !Number.isNaN(t)).sort((a, b) => a - b), 0.5))}, provider ${ms(quantile(directRound.map((s) => s.ttfb).sort((a, b) => a - b), 0.5))}`);
     }
+    const cpuAfter = cpuAt();
     const serviceTtfb = service.map((s) => s.ttfb);
     const providerTtfb = provider.map((s) => s.ttfb);
     const sortedS = [...serviceTtfb].sort((a, b) => a - b);
@@ -148,6 +158,8 @@ async function main(): Promise<void> {
     console.log(`time to first byte, through the service: ${summary(serviceTtfb)}`);
     console.log(`time to first byte, the provider's own:  ${summary(providerTtfb)}`);
     console.log(`added by the service: p50 ${ms(quantile(sortedS, 0.5) - quantile(sortedP, 0.5))}, p99 ${ms(quantile(sortedS, 0.99) - quantile(sortedP, 0.99))} (goal: < 50 ms)`);
+    const perStream = Object.keys(cpuAfter).map((name) => `${name} ${(((cpuAfter[name]! - cpuBefore[name]!) * 1000) / (ROUNDS * STREAMS)).toFixed(2)}`);
+    console.log(`CPU per stream through the service, ms (the bench's includes its direct requests; 10 ms ticks): ${perStream.join(', ')}`);
     console.log(`whole answer, through the service: ${summary(service.map((s) => s.total))}; provider's own: ${summary(provider.map((s) => s.total))}`);
   } finally {
     await stack.stop();

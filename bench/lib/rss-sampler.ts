@@ -28,7 +28,7 @@ export interface RssFigures {
 const TICKS_PER_S = 100;
 
 /** User + system CPU seconds of a process so far (all its threads), or null when it is gone. */
-function cpuSeconds(pid: number): number | null {
+export function cpuSeconds(pid: number): number | null {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces: count fields from the parenthesis that closes it.

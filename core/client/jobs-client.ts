@@ -45,7 +45,7 @@ export function connectJobs(url: string, options: { embedBackoffMs?: number } = 
   bulkDelete.on('error', () => {});
   const fileImport = new Queue<FileImportJob>(Queues.fileImport, { connection: redis });
   fileImport.on('error', () => {});
-  const rag = ragClient(redis, url);
+  const rag = ragClient(url);
   const add = async (name: string, id: string): Promise<void> => {
     try {
       // jobId makes a repeated request idempotent: one purge per resource (BullMQ refuses ':' in ids).

@@ -31,6 +31,12 @@ const GATHER_MS = 3;
 /** Longest one shared read blocks, in ms (waiters have their own, shorter or longer, timers). */
 const BLOCK_MS = 5000;
 
+/** TTL of the wake stream, in s: it outlives a process that died without deleting it by this long. */
+const WAKE_TTL_S = 3600;
+
+/** How often the wake stream's TTL is renewed while wakes are written, in ms. */
+const WAKE_EXPIRE_EVERY_MS = 60_000;
+
 type XReadReply = [string, [string, string[]][]][] | null;
 
 /** Parses an XREAD reply: by stream key, its answer entries and the id of its last entry. */
@@ -57,13 +63,15 @@ export class SharedStreamReader {
   private reading: ReadonlySet<string> | null = null;
   private readonly wakeKey = `quarry:rag:wake:${randomUUID()}`;
   private wakeAfter = '0';
+  /** When the wake stream's TTL was last renewed (epoch ms). */
+  private wakeExpiredAt = Number.NEGATIVE_INFINITY;
   private waking = false;
   private wakeAgain = false;
   private closed = false;
   /** Whether the last read returned entries (the next one waits {@link GATHER_MS} first). */
   private gathered = false;
 
-  /** `control`: the process's command connection (sends CLIENT UNBLOCK); `url`: Redis for the blocking connection. */
+  /** `control`: a command connection, auto-pipelined (writes the wakes); `url`: Redis for the blocking connection. */
   constructor(
     private readonly control: Redis,
     private readonly url: string,
@@ -129,7 +137,14 @@ export class SharedStreamReader {
     try {
       do {
         this.wakeAgain = false;
-        await this.control.pipeline().xadd(this.wakeKey, 'MAXLEN', '~', 16, '*', 'w', '1').expire(this.wakeKey, 3600).exec();
+        // Plain commands on the auto-pipelined control connection: they leave in the same socket
+        // write as the job the follower's answer enqueued in the same turn (facade/rag/answer.ts).
+        const added = this.control.xadd(this.wakeKey, 'MAXLEN', '~', 16, '*', 'w', '1');
+        const now = Date.now();
+        if (now - this.wakeExpiredAt >= WAKE_EXPIRE_EVERY_MS) {
+          this.wakeExpiredAt = now;
+          await Promise.all([added, this.control.expire(this.wakeKey, WAKE_TTL_S)]);
+        } else await added;
       } while (this.wakeAgain);
     } catch {
       // The read ends by itself within BLOCK_MS; the waiter's own timer bounds its wait anyway.

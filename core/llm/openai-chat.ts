@@ -10,6 +10,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import { QuarryError } from '../domain/errors.js';
 import type { ChatMessage, GenerationOptions, GenerationRequest, LlmEndpoint, TokenUsage } from '../domain/rag.js';
+import { httpFetch } from './http-fetch.js';
 import { abortError, providerError, raceAbort, throwIfAborted } from './llm-errors.js';
 import { buildMessages, messagesText, plainMessages } from './prompt.js';
 import type { LlmDeps, LlmProvider } from './provider.js';
@@ -72,35 +73,48 @@ export class OpenAiChatProvider implements LlmProvider {
       timeout: this.timeoutMs,
       maxRetries: deps.maxRetries ?? DEFAULT_LLM_MAX_RETRIES,
       logLevel: 'off',
+      // node:http with keep-alive instead of the global fetch: ~0.6 ms less CPU per answer (http-fetch.ts).
+      fetch: httpFetch,
     });
   }
 
   async *stream(request: GenerationRequest, signal: AbortSignal): AsyncGenerator<string, TokenUsage, undefined> {
     throwIfAborted(signal);
     const messages = buildMessages(request);
-    // Aborted when the stream stays silent for timeoutMs: the client's own timeout ends at the headers.
-    const silence = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const arm = (): void => {
-      clearTimeout(timer);
-      timer = setTimeout(() => silence.abort(), this.timeoutMs);
-    };
+    // One controller for the upstream request, aborted by the caller's signal or by a silence of
+    // timeoutMs (the client's own timeout ends at the headers). Not AbortSignal.any, and one
+    // timer refreshed per event, not one per token: with 100 answers starting at once, every
+    // allocation of an answer's start counts.
+    const upstream = new AbortController();
+    let silent = false;
+    // While the consumer holds a yielded delta, its own pace is not the provider's silence.
+    let yielded = false;
+    const timer = setTimeout(() => {
+      if (yielded) timer.refresh();
+      else {
+        silent = true;
+        upstream.abort();
+      }
+    }, this.timeoutMs);
+    const onAbort = (): void => upstream.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
     const pieces: string[] = [];
     let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
     let finished = false;
     let started = false;
+    // The event stream was read to its end (the request is over).
+    let drained = false;
     try {
-      arm();
-      const upstream = AbortSignal.any([signal, silence.signal]);
       const chunks = await raceAbort(
         this.client.chat.completions.create(
           { ...chatParams(request.options), messages, stream: true, stream_options: { include_usage: true } },
-          { signal: upstream },
+          { signal: upstream.signal },
         ),
         signal,
       );
       for await (const chunk of chunks) {
         started = true;
+        timer.refresh();
         if (chunk.usage != null) reported = chunk.usage;
         for (const choice of chunk.choices ?? []) {
           if (choice.index !== 0) continue;
@@ -108,21 +122,27 @@ export class OpenAiChatProvider implements LlmProvider {
           const text = choice.delta?.content;
           if (typeof text === 'string' && text !== '') {
             pieces.push(text);
-            // The consumer's own pace is not the provider's silence.
-            clearTimeout(timer);
+            yielded = true;
             yield text;
-            arm();
+            yielded = false;
+            timer.refresh();
           }
         }
       }
+      drained = true;
       // The client ends an aborted stream quietly: the abort is ours to report.
       throwIfAborted(signal);
-      if (silence.signal.aborted) throw this.silent();
+      if (silent) throw this.silent();
       if (!finished) throw providerError('the stream ended before the answer was complete');
     } catch (err) {
-      throw this.failure(err, signal, silence.signal, started);
+      throw this.failure(err, signal, silent, started);
     } finally {
       clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      // A consumer that stopped early (or a failure) may leave the request open: end it. A stream
+      // read to its end has nothing left to abort, and aborting it cost a DOMException and the
+      // client's abort handlers per answer.
+      if (!drained) upstream.abort();
     }
     return usageOf(reported, messagesText(messages), pieces.join(''));
   }
@@ -137,7 +157,7 @@ export class OpenAiChatProvider implements LlmProvider {
       if (typeof text !== 'string') throw providerError('the answer has no message content');
       return { text, usage: usageOf(res.usage, messagesText(wire), text) };
     } catch (err) {
-      throw this.failure(err, signal, null, false);
+      throw this.failure(err, signal, false, false);
     }
   }
 
@@ -146,12 +166,13 @@ export class OpenAiChatProvider implements LlmProvider {
   }
 
   /**
-   * Maps anything thrown while talking to the provider to the error the caller sees; `started`:
+   * Maps anything thrown while talking to the provider to the error the caller sees; `silent`:
+   * the stream was aborted for its silence; `started`:
    * the stream had delivered events, so a network error is a connection lost mid-answer.
    */
-  private failure(err: unknown, signal: AbortSignal, silence: AbortSignal | null, started: boolean): QuarryError {
+  private failure(err: unknown, signal: AbortSignal, silent: boolean, started: boolean): QuarryError {
     if (signal.aborted) return abortError(signal);
-    if (silence?.aborted === true || err instanceof APIConnectionTimeoutError) return this.silent();
+    if (silent || err instanceof APIConnectionTimeoutError) return this.silent();
     if (err instanceof QuarryError) return err;
     if (err instanceof APIUserAbortError) return abortError(signal);
     if (err instanceof APIConnectionError) return providerError(`could not reach the server: ${rootMessage(err)}`.slice(0, MAX_DETAIL_CHARS), err);

@@ -86,15 +86,17 @@ class DeltaQueue {
  * Follows an answer's stream to its end into `queue`; resolves with the usage, rejects with the
  * QuarryError that ended it.
  */
-async function follow(services: Services, id: string, deadlineAt: number, signal: AbortSignal, queue: DeltaQueue): Promise<TokenUsage> {
+async function follow(services: Services, id: string, deadlineAt: number, signal: AbortSignal, queue: DeltaQueue, first: Promise<StreamEntry[]>): Promise<TokenUsage> {
   const rag = services.jobs.rag;
   let after = '0';
   let lostPolls = 0;
+  let pending: Promise<StreamEntry[]> | null = first;
   for (;;) {
     if (signal.aborted) throw new QuarryError('cancelled', 'the client closed the connection before the answer ended');
     const left = deadlineAt + DEADLINE_GRACE_MS - Date.now();
     if (left <= 0) throw new QuarryError('timeout', `the answer took longer than its deadline (${new Date(deadlineAt).toISOString()})`);
-    const entries: StreamEntry[] = await rag.read(id, after, Math.min(POLL_MS, left));
+    const entries: StreamEntry[] = await (pending ?? rag.read(id, after, Math.min(POLL_MS, left)));
+    pending = null;
     for (const { id: entryId, event } of entries) {
       after = entryId;
       if (event.t === 'delta') queue.push(event.text);
@@ -142,11 +144,16 @@ export async function startAnswer(
       services.logger.warn({ answer: id, err: (err as Error).message }, 'could not cancel an answer');
     }));
   if (opts.signal.aborted) throw new QuarryError('cancelled', 'the client closed the connection before the answer started');
+  // The first read of the stream (from its start) is asked for in the same turn as the job: the
+  // shared reader's wake and the job's script leave in one socket write. Handled here, since a
+  // job that is not enqueued leaves it to end on its own timer (nothing is written to its key).
+  const first = rag.read(id, '0', POLL_MS);
+  first.catch(() => {});
   await rag.enqueue({ id, datasetId, request, deadlineAt });
   const queue = new DeltaQueue();
   const onAbort = (): void => void cancel();
   opts.signal.addEventListener('abort', onAbort, { once: true });
-  const usage = follow(services, id, deadlineAt, opts.signal, queue).then(
+  const usage = follow(services, id, deadlineAt, opts.signal, queue, first).then(
     (u) => {
       queue.finish();
       return u;
