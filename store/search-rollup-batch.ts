@@ -74,7 +74,7 @@ export interface LinkFlags {
 export const NO_LINKS: LinkFlags = { clicked: false, converted: false };
 
 /** What a rollup needs of a `search_queries` row, as stored. */
-export interface RollupSearch extends RollupKey, LinkFlags {
+export interface RollupSearch extends RollupKey, LinkFlags, ClickPositions {
   readonly latency: number;
   /** The search's rating as the reports count it (see the module comment), or null. */
   readonly rating: number | null;
@@ -124,8 +124,8 @@ export interface RatingChange {
   readonly after: number | null;
 }
 
-/** A stored search's flags changed by user events just stored (each 1: now set; 0: unchanged). */
-export interface LinkChange {
+/** A stored search's flags changed by user events just stored (each 1: now set; 0: unchanged), and the positions of its clicks among them. */
+export interface LinkChange extends ClickPositions {
   readonly search: RollupKey;
   readonly clicked: 0 | 1;
   readonly converted: 0 | 1;
@@ -137,7 +137,15 @@ export interface LinkingEvent {
   readonly eventType: string;
   readonly isConversion: boolean | null | undefined;
   readonly requestId: string | null | undefined;
+  /** The position as stored (a click's counts toward the average click position). */
+  readonly position?: number | null;
 }
+
+/** The position `e` adds to its record's click positions: a click's, when it has one. */
+export const clickPosition = (e: LinkingEvent): number | null => (e.eventType === 'click' && typeof e.position === 'number' ? e.position : null);
+
+/** What one stored event adds to a record's click positions. */
+export const positionsOf = (position: number | null): ClickPositions => (position === null ? NO_POSITIONS : { positioned: 1, positionSum: position });
 
 /** Whether `e` can set a flag of the search it names: a click or a conversion with a request id. */
 export const linksSearch = (e: LinkingEvent): boolean => typeof e.requestId === 'string' && (e.eventType === 'click' || e.isConversion === true);
@@ -191,10 +199,12 @@ export interface RollupDelta {
   ratingSum: number;
   clicked: number;
   converted: number;
+  positioned: number;
+  positionSum: number;
 }
 
 /** The stored columns of a rollup row after its key, in the order every writer reads and writes them. */
-export const ROLLUP_VALUE_COLUMNS = 'searches, latency_sum, latency_histogram, rated, positive, negative, rating_sum, clicked, converted';
+export const ROLLUP_VALUE_COLUMNS = 'searches, latency_sum, latency_histogram, rated, positive, negative, rating_sum, clicked, converted, positioned, position_sum';
 
 /** A rollup row as stored (column names). */
 export interface StoredRollup {
@@ -207,6 +217,8 @@ export interface StoredRollup {
   readonly rating_sum: number;
   readonly clicked: number;
   readonly converted: number;
+  readonly positioned: number;
+  readonly position_sum: number;
 }
 
 /** A rollup row to write back. */
@@ -220,6 +232,8 @@ export interface MergedRollup {
   readonly ratingSum: number;
   readonly clicked: number;
   readonly converted: number;
+  readonly positioned: number;
+  readonly positionSum: number;
 }
 
 /** A merged row's values in {@link ROLLUP_VALUE_COLUMNS} order. */
@@ -233,6 +247,8 @@ export const mergedValues = (m: MergedRollup): (number | string)[] => [
   m.ratingSum,
   m.clicked,
   m.converted,
+  m.positioned,
+  m.positionSum,
 ];
 
 /** The delta of `row`'s key in `byKey`, made empty when new. */
@@ -255,6 +271,8 @@ function deltaOf(byKey: Map<string, RollupDelta>, row: RollupKey, table: RollupT
       ratingSum: 0,
       clicked: 0,
       converted: 0,
+      positioned: 0,
+      positionSum: 0,
     };
     byKey.set(key, d);
   }
@@ -293,6 +311,8 @@ export function rollupDeltas(rows: readonly RollupSearch[], table: RollupTable, 
     countRating(d, r.rating, sign);
     if (r.clicked) d.clicked += sign;
     if (r.converted) d.converted += sign;
+    d.positioned += sign * r.positioned;
+    d.positionSum += sign * r.positionSum;
   }
   return inKeyOrder(byKey);
 }
@@ -304,6 +324,8 @@ export function linkDeltas(changes: readonly LinkChange[], table: RollupTable): 
     const d = deltaOf(byKey, c.search, table);
     d.clicked += c.clicked;
     d.converted += c.converted;
+    d.positioned += c.positioned;
+    d.positionSum += c.positionSum;
   }
   return inKeyOrder(byKey);
 }
@@ -346,27 +368,51 @@ export function mergeRollup(stored: StoredRollup | undefined, delta: RollupDelta
     ratingSum: Number(stored?.rating_sum ?? 0) + delta.ratingSum,
     clicked: Number(stored?.clicked ?? 0) + delta.clicked,
     converted: Number(stored?.converted ?? 0) + delta.converted,
+    positioned: Number(stored?.positioned ?? 0) + delta.positioned,
+    positionSum: Number(stored?.position_sum ?? 0) + delta.positionSum,
   };
 }
 
 /**
  * The migration statement that fills `table` from the `search_queries` rows already stored (the
- * same rows incremental writes give, up to the order of the latency sum's additions).
+ * same rows incremental writes give, up to the order of the latency sum's additions). Without
+ * `withPositions`, the columns before the click positions (for the migration that ran before
+ * those columns existed; {@link positionsBackfillSql} fills them after).
  */
-export function rollupBackfillSql(table: RollupTable, dialect: 'sqlite' | 'postgres'): string {
+export function rollupBackfillSql(table: RollupTable, dialect: 'sqlite' | 'postgres', withPositions = true): string {
   const p = table.periodMs;
   const concat = (item: string): string => (dialect === 'sqlite' ? `group_concat(${item}, ',' ORDER BY b)` : `string_agg(${item}, ',' ORDER BY b)`);
-  return `INSERT INTO ${table.table} (dataset_id, ${table.column}, search_type, search_method, ${ROLLUP_VALUE_COLUMNS})
+  const columns = withPositions ? ROLLUP_VALUE_COLUMNS : ROLLUP_VALUE_COLUMNS.replace(', positioned, position_sum', '');
+  return `INSERT INTO ${table.table} (dataset_id, ${table.column}, search_type, search_method, ${columns})
   SELECT dataset_id, start, search_type, search_method, SUM(n), SUM(total), '[' || ${concat(`CAST(b AS TEXT) || ',' || CAST(n AS TEXT)`)} || ']',
-    SUM(rated), SUM(positive), SUM(negative), SUM(rating_total), SUM(clicked), SUM(converted)
+    SUM(rated), SUM(positive), SUM(negative), SUM(rating_total), SUM(clicked), SUM(converted)${withPositions ? ', SUM(positioned), SUM(position_sum)' : ''}
   FROM (SELECT dataset_id, (created_at / ${p}) * ${p} AS start, search_type, search_method, b, COUNT(*) AS n, SUM(latency) AS total,
           COUNT(rating) AS rated, SUM(CASE WHEN rating >= 1 THEN 1 ELSE 0 END) AS positive, SUM(CASE WHEN rating <= 0 THEN 1 ELSE 0 END) AS negative,
-          COALESCE(SUM(rating), 0) AS rating_total, SUM(clicked) AS clicked, SUM(converted) AS converted
+          COALESCE(SUM(rating), 0) AS rating_total, SUM(clicked) AS clicked, SUM(converted) AS converted, SUM(positioned) AS positioned,
+          SUM(position_sum) AS position_sum
         FROM (SELECT q.dataset_id, q.created_at, q.search_type, q.search_method, q.latency, r.rating, ${latencyBucketSql('q.latency')} AS b,
-                COALESCE(ev.clicked, 0) AS clicked, COALESCE(ev.converted, 0) AS converted
+                COALESCE(ev.clicked, 0) AS clicked, COALESCE(ev.converted, 0) AS converted, COALESCE(ev.positioned, 0) AS positioned,
+                COALESCE(ev.position_sum, 0) AS position_sum
               FROM search_queries q LEFT JOIN query_ratings r ON r.query_id = q.id AND r.dataset_id = q.dataset_id AND r.kind = 'search'
               LEFT JOIN (${LINK_FLAGS_SQL} WHERE request_id IS NOT NULL AND (event_type = 'click' OR is_conversion = 1) GROUP BY request_id, dataset_id) ev
                 ON ev.request_id = q.id AND ev.dataset_id = q.dataset_id) raw
         GROUP BY dataset_id, (created_at / ${p}) * ${p}, search_type, search_method, b) per_bucket
   GROUP BY dataset_id, start, search_type, search_method;`;
+}
+
+/**
+ * The migration statement that sets the click positions of `table`'s rows from the clicks already
+ * stored (the rest of each row is already right): the clicks walked once, each joined to its search
+ * by primary key, instead of refilling every row.
+ */
+export function positionsBackfillSql(table: RollupTable): string {
+  const p = table.periodMs;
+  return `UPDATE ${table.table} SET positioned = x.positioned, position_sum = x.position_sum
+  FROM (SELECT q.dataset_id AS dataset_id, (q.created_at / ${p}) * ${p} AS start, q.search_type AS search_type, q.search_method AS search_method,
+          COUNT(e.position) AS positioned, SUM(e.position) AS position_sum
+        FROM user_events e JOIN search_queries q ON q.id = e.request_id AND q.dataset_id = e.dataset_id
+        WHERE e.event_type = 'click' AND e.position IS NOT NULL
+        GROUP BY q.dataset_id, (q.created_at / ${p}) * ${p}, q.search_type, q.search_method) x
+  WHERE ${table.table}.dataset_id = x.dataset_id AND ${table.table}.${table.column} = x.start AND ${table.table}.search_type = x.search_type
+    AND ${table.table}.search_method = x.search_method;`;
 }

@@ -9,7 +9,7 @@
  * PRECISION, BLOB as BYTEA.
  */
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
-import { QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
+import { positionsBackfillSql, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 import { RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
 
 /**
@@ -389,7 +389,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   DELETE FROM search_rollup_daily;
   CREATE INDEX search_queries_latency ON search_queries(dataset_id, latency);
   CREATE INDEX search_queries_top_score ON search_queries(dataset_id, top_score);
-  ` + ROLLUP_TABLES.map((t) => rollupBackfillSql(t, 'postgres')).join('\n'),
+  ` + ROLLUP_TABLES.map((t) => rollupBackfillSql(t, 'postgres', false)).join('\n'),
   // v7: the user event rollups (../event-rollup-batch.ts), as SQLite's v11.
   bytewise(`
   CREATE TABLE user_event_rollup_hourly (
@@ -477,4 +477,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX recommendation_queries_top_score ON recommendation_queries(dataset_id, top_score, id);
   `) + RECORD_SOURCES.map(recordRollupBackfillSql).join('\n'),
+  // v10: the click positions in the search rollups, as SQLite's v14.
+  `
+  ALTER TABLE search_rollup_hourly ADD COLUMN positioned BIGINT NOT NULL DEFAULT 0, ADD COLUMN position_sum DOUBLE PRECISION NOT NULL DEFAULT 0;
+  ALTER TABLE search_rollup_daily ADD COLUMN positioned BIGINT NOT NULL DEFAULT 0, ADD COLUMN position_sum DOUBLE PRECISION NOT NULL DEFAULT 0;
+  ` + ROLLUP_TABLES.map(positionsBackfillSql).join('\n'),
 ];

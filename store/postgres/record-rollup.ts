@@ -30,7 +30,7 @@ import {
   type RecordSource,
   type RolledRecord,
 } from '../record-rollup-batch.js';
-import { countedFlags, countedPositions, countedRating, type LinkFlags } from '../search-rollup-batch.js';
+import { clickPosition, countedFlags, countedPositions, countedRating, type LinkFlags } from '../search-rollup-batch.js';
 import type { Tx } from './database.js';
 import { flagRowsOf, groupedBy, lockRollups, ratingsOf, type FlagRow, type RatingRow } from './rollup-reads.js';
 
@@ -153,7 +153,7 @@ export function eventRecordChanges(events: readonly NamedStoredEvent[], stored: 
       const clicked = !was.clicked && e.eventType === 'click' ? 1 : 0;
       const converted = !was.converted && e.isConversion === true ? 1 : 0;
       flags.set(key, { clicked: was.clicked || clicked === 1, converted: was.converted || converted === 1 });
-      const position = e.eventType === 'click' ? e.position : null;
+      const position = clickPosition(e);
       if (clicked + converted > 0 || position !== null) changes.records.push({ record, counts: linkCounts(clicked, converted, position) });
     }
   }

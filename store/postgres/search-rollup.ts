@@ -16,12 +16,15 @@
  */
 import type { QueryRating } from '../../core/domain/user-events.js';
 import {
+  clickPosition,
   countedFlags,
+  countedPositions,
   countedRating,
   linkDeltas,
   linksSearch,
   mergedValues,
   mergeRollup,
+  positionsOf,
   QUERY_TOTALS,
   queryTotalDeltas,
   ratingDeltas,
@@ -54,7 +57,10 @@ export async function applySearchRollup(tx: Tx, rows: readonly UnratedSearch[], 
   const ids = rows.map((r) => r.id);
   const ratings = await ratingsOf(tx, ids);
   const flags = await flagRowsOf(tx, ids);
-  const rated = rows.map((r) => ({ ...r, rating: countedRating(ratings.get(r.id), r.datasetId), ...countedFlags(flags.get(r.id) ?? [], r.datasetId) }));
+  const rated = rows.map((r) => {
+    const linked = flags.get(r.id) ?? [];
+    return { ...r, rating: countedRating(ratings.get(r.id), r.datasetId), ...countedFlags(linked, r.datasetId), ...countedPositions(linked, r.datasetId) };
+  });
   await applyDeltas(tx, (t) => rollupDeltas(rated, t, sign));
   const totals = queryTotalDeltas(rows, sign);
   const keys = [totals.map((d) => d.datasetId), totals.map((d) => d.query)];
@@ -139,7 +145,8 @@ export async function insertEventsWithRollup(tx: Tx, events: readonly StoredEven
     const clicked = !was.clicked && e.eventType === 'click' ? 1 : 0;
     const converted = !was.converted && e.isConversion === true ? 1 : 0;
     flags.set(search.id, { clicked: was.clicked || clicked === 1, converted: was.converted || converted === 1 });
-    if (clicked + converted > 0) changes.push({ search, clicked, converted });
+    const position = clickPosition(e);
+    if (clicked + converted > 0 || position !== null) changes.push({ search, clicked, converted, ...positionsOf(position) });
   }
   if (changes.length > 0) await applyDeltas(tx, (t) => linkDeltas(changes, t));
   await applyRecordChanges(tx, eventRecordChanges(events, stored, records));
@@ -173,7 +180,7 @@ async function applyDeltas(tx: Tx, deltasOf: (t: RollupTable) => RollupDelta[]):
       await tx.run(
         `INSERT INTO ${t.table} (dataset_id, ${t.column}, search_type, search_method, ${ROLLUP_VALUE_COLUMNS})
          SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::float8[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[],
-           $11::float8[], $12::bigint[], $13::bigint[])
+           $11::float8[], $12::bigint[], $13::bigint[], $14::bigint[], $15::float8[])
          ON CONFLICT (dataset_id, ${t.column}, search_type, search_method) DO UPDATE
            SET ${VALUE_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`,
         [...keys.map((column) => put.map((p) => column[p.i])), ...VALUE_COLUMNS.map((_, v) => values.map((row) => row[v]))],

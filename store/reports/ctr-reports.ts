@@ -24,6 +24,8 @@ import type { RecommendationKind, SearchKind } from '../../core/domain/analytics
 import { jsonText, reportTimestamp, Where, type Dialect, type RangeBounds, type ReportSql } from './report-sql.js';
 import { exists } from './linked-events.js';
 import { recordRollupTotals, type RecordRollupQuery } from './record-rollup.js';
+import type { SearchAnalyticsFilter } from './search-filter.js';
+import { rollupBuckets, type RollupBucket } from './search-rollup.js';
 
 /** Filter of the search variants (the reference's `SearchAnalyticsFilter`). */
 export interface SearchCtrFilter {
@@ -149,6 +151,16 @@ async function totals(sql: ReportSql, datasetId: string, source: Source, range: 
   };
 }
 
+/** {@link totals} of searches narrowed by dates, type and method only, from the search rollups (store/reports/search-rollup.ts). */
+async function searchRollupTotals(sql: ReportSql, datasetId: string, f: SearchCtrFilter): Promise<Totals> {
+  // The rollup rows compare the type and method as stored, whatever names the route accepts.
+  const filter = { dateRange: f.dateRange, searchType: f.searchType, searchMethod: f.searchMethod } as SearchAnalyticsFilter;
+  const buckets = await rollupBuckets(sql, datasetId, filter, 'month', ['clicked', 'positions']);
+  const sum = (of: (b: RollupBucket) => number): number => buckets.reduce((s, b) => s + of(b), 0);
+  const positioned = sum((b) => b.positioned);
+  return { records: sum((b) => b.n), withClicks: sum((b) => b.clicked), avgPosition: positioned === 0 ? 0 : sum((b) => b.positionSum) / positioned };
+}
+
 /** {@link totals} from the record rollups (store/reports/record-rollup.ts). */
 async function rollupTotals(sql: ReportSql, datasetId: string, query: RecordRollupQuery): Promise<Totals> {
   const c = await recordRollupTotals(sql, datasetId, query);
@@ -240,7 +252,12 @@ const showRecommendation = (r: RecommendationRow) => ({
 export async function ctrReport(sql: ReportSql, datasetId: string, request: CtrReportRequest): Promise<Record<string, unknown>> {
   switch (request.type) {
     case 'search_ctr_metrics': {
-      const t = await totals(sql, datasetId, searchSource(sql.dialect, datasetId, request.filter), request.filter.dateRange);
+      const f = request.filter;
+      // Only dates, type and method narrow the searches: the search rollups hold the figures.
+      const t =
+        f.query === undefined && f.queryRating === undefined && f.topScore === undefined && f.componentName === undefined
+          ? await searchRollupTotals(sql, datasetId, f)
+          : await totals(sql, datasetId, searchSource(sql.dialect, datasetId, f), f.dateRange);
       const withPercent = percent(t.withClicks, t.records);
       return {
         searches_with_clicks: t.withClicks,

@@ -11,6 +11,7 @@ import { latencyBucket, type LatencyHistogram, addHistogram } from '../latency-h
 import { DAILY, HOURLY, type RollupTable } from '../search-rollup-batch.js';
 import { bucketStart, Where, type Granularity, type ReportSql } from './report-sql.js';
 import { planRange, rawRange, rollupSpans, spanWhere, type Span } from './rollup-range.js';
+import { EVENT_LINK } from './linked-events.js';
 import { HAS_CLICK, HAS_CONVERSION, searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
 
 /**
@@ -35,8 +36,8 @@ function rawSelection(sql: ReportSql, datasetId: string, filter: SearchAnalytics
   return searchSelection(sql.dialect, datasetId, { searchType: filter.searchType, searchMethod: filter.searchMethod, dateRange: rawRange(span) }, withRating);
 }
 
-/** What a graph may ask of the rollups besides searches and latency: linked clicks, conversions, ratings. */
-export type RollupMeasure = 'clicked' | 'converted' | 'ratings';
+/** What a graph may ask of the rollups besides searches and latency: linked clicks, conversions, ratings, click positions. */
+export type RollupMeasure = 'clicked' | 'converted' | 'ratings' | 'positions';
 
 /** Searches, latency sum (and the measures asked for, else 0) of one graph bucket. */
 export interface RollupBucket {
@@ -49,13 +50,23 @@ export interface RollupBucket {
   /** Rated searches and the sum of their ratings. */
   rated: number;
   ratingSum: number;
+  /** Linked clicks with a position, and the sum of those positions. */
+  positioned: number;
+  positionSum: number;
 }
+
+/** An SQL value: `aggregate` over the linked clicks of the raw search `q`. */
+const overClicks = (aggregate: string): string => `(SELECT ${aggregate} FROM user_events e WHERE ${EVENT_LINK} AND e.event_type = 'click')`;
 
 /** Select items of the measures, over a rollup row `r` and over a raw search `q` (rating `r`). */
 const MEASURE_SQL: Record<RollupMeasure, { rollup: string; raw: string }> = {
   clicked: { rollup: 'SUM(r.clicked) AS clicked', raw: `SUM(CASE WHEN ${HAS_CLICK} THEN 1 ELSE 0 END) AS clicked` },
   converted: { rollup: 'SUM(r.converted) AS converted', raw: `SUM(CASE WHEN ${HAS_CONVERSION} THEN 1 ELSE 0 END) AS converted` },
   ratings: { rollup: 'SUM(r.rated) AS rated, SUM(r.rating_sum) AS rating_sum', raw: 'COUNT(r.rating) AS rated, SUM(r.rating) AS rating_sum' },
+  positions: {
+    rollup: 'SUM(r.positioned) AS positioned, SUM(r.position_sum) AS position_sum',
+    raw: `SUM(${overClicks('COUNT(e.position)')}) AS positioned, SUM(${overClicks('SUM(e.position)')}) AS position_sum`,
+  },
 };
 
 /**
@@ -72,7 +83,17 @@ export async function rollupBuckets(
 ): Promise<RollupBucket[]> {
   const plan = planRange(filter.dateRange, granularity !== 'hour');
   const extra = (side: 'rollup' | 'raw'): string => measures.map((m) => `, ${MEASURE_SQL[m][side]}`).join('');
-  type Row = { bucket: number; n: number; total: number; clicked?: number; converted?: number; rated?: number; rating_sum?: number | null };
+  type Row = {
+    bucket: number;
+    n: number;
+    total: number;
+    clicked?: number;
+    converted?: number;
+    rated?: number;
+    rating_sum?: number | null;
+    positioned?: number;
+    position_sum?: number | null;
+  };
   const reads: Promise<Row[]>[] = [];
   for (const [table, span] of rollupSpans(plan, DAILY, HOURLY)) {
     const where = rollupWhere(table, datasetId, filter, span);
@@ -90,13 +111,16 @@ export async function rollupBuckets(
   for (const rows of await Promise.all(reads)) {
     for (const r of rows) {
       const at = Number(r.bucket);
-      const b = byBucket.get(at) ?? byBucket.set(at, { bucket: at, n: 0, total: 0, clicked: 0, converted: 0, rated: 0, ratingSum: 0 }).get(at)!;
+      const b =
+        byBucket.get(at) ?? byBucket.set(at, { bucket: at, n: 0, total: 0, clicked: 0, converted: 0, rated: 0, ratingSum: 0, positioned: 0, positionSum: 0 }).get(at)!;
       b.n += Number(r.n);
       b.total += Number(r.total ?? 0);
       b.clicked += Number(r.clicked ?? 0);
       b.converted += Number(r.converted ?? 0);
       b.rated += Number(r.rated ?? 0);
       b.ratingSum += Number(r.rating_sum ?? 0);
+      b.positioned += Number(r.positioned ?? 0);
+      b.positionSum += Number(r.position_sum ?? 0);
     }
   }
   return [...byBucket.values()].filter((b) => b.n > 0).sort((a, b) => a.bucket - b.bucket);

@@ -3,7 +3,7 @@
  * records how many have run. Never edit an entry that has shipped: append a new one.
  */
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
-import { QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
+import { positionsBackfillSql, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 import { RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
 
 /** The migrations, oldest first. */
@@ -418,7 +418,7 @@ export const MIGRATIONS: readonly string[] = [
   DELETE FROM search_rollup_daily;
   CREATE INDEX search_queries_latency ON search_queries(dataset_id, latency);
   CREATE INDEX search_queries_top_score ON search_queries(dataset_id, top_score);
-  ` + ROLLUP_TABLES.map((t) => rollupBackfillSql(t, 'sqlite')).join('\n'),
+  ` + ROLLUP_TABLES.map((t) => rollupBackfillSql(t, 'sqlite', false)).join('\n'),
   // v11: the user event rollups (../event-rollup-batch.ts), hourly and daily, filled from the
   // events already stored; from here on every batch of user events adds to them.
   `
@@ -513,4 +513,12 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX recommendation_queries_top_score ON recommendation_queries(dataset_id, top_score, id);
   ` + RECORD_SOURCES.map(recordRollupBackfillSql).join('\n'),
+  // v14: the search rollups also count their searches' linked clicks that carry a position and
+  // sum those positions (\`/events/ctr\`'s search_ctr_metrics reads them), set from the stored clicks.
+  `
+  ALTER TABLE search_rollup_hourly ADD COLUMN positioned INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE search_rollup_hourly ADD COLUMN position_sum REAL NOT NULL DEFAULT 0;
+  ALTER TABLE search_rollup_daily ADD COLUMN positioned INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE search_rollup_daily ADD COLUMN position_sum REAL NOT NULL DEFAULT 0;
+  ` + ROLLUP_TABLES.map(positionsBackfillSql).join('\n'),
 ];

@@ -26,6 +26,7 @@ import {
   type RolledRecord,
 } from '../record-rollup-batch.js';
 import {
+  clickPosition,
   countedFlags,
   countedPositions,
   countedRating,
@@ -39,8 +40,6 @@ import type { Db } from './database.js';
 /** A user event as the record rollups see it. */
 export interface NamedEvent extends LinkingEvent {
   readonly eventName: string;
-  /** A click's position as stored. */
-  readonly position?: number | null;
 }
 
 /** What storing events or ratings changes, gathered before each is stored and applied once at the end. */
@@ -151,7 +150,7 @@ export function sqliteRecordRollup(db: Db): SqliteRecordRollup {
         const before = linked(e.requestId, e.datasetId).flags;
         const clicked = !before.clicked && e.eventType === 'click' ? 1 : 0;
         const converted = !before.converted && e.isConversion === true ? 1 : 0;
-        const position = e.eventType === 'click' && typeof e.position === 'number' ? e.position : null;
+        const position = clickPosition(e);
         if (clicked + converted > 0 || position !== null) into.records.push({ record, counts: linkCounts(clicked, converted, position) });
       }
       return into;

@@ -5,20 +5,25 @@
  */
 import type { QueryRating } from '../../core/domain/user-events.js';
 import {
+  clickPosition,
   countedFlags,
+  countedPositions,
   countedRating,
   LINK_FLAGS_SQL,
   linkDeltas,
   linksSearch,
   mergedValues,
   mergeRollup,
+  positionsOf,
   QUERY_TOTALS,
   queryTotalDeltas,
   ratingDeltas,
   ROLLUP_TABLES,
   ROLLUP_VALUE_COLUMNS,
   rollupDeltas,
+  type ClickPositions,
   type LinkChange,
+  type LinkFlags,
   type LinkingEvent,
   type RatingChange,
   type RollupDelta,
@@ -52,7 +57,9 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
       get: db.prepare(`SELECT ${ROLLUP_VALUE_COLUMNS} FROM ${t.table} WHERE ${key}`),
       put: db.prepare(
         `INSERT OR REPLACE INTO ${t.table} (dataset_id, ${t.column}, search_type, search_method, ${ROLLUP_VALUE_COLUMNS})
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         VALUES (?, ?, ?, ?, ${ROLLUP_VALUE_COLUMNS.split(', ')
+           .map(() => '?')
+           .join(', ')})`,
       ),
       drop: db.prepare(`DELETE FROM ${t.table} WHERE ${key}`),
     };
@@ -78,12 +85,16 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
   };
 
   type RatingRow = { kind: string; datasetId: string; rating: number };
-  type FlagRow = { dataset_id: string; clicked: number; converted: number };
-  const flags = (id: string, datasetId: string) => countedFlags(flagsOf.all(id) as FlagRow[], datasetId);
+  type FlagRow = { dataset_id: string; clicked: number; converted: number; positioned: number; position_sum: number | null };
+  /** The flags and click positions the stored events naming `id` give a search of `datasetId`. */
+  const linked = (id: string, datasetId: string): LinkFlags & ClickPositions => {
+    const rows = flagsOf.all(id) as FlagRow[];
+    return { ...countedFlags(rows, datasetId), ...countedPositions(rows, datasetId) };
+  };
   return {
     searches(rows, sign) {
       if (rows.length === 0) return;
-      const rated = rows.map((r) => ({ ...r, rating: countedRating(ratingOf.get(r.id) as RatingRow | undefined, r.datasetId), ...flags(r.id, r.datasetId) }));
+      const rated = rows.map((r) => ({ ...r, rating: countedRating(ratingOf.get(r.id) as RatingRow | undefined, r.datasetId), ...linked(r.id, r.datasetId) }));
       apply((t) => rollupDeltas(rated, t, sign));
       for (const d of queryTotalDeltas(rows, sign)) {
         addTotal.run(d.datasetId, d.query, d.searches);
@@ -104,10 +115,11 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
       if (!linksSearch(e)) return undefined;
       const search = searchOf.get(e.requestId) as RollupKey | undefined;
       if (!search || search.datasetId !== e.datasetId) return undefined;
-      const before = flags(e.requestId!, e.datasetId);
+      const before = linked(e.requestId!, e.datasetId);
       const clicked = !before.clicked && e.eventType === 'click' ? 1 : 0;
       const converted = !before.converted && e.isConversion === true ? 1 : 0;
-      return clicked + converted === 0 ? undefined : { search, clicked, converted };
+      const position = clickPosition(e);
+      return clicked + converted === 0 && position === null ? undefined : { search, clicked, converted, ...positionsOf(position) };
     },
     links(changes) {
       if (changes.length > 0) apply((t) => linkDeltas(changes, t));

@@ -18,8 +18,19 @@ import type { RangeBounds } from '../../store/reports/report-sql.js';
 import { averageRating, conversionRate, ctrOverTime, searchUsageGraph, latencyGraph } from '../../store/reports/search-graphs.js';
 import { HAS_CLICK, HAS_CONVERSION, type SearchAnalyticsFilter } from '../../store/reports/search-filter.js';
 import { countQueries, headQueries, searchMetrics } from '../../store/reports/search-reports.js';
+import { ctrReport } from '../../store/reports/ctr-reports.js';
 import type { Store } from '../../store/repository.js';
-import { DAY_MS, HOUR_MS, QUERY_TOTALS, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql, rollupDeltas, type RollupSearch } from '../../store/search-rollup-batch.js';
+import {
+  DAY_MS,
+  HOUR_MS,
+  positionsBackfillSql,
+  QUERY_TOTALS,
+  QUERY_TOTALS_BACKFILL,
+  ROLLUP_TABLES,
+  rollupBackfillSql,
+  rollupDeltas,
+  type RollupSearch,
+} from '../../store/search-rollup-batch.js';
 import { openTestStore, readInRolledBackTx, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
 import { rng } from '../helpers/random-corpus.js';
 
@@ -40,8 +51,8 @@ type Rollup = {
   histogram: Record<number, number>;
   ratings: [number, number, number];
   rating_sum: number;
-  /** Searches with a linked click, with a linked conversion. */
-  links: [number, number];
+  /** Searches with a linked click, with a linked conversion; linked clicks with a position, and their sum. */
+  links: [number, number, number, number];
 };
 
 /** A stored rollup row, comparable. */
@@ -52,7 +63,7 @@ const rollupOf = (table: (typeof ROLLUP_TABLES)[number], r: Record<string, any>)
   histogram: histogramOf(r.latency_histogram),
   ratings: [Number(r.rated), Number(r.positive), Number(r.negative)],
   rating_sum: Number(r.rating_sum),
-  links: [Number(r.clicked), Number(r.converted)],
+  links: [Number(r.clicked), Number(r.converted), Number(r.positioned), Number(r.position_sum)],
 });
 
 const histogramOf = (text: string): Record<number, number> => Object.fromEntries([...addHistogram(new Map(), text)].filter(([, n]) => n !== 0));
@@ -70,7 +81,9 @@ async function rollupRows(store: Store): Promise<Rollup[]> {
 async function expectedRollups(store: Store): Promise<Rollup[]> {
   const raw = await store.reports.all<Record<string, unknown>>(
     `SELECT q.dataset_id, q.created_at, q.search_type, q.search_method, q.latency, r.rating,
-       CASE WHEN ${HAS_CLICK} THEN 1 ELSE 0 END AS clicked, CASE WHEN ${HAS_CONVERSION} THEN 1 ELSE 0 END AS converted
+       CASE WHEN ${HAS_CLICK} THEN 1 ELSE 0 END AS clicked, CASE WHEN ${HAS_CONVERSION} THEN 1 ELSE 0 END AS converted,
+       (SELECT COUNT(e.position) FROM user_events e WHERE e.request_id = q.id AND e.dataset_id = q.dataset_id AND e.event_type = 'click') AS positioned,
+       (SELECT SUM(e.position) FROM user_events e WHERE e.request_id = q.id AND e.dataset_id = q.dataset_id AND e.event_type = 'click') AS position_sum
      FROM search_queries q LEFT JOIN query_ratings r ON r.query_id = q.id AND r.dataset_id = q.dataset_id AND r.kind = 'search'`,
     [],
   );
@@ -83,6 +96,8 @@ async function expectedRollups(store: Store): Promise<Rollup[]> {
     rating: r.rating === null ? null : Number(r.rating),
     clicked: Number(r.clicked) === 1,
     converted: Number(r.converted) === 1,
+    positioned: Number(r.positioned),
+    positionSum: Number(r.position_sum ?? 0),
   }));
   const out: Rollup[] = [];
   for (const t of ROLLUP_TABLES) {
@@ -94,19 +109,27 @@ async function expectedRollups(store: Store): Promise<Rollup[]> {
         histogram: Object.fromEntries(d.histogram),
         ratings: [d.rated, d.positive, d.negative],
         rating_sum: d.ratingSum,
-        links: [d.clicked, d.converted],
+        links: [d.clicked, d.converted, d.positioned, d.positionSum],
       });
     }
   }
   return out.sort((a, b) => (a.key < b.key ? -1 : 1));
 }
 
-/** What the migration's backfill computes from the raw rows now, in a transaction rolled back. */
-async function backfilled(t: TestStore): Promise<Rollup[]> {
+/**
+ * What the migrations' backfill computes from the raw rows now, in a transaction rolled back: the
+ * fill of today's columns, or (`upgrade`) the older fill without click positions and the update
+ * that sets them, as a store migrated from before them runs it.
+ */
+async function backfilled(t: TestStore, upgrade = false): Promise<Rollup[]> {
   const dialect = t.loc.databaseUrl === null ? 'sqlite' : 'postgres';
   const rows = await readInRolledBackTx(
     t.loc,
-    ROLLUP_TABLES.flatMap((table) => [`DELETE FROM ${table.table}`, rollupBackfillSql(table, dialect)]),
+    ROLLUP_TABLES.flatMap((table) =>
+      upgrade
+        ? [`DELETE FROM ${table.table}`, rollupBackfillSql(table, dialect, false), positionsBackfillSql(table)]
+        : [`DELETE FROM ${table.table}`, rollupBackfillSql(table, dialect)],
+    ),
     ROLLUP_TABLES.map((table) => `SELECT * FROM ${table.table}`),
   );
   return ROLLUP_TABLES.flatMap((table, i) => rows[i]!.map((r) => rollupOf(table, r))).sort((a, b) => (a.key < b.key ? -1 : 1));
@@ -172,6 +195,8 @@ async function expectReportsMatch(store: Store, datasetId: string, filter: Searc
     );
     expect(await averageRating(sql, datasetId, { filter, granularity }), `rating ${granularity}`).toEqual(await averageRating(sql, datasetId, { filter: raw, granularity }));
   }
+  const ctr = (f: SearchAnalyticsFilter) => ctrReport(sql, datasetId, { type: 'search_ctr_metrics', filter: f });
+  expect(await ctr(filter), `search_ctr_metrics ${JSON.stringify(filter)}`).toEqual(await ctr(raw));
   expect(await countQueries(sql, datasetId, { filter, countCollapsedQueries: false })).toEqual(await countQueries(sql, datasetId, { filter: raw, countCollapsedQueries: false }));
   const m = await searchMetrics(sql, datasetId, filter);
   const e = await searchMetrics(sql, datasetId, raw);
@@ -264,7 +289,7 @@ describe.each(STORE_KINDS)('%s store: search rollups', (kind) => {
       requestId,
       requestType: requestId === null ? null : 'search',
       location: null,
-      position: null,
+      position: type === 'click' && r() < 0.8 ? Math.floor(r() * 12) : null,
       clickedChunkId: null,
       revenue: 0,
       createdAt: START + SPAN,
@@ -316,6 +341,7 @@ describe.each(STORE_KINDS)('%s store: search rollups', (kind) => {
     const check = async (step: string) => {
       expectSameRollups(await rollupRows(store), await expectedRollups(store));
       expectSameRollups(await backfilled(t), await rollupRows(store));
+      expectSameRollups(await backfilled(t, true), await rollupRows(store));
       await expectTotalsMatch(t);
       for (const dateRange of ranges()) {
         await expectReportsMatch(store, DATASETS[0]!, { dateRange });
@@ -330,6 +356,7 @@ describe.each(STORE_KINDS)('%s store: search rollups', (kind) => {
     const links = (await rollupRows(store)).filter((row) => row.key.startsWith('search_rollup_daily')).map((row) => row.links);
     expect(links.reduce((a, l) => a + l[0], 0)).toBeGreaterThan(100);
     expect(links.reduce((a, l) => a + l[1], 0)).toBeGreaterThan(50);
+    expect(links.reduce((a, l) => a + l[2], 0)).toBeGreaterThan(100);
 
     // Retention purges at cutoffs inside an hour, in small batches (several transactions each).
     const first = START + DAY_MS + 13 * 60_000 + 7;
