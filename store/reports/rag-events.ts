@@ -74,7 +74,10 @@ export async function ragDetails(sql: ReportSql, datasetId: string, id: string):
 /** Every answer of one topic of the dataset, oldest first (ties by id). */
 export async function topicAnswers(sql: ReportSql, datasetId: string, topicId: string): Promise<RatedRag[]> {
   const rows = await sql.all(
-    `SELECT ${COLUMNS} FROM rag_queries q ${RAG_RATING_JOIN} WHERE q.dataset_id = ? AND q.topic_id = ? ORDER BY q.created_at, q.id`,
+    // +q.created_at: an expression no index orders, so SQLite reads the topic's answers by their
+    // topic index and sorts them, instead of walking the dataset's answers in created_at order
+    // for the ORDER BY (topic_details, ~300 ms at 10M events).
+    `SELECT ${COLUMNS} FROM rag_queries q ${RAG_RATING_JOIN} WHERE q.dataset_id = ? AND q.topic_id = ? ORDER BY +q.created_at, q.id`,
     [datasetId, topicId],
   );
   return rows.map(ratedFromRow);

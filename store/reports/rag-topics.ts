@@ -135,9 +135,12 @@ const eventFromRow = (r: Row): UserEvent => ({
 /** `events_for_topic`: the user events linked to the topic's answers, or undefined when the dataset has no such topic. */
 export async function eventsForTopic(sql: ReportSql, datasetId: string, topicId: string): Promise<UserEvent[] | undefined> {
   if ((await sql.all('SELECT 1 AS found FROM topics WHERE dataset_id = ? AND id = ?', [datasetId, topicId])).length === 0) return undefined;
+  // CROSS JOIN: SQLite takes the topic's answers first (by their topic index), then each one's
+  // events by request id. Left to choose, it walked the dataset's every event in created_at order
+  // for the ORDER BY (5.6 s at 10M events). PostgreSQL plans it as the inner join it is.
   const rows = await sql.all(
-    `SELECT e.* FROM rag_queries q JOIN user_events e ON e.request_id = q.id AND e.dataset_id = q.dataset_id
-     WHERE q.dataset_id = ? AND q.topic_id = ? ORDER BY e.created_at DESC, e.id`,
+    `SELECT e.* FROM rag_queries q CROSS JOIN user_events e
+     WHERE e.request_id = q.id AND e.dataset_id = q.dataset_id AND q.dataset_id = ? AND q.topic_id = ? ORDER BY e.created_at DESC, e.id`,
     [datasetId, topicId],
   );
   return rows.map(eventFromRow);
