@@ -429,6 +429,10 @@ describe('POST /api/analytics/top', () => {
   const CASES: [string, Range | undefined][] = [
     ['search', undefined],
     ['search', { gte: NOW - 7 * DAY }],
+    // Three hours whose bounds cut hours: the counts of the partial edge hours come from the
+    // records, the whole hours between from the rollups; one of the searches an hour apart
+    // (NOW - 1 h, 2 h, 3 h) falls in the edges.
+    ['search', { gte: NOW - 3.5 * HOUR, lt: NOW - 0.5 * HOUR }],
     ['rag', undefined],
     ['rag', { gt: NOW - 5 * DAY }],
     ['recommendation', undefined],
