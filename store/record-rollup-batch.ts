@@ -89,7 +89,39 @@ export interface RecordKey {
 /** A record inserted or deleted: its key and id. */
 export interface RolledRecord extends RecordKey {
   readonly id: string;
+  /** An answer's user message, as stored (for the message totals); none for recommendations. */
+  readonly message?: string | null;
 }
+
+/**
+ * The all-time answers per (dataset, user message), `rag_message_totals`: `popular_chats` over a
+ * dataset's whole history, unfiltered, walks its (dataset_id, answers DESC, user_message) index
+ * instead of grouping every answer. Kept by the same statements as the record rollups (answers
+ * inserted, purged); a message with no answer left has no row.
+ */
+export const MESSAGE_TOTALS = 'rag_message_totals';
+
+/** What one batch adds to (or, negative, takes from) one message total. */
+export interface MessageTotalDelta {
+  readonly datasetId: string;
+  readonly message: string;
+  answers: number;
+}
+
+/** The answers among `rows` counted per (dataset, user message) (sign 1: inserted, -1: deleted), in key order. */
+export function messageTotalDeltas(rows: readonly RolledRecord[], sign: 1 | -1): MessageTotalDelta[] {
+  const byKey = new Map<string, MessageTotalDelta>();
+  for (const r of rows) {
+    if (r.kind !== 'rag' || typeof r.message !== 'string') continue;
+    const key = JSON.stringify([r.datasetId, r.message]);
+    const d = byKey.get(key) ?? byKey.set(key, { datasetId: r.datasetId, message: r.message, answers: 0 }).get(key)!;
+    d.answers += sign;
+  }
+  return [...byKey.keys()].sort().map((k) => byKey.get(k)!);
+}
+
+/** The migration statement that fills the message totals from the answers already stored. */
+export const MESSAGE_TOTALS_BACKFILL = `INSERT INTO ${MESSAGE_TOTALS} (dataset_id, user_message, answers) SELECT dataset_id, user_message, COUNT(*) FROM rag_queries GROUP BY dataset_id, user_message;`;
 
 /** The counted values of a rollup row, in {@link RECORD_VALUE_COLUMNS} order. */
 export interface RecordCounts extends RatingCounts {

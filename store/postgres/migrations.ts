@@ -10,7 +10,7 @@
  */
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
 import { positionsBackfillSql, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
-import { RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
+import { MESSAGE_TOTALS_BACKFILL, RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
 
 /**
  * Every TEXT column compares bytewise (COLLATE "C"), as SQLite's do: ids are ordered for keyset
@@ -482,4 +482,14 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE search_rollup_hourly ADD COLUMN positioned BIGINT NOT NULL DEFAULT 0, ADD COLUMN position_sum DOUBLE PRECISION NOT NULL DEFAULT 0;
   ALTER TABLE search_rollup_daily ADD COLUMN positioned BIGINT NOT NULL DEFAULT 0, ADD COLUMN position_sum DOUBLE PRECISION NOT NULL DEFAULT 0;
   ` + ROLLUP_TABLES.map(positionsBackfillSql).join('\n'),
+  // v11: the all-time answers per user message, as SQLite's v15.
+  bytewise(`
+  CREATE TABLE rag_message_totals (
+    dataset_id TEXT NOT NULL,
+    user_message TEXT NOT NULL,
+    answers BIGINT NOT NULL,
+    PRIMARY KEY (dataset_id, user_message)
+  );
+  CREATE INDEX rag_message_totals_rank ON rag_message_totals(dataset_id, answers DESC, user_message);
+  `) + MESSAGE_TOTALS_BACKFILL,
 ];

@@ -50,6 +50,7 @@ const DATASET_TABLES = [
   { table: 'record_rollup_daily', key: 'ctid' },
   { table: 'record_event_rollup_hourly', key: 'ctid' },
   { table: 'record_event_rollup_daily', key: 'ctid' },
+  { table: 'rag_message_totals', key: 'ctid' },
   { table: 'user_events', key: 'id' },
   // The user event rollups go with the events they aggregate (composite key: by row address).
   { table: 'user_event_rollup_hourly', key: 'ctid' },

@@ -12,6 +12,8 @@
  */
 import {
   linkCounts,
+  MESSAGE_TOTALS,
+  messageTotalDeltas,
   LINKED_NAMES_GROUP,
   LINKED_NAMES_SQL,
   linkedNameChanges,
@@ -45,7 +47,7 @@ export interface RecordChanges {
 
 /** The columns of a record table a RETURNING clause gives {@link applyRecordRollup}, for `source`. */
 export const recordReturning = (source: RecordSource): string =>
-  `RETURNING id, dataset_id AS "datasetId", created_at AS "createdAt", ${source.subtypeColumn} AS subtype`;
+  `RETURNING id, dataset_id AS "datasetId", created_at AS "createdAt", ${source.subtypeColumn} AS subtype${source.kind === 'rag' ? ', user_message AS message' : ''}`;
 
 type NameRow = { request_id: string; dataset_id: string; event_name: string; n: string };
 
@@ -82,6 +84,24 @@ export async function applyRecordRollup(tx: Tx, source: RecordSource, rows: read
     changes.events.push(...linkedNameChanges(names.get(row.id) ?? [], record, sign));
   }
   await applyRecordChanges(tx, changes);
+  const totals = messageTotalDeltas(
+    rows.map((r) => ({ ...r, kind: source.kind })),
+    sign,
+  );
+  if (totals.length === 0) return;
+  const keys = [totals.map((d) => d.datasetId), totals.map((d) => d.message)];
+  await tx.run(
+    `INSERT INTO ${MESSAGE_TOTALS} AS t (dataset_id, user_message, answers) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+     ON CONFLICT (dataset_id, user_message) DO UPDATE SET answers = t.answers + excluded.answers`,
+    [...keys, totals.map((d) => d.answers)],
+  );
+  if (sign < 0) {
+    await tx.run(
+      `DELETE FROM ${MESSAGE_TOTALS} t USING unnest($1::text[], $2::text[]) AS k(dataset_id, user_message)
+       WHERE t.dataset_id = k.dataset_id AND t.user_message = k.user_message AND t.answers <= 0`,
+      keys,
+    );
+  }
 }
 
 /**

@@ -23,6 +23,7 @@
  *
  * Lists are ordered by count, most first, then by text in code-point order.
  */
+import { MESSAGE_TOTALS } from '../record-rollup-batch.js';
 import { purchaseRevenue } from './event-rollup.js';
 import { HAS_CLICK, HAS_CONVERSION, RAG_RATING_JOIN, ragSelection, type RagAnalyticsFilter } from './rag-filter.js';
 import { binaryOrder, countOverTime, linkedEventNames, perUserOverTime, ratio, shareOverTime, toPoints, type TimePoint } from './rag-series.js';
@@ -117,6 +118,15 @@ export async function popularChats(
   datasetId: string,
   req: { filter: RagAnalyticsFilter; page: ReportWindow },
 ): Promise<{ top_queries: QueryCount[] }> {
+  if (Object.values(req.filter).every((v) => v === undefined)) {
+    // Nothing narrows the answers: the all-time counts kept per message, by their rank index.
+    const rows = await sql.all<{ query: string; n: number }>(
+      `SELECT t.user_message AS query, t.answers AS n FROM ${MESSAGE_TOTALS} t WHERE t.dataset_id = ?
+       ORDER BY t.answers DESC, ${binaryOrder(sql.dialect, 't.user_message')} LIMIT ? OFFSET ?`,
+      [datasetId, req.page.limit, req.page.offset],
+    );
+    return { top_queries: rows.map((r) => ({ query: r.query, count: num(r.n) })) };
+  }
   const { from, where } = ragSelection(sql.dialect, datasetId, req.filter);
   const rows = await sql.all<{ query: string; n: number }>(
     `SELECT q.user_message AS query, COUNT(*) AS n FROM ${from} ${where.sql()}

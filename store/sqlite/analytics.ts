@@ -79,7 +79,7 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
   const purgeRecords = (source: RecordSource) => {
     const purgeRows = db.prepare(
       `DELETE FROM ${source.table} WHERE rowid IN (SELECT rowid FROM ${source.table} WHERE created_at < ? LIMIT ?)
-       RETURNING id, dataset_id AS datasetId, created_at AS createdAt, ${source.subtypeColumn} AS subtype`,
+       RETURNING id, dataset_id AS datasetId, created_at AS createdAt, ${source.subtypeColumn} AS subtype${source.kind === 'rag' ? ', user_message AS message' : ''}`,
     );
     return {
       run: db.transaction((cutoffMs: number, batch: number): { changes: number } => {
@@ -183,7 +183,7 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
         finite(r.hallucinationScore),
         jsonOf(r.detectedHallucinations ?? []),
       ).changes;
-      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, kind: 'rag', subtype: r.ragType });
+      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, kind: 'rag', subtype: r.ragType, message: r.userMessage });
     }
     records.records(RAG_RECORDS, added, 1);
     return added.length;

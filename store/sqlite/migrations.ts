@@ -4,7 +4,7 @@
  */
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
 import { positionsBackfillSql, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
-import { RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
+import { MESSAGE_TOTALS_BACKFILL, RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
 
 /** The migrations, oldest first. */
 export const MIGRATIONS: readonly string[] = [
@@ -521,4 +521,15 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE search_rollup_daily ADD COLUMN positioned INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE search_rollup_daily ADD COLUMN position_sum REAL NOT NULL DEFAULT 0;
   ` + ROLLUP_TABLES.map(positionsBackfillSql).join('\n'),
+  // v15: the all-time answers per user message (../record-rollup-batch.ts, MESSAGE_TOTALS), filled
+  // from the answers already stored; from here on kept with the record rollups.
+  `
+  CREATE TABLE rag_message_totals (
+    dataset_id TEXT NOT NULL,
+    user_message TEXT NOT NULL,
+    answers INTEGER NOT NULL,
+    PRIMARY KEY (dataset_id, user_message)
+  );
+  CREATE INDEX rag_message_totals_rank ON rag_message_totals(dataset_id, answers DESC, user_message);
+  ` + MESSAGE_TOTALS_BACKFILL,
 ];

@@ -53,6 +53,7 @@ const DATASET_TABLES = [
   'record_rollup_daily',
   'record_event_rollup_hourly',
   'record_event_rollup_daily',
+  'rag_message_totals',
   'user_events',
   // The user event rollups go with the events they aggregate (../event-rollup-batch.ts).
   'user_event_rollup_hourly',

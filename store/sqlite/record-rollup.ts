@@ -7,6 +7,8 @@
 import type { QueryRating } from '../../core/domain/user-events.js';
 import {
   linkCounts,
+  MESSAGE_TOTALS,
+  messageTotalDeltas,
   LINKED_NAMES_GROUP,
   LINKED_NAMES_SQL,
   linkedNameChanges,
@@ -82,6 +84,11 @@ export function sqliteRecordRollup(db: Db): SqliteRecordRollup {
     ),
     dropEmpty: db.prepare(`DELETE FROM ${t.table} WHERE dataset_id = ? AND ${t.column} = ? AND kind = ? AND subtype = ? AND event_name = ? AND events <= 0`),
   }));
+  const addTotal = db.prepare(
+    `INSERT INTO ${MESSAGE_TOTALS} (dataset_id, user_message, answers) VALUES (?, ?, ?)
+     ON CONFLICT (dataset_id, user_message) DO UPDATE SET answers = answers + excluded.answers`,
+  );
+  const dropEmptyTotal = db.prepare(`DELETE FROM ${MESSAGE_TOTALS} WHERE dataset_id = ? AND user_message = ? AND answers <= 0`);
   const ratingOf = db.prepare('SELECT kind, dataset_id AS datasetId, rating FROM query_ratings WHERE query_id = ?');
   // By the user_events_request index; a record without events (most of them) is one probe.
   const flagsOf = db.prepare(`${LINK_FLAGS_SQL} WHERE request_id = ? GROUP BY request_id, dataset_id`);
@@ -131,6 +138,10 @@ export function sqliteRecordRollup(db: Db): SqliteRecordRollup {
         changes.events.push(...linkedNameChanges(namesOf.all(r.id) as NameRow[], r, sign));
       }
       apply(changes);
+      for (const d of messageTotalDeltas(rows, sign)) {
+        addTotal.run(d.datasetId, d.message, d.answers);
+        if (sign < 0) dropEmptyTotal.run(d.datasetId, d.message);
+      }
     },
     ratingChange(r, into) {
       for (const { source, record } of recordsNamed(r.queryId)) {

@@ -27,6 +27,7 @@ const ASYNC_TABLES = new Set([
   'record_rollup_daily',
   'record_event_rollup_hourly',
   'record_event_rollup_daily',
+  'rag_message_totals',
 ]);
 
 /** Where a stack stores: SQLite in `dataDir` when `databaseUrl` is null, else that PostgreSQL database. A {@link Stack} is one. */

@@ -55,6 +55,7 @@ const TABLES = [
   'rag_queries',
   'record_rollup_hourly',
   'record_rollup_daily',
+  'rag_message_totals',
   'user_events',
   'record_event_rollup_hourly',
   'record_event_rollup_daily',

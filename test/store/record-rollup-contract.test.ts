@@ -12,6 +12,8 @@ import type { RecommendationRecord } from '../../core/domain/analytics.js';
 import type { RagRecord, RagType } from '../../core/domain/rag.js';
 import type { QueryRating, UserEvent, UserEventType } from '../../core/domain/user-events.js';
 import {
+  MESSAGE_TOTALS,
+  MESSAGE_TOTALS_BACKFILL,
   RECORD_EVENT_ROLLUP_TABLES,
   RECORD_ROLLUP_TABLES,
   RECORD_SOURCES,
@@ -34,6 +36,7 @@ import {
 import {
   chatAverageRating,
   chatConversionRate,
+  popularChats,
   ragCtrOverTime,
   ragEventFunnel,
   ragQueryRatings,
@@ -50,6 +53,8 @@ import { rng } from '../helpers/random-corpus.js';
 const DATASETS = ['11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222'];
 const RAG_TYPES: RagType[] = ['chosen_chunks', 'all_chunks'];
 const REC_TYPES = ['Chunk', 'Group'] as const;
+/** User messages with ties whose code-point order is not JS's UTF-16 order (U+FFFD, U+1F600). */
+const MESSAGES = ['how', 'How', 'why', 'what', '\u{1F600}', '\uFFFD', 'a longer question'];
 const EVENT_NAMES = ['view', 'click', 'add to cart', 'checkout', 'Checkout', '\u{1F600}', '\uFFFD'];
 /** Five days across a month's end, so that month buckets split the range. */
 const START = Date.UTC(2024, 0, 29, 0, 0, 0);
@@ -137,6 +142,28 @@ async function backfilled(t: TestStore): Promise<Row[]> {
     TABLES.map((table) => `SELECT * FROM ${table.table}`),
   );
   return TABLES.flatMap((table, i) => rows[i]!.map((r) => recordRowOf(table.table, table.column, r))).sort(byKey);
+}
+
+/**
+ * The message totals are the stored answers counted per (dataset, user message), as the backfill
+ * counts them too, and `popular_chats` over everything (served by them) pages as the raw path does.
+ */
+async function expectMessageTotalsMatch(t: TestStore): Promise<void> {
+  const counted = 'SELECT dataset_id, user_message, COUNT(*) AS answers FROM rag_queries GROUP BY dataset_id, user_message ORDER BY dataset_id, user_message';
+  const totals = `SELECT dataset_id, user_message, answers FROM ${MESSAGE_TOTALS} ORDER BY dataset_id, user_message`;
+  const normal = (rows: Record<string, any>[]) => rows.map((r) => [r.dataset_id, r.user_message, Number(r.answers)]);
+  const stored = normal(await t.store.reports.all(totals, []));
+  expect(stored.length).toBeGreaterThan(0);
+  expect(stored).toEqual(normal(await t.store.reports.all(counted, [])));
+  const [filled] = await readInRolledBackTx(t.loc, [`DELETE FROM ${MESSAGE_TOTALS}`, MESSAGE_TOTALS_BACKFILL], [totals]);
+  expect(normal(filled!)).toEqual(stored);
+  for (const datasetId of DATASETS) {
+    for (const page of [{ limit: 10, offset: 0 }, { limit: 3, offset: 2 }, { limit: 1000, offset: 0 }]) {
+      // A date range holding every answer forces the raw path.
+      const raw = await popularChats(t.store.reports, datasetId, { filter: { dateRange: { gte: 0 } }, page });
+      expect(await popularChats(t.store.reports, datasetId, { filter: {}, page }), `popular_chats ${JSON.stringify(page)}`).toEqual(raw);
+    }
+  }
 }
 
 /** `a` equals `b` up to floating-point rounding of sums. */
@@ -269,7 +296,7 @@ describe.each(STORE_KINDS)('%s store: record rollups', (kind) => {
       id: id('8000'),
       datasetId: dataset(),
       ragType: pick(RAG_TYPES),
-      userMessage: 'm',
+      userMessage: pick(MESSAGES),
       searchId: null,
       topicId: null,
       results: [],
@@ -382,6 +409,7 @@ describe.each(STORE_KINDS)('%s store: record rollups', (kind) => {
     const check = async () => {
       expect(await rollupRows(store)).toEqual(await expectedRows(store));
       expect(await backfilled(t)).toEqual(await rollupRows(store));
+      await expectMessageTotalsMatch(t);
       const lo = START + Math.floor(r() * SPAN * 0.4);
       const hi = lo + Math.floor(r() * SPAN * 0.6);
       const inHour = START + 2 * DAY_MS + 7 * HOUR_MS + 1000;
