@@ -29,7 +29,14 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../store/event-rollup-batch.js';
-import { RECORD_EVENT_ROLLUP_TABLES, RECORD_ROLLUP_TABLES, RECORD_SOURCES, recordRollupBackfillSql } from '../store/record-rollup-batch.js';
+import {
+  MESSAGE_TOTALS,
+  MESSAGE_TOTALS_BACKFILL,
+  RECORD_EVENT_ROLLUP_TABLES,
+  RECORD_ROLLUP_TABLES,
+  RECORD_SOURCES,
+  recordRollupBackfillSql,
+} from '../store/record-rollup-batch.js';
 import { QUERY_TOTALS, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../store/search-rollup-batch.js';
 import { loadAnalytics, type LoadedData } from './lib/analytics-load.js';
 import { quantile } from './lib/metrics.js';
@@ -325,6 +332,8 @@ async function fillRollups(dataDir: string, pgUrl: string | null): Promise<numbe
     ...EVENT_ROLLUP_TABLES.flatMap((t) => [`DELETE FROM ${t.table}`, eventRollupBackfillSql(t)]),
     ...[...RECORD_ROLLUP_TABLES, ...RECORD_EVENT_ROLLUP_TABLES].map((t) => `DELETE FROM ${t.table}`),
     ...RECORD_SOURCES.map(recordRollupBackfillSql),
+    `DELETE FROM ${MESSAGE_TOTALS}`,
+    MESSAGE_TOTALS_BACKFILL,
   ];
   if (pgUrl) {
     const c = new pg.Client({ connectionString: pgUrl });
