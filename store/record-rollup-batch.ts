@@ -35,6 +35,7 @@ import {
   LINK_FLAGS_SQL,
   periodStart,
   type ClickPositions,
+  type EventLink,
   type LinkFlags,
   type PeriodTable,
   type RatingCounts,
@@ -161,9 +162,9 @@ export function ratingCounts(before: number | null, after: number | null): Recor
   return c;
 }
 
-/** What one user event linked to a record changes: its flags set now (1), and its position when it is a click that has one. */
-export function linkCounts(clicked: 0 | 1, converted: 0 | 1, clickPosition: number | null): RecordCounts {
-  return { ...zero(), clicked, converted, positioned: clickPosition === null ? 0 : 1, positionSum: clickPosition ?? 0 };
+/** What one user event linked to a record changes in its counts ({@link eventLink}). */
+export function linkCounts(link: EventLink): RecordCounts {
+  return { ...zero(), clicked: link.clicked, converted: link.converted, positioned: link.positioned, positionSum: link.positionSum };
 }
 
 /** A change to the record rollups: what one record's key gains (or loses). */
@@ -171,6 +172,15 @@ export interface RecordChange {
   readonly record: RecordKey;
   readonly counts: RecordCounts;
 }
+
+/** What a transaction changes in the record rollups, gathered and then applied at once. */
+export interface RecordChanges {
+  readonly records: RecordChange[];
+  readonly events: RecordEventChange[];
+}
+
+/** No change yet. */
+export const noRecordChanges = (): RecordChanges => ({ records: [], events: [] });
 
 /** A change to the linked-event rollups: events of one name linked to one record, gained (or lost). */
 export interface RecordEventChange {

@@ -125,10 +125,8 @@ export interface RatingChange {
 }
 
 /** A stored search's flags changed by user events just stored (each 1: now set; 0: unchanged), and the positions of its clicks among them. */
-export interface LinkChange extends ClickPositions {
+export interface LinkChange extends EventLink {
   readonly search: RollupKey;
-  readonly clicked: 0 | 1;
-  readonly converted: 0 | 1;
 }
 
 /** A user event as the link flags see it. */
@@ -142,10 +140,30 @@ export interface LinkingEvent {
 }
 
 /** The position `e` adds to its record's click positions: a click's, when it has one. */
-export const clickPosition = (e: LinkingEvent): number | null => (e.eventType === 'click' && typeof e.position === 'number' ? e.position : null);
+const clickPosition = (e: LinkingEvent): number | null => (e.eventType === 'click' && typeof e.position === 'number' ? e.position : null);
 
-/** What one stored event adds to a record's click positions. */
-export const positionsOf = (position: number | null): ClickPositions => (position === null ? NO_POSITIONS : { positioned: 1, positionSum: position });
+/** What one stored event changes for the record it names: its flags set now (1), and its click position. */
+export interface EventLink extends ClickPositions {
+  readonly clicked: 0 | 1;
+  readonly converted: 0 | 1;
+}
+
+/**
+ * What storing `e` changes for a record whose flags were `was` (the stored events', and the
+ * batch's earlier ones): the first click or conversion sets a flag, a click with a position adds
+ * it; undefined when nothing changes.
+ */
+export function eventLink(was: LinkFlags, e: LinkingEvent): EventLink | undefined {
+  const clicked = !was.clicked && e.eventType === 'click' ? 1 : 0;
+  const converted = !was.converted && e.isConversion === true ? 1 : 0;
+  const position = clickPosition(e);
+  if (clicked + converted === 0 && position === null) return undefined;
+  return { clicked, converted, ...(position === null ? NO_POSITIONS : { positioned: 1, positionSum: position }) };
+}
+
+/** The flags after `link` (none: unchanged). */
+export const flagsAfter = (was: LinkFlags, link: EventLink | undefined): LinkFlags =>
+  link ? { clicked: was.clicked || link.clicked === 1, converted: was.converted || link.converted === 1 } : was;
 
 /** Whether `e` can set a flag of the search it names: a click or a conversion with a request id. */
 export const linksSearch = (e: LinkingEvent): boolean => typeof e.requestId === 'string' && (e.eventType === 'click' || e.isConversion === true);

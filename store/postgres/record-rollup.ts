@@ -26,24 +26,18 @@ import {
   recordDeltas,
   recordEventDeltas,
   recordValues,
-  type RecordChange,
-  type RecordEventChange,
+  noRecordChanges,
+  type RecordChanges,
   type RecordKey,
   type RecordSource,
   type RolledRecord,
 } from '../record-rollup-batch.js';
-import { clickPosition, countedFlags, countedPositions, countedRating, type LinkFlags } from '../search-rollup-batch.js';
+import { countedFlags, countedPositions, countedRating, eventLink, flagsAfter, type LinkFlags } from '../search-rollup-batch.js';
 import type { Tx } from './database.js';
 import { flagRowsOf, groupedBy, lockRollups, ratingsOf, type FlagRow, type RatingRow } from './rollup-reads.js';
 
 /** The value columns holding sums of reals; the others are counts. */
 const RECORD_REAL_COLUMNS: ReadonlySet<string> = new Set(['rating_sum', 'position_sum']);
-
-/** What a transaction changes in the record rollups. */
-export interface RecordChanges {
-  readonly records: RecordChange[];
-  readonly events: RecordEventChange[];
-}
 
 /** The columns of a record table a RETURNING clause gives {@link applyRecordRollup}, for `source`. */
 export const recordReturning = (source: RecordSource): string =>
@@ -75,7 +69,7 @@ export async function applyRecordRollup(tx: Tx, source: RecordSource, rows: read
   const ratings = source.ratingKind === null ? new Map<string, RatingRow>() : await ratingsOf(tx, ids);
   const flags = await flagRowsOf(tx, ids);
   const names = groupedBy(await tx.all<NameRow>(`${LINKED_NAMES_SQL} WHERE request_id = ANY($1::text[]) ${LINKED_NAMES_GROUP}`, [ids]), (r) => r.request_id);
-  const changes: RecordChanges = { records: [], events: [] };
+  const changes = noRecordChanges();
   for (const row of rows) {
     const record: RecordKey = { datasetId: row.datasetId, createdAt: Number(row.createdAt), kind: source.kind, subtype: row.subtype };
     const rating = source.ratingKind === null ? null : countedRating(ratings.get(row.id), record.datasetId, source.ratingKind);
@@ -117,7 +111,7 @@ export async function ratingRecordChanges(
     tx,
     ratings.map((r) => r.queryId),
   );
-  const changes: RecordChanges = { records: [], events: [] };
+  const changes = noRecordChanges();
   for (const r of ratings) {
     for (const { source, record } of named.get(r.queryId) ?? []) {
       if (source.ratingKind === null) continue;
@@ -158,7 +152,7 @@ export async function eventRecordState(tx: Tx, events: readonly NamedStoredEvent
 
 /** What the stored events (`stored`: their ids; an id repeated in the batch counts once, its first event) change. */
 export function eventRecordChanges(events: readonly NamedStoredEvent[], stored: ReadonlySet<string>, state: EventRecordState): RecordChanges {
-  const changes: RecordChanges = { records: [], events: [] };
+  const changes = noRecordChanges();
   const flags = new Map<string, LinkFlags>();
   const seen = new Set<string>();
   for (const e of events) {
@@ -170,11 +164,9 @@ export function eventRecordChanges(events: readonly NamedStoredEvent[], stored: 
       changes.events.push({ record, eventName: e.eventName, events: 1 });
       const key = `${source.kind}\u0000${e.requestId}`;
       const was = flags.get(key) ?? countedFlags(state.flags.get(e.requestId) ?? [], record.datasetId);
-      const clicked = !was.clicked && e.eventType === 'click' ? 1 : 0;
-      const converted = !was.converted && e.isConversion === true ? 1 : 0;
-      flags.set(key, { clicked: was.clicked || clicked === 1, converted: was.converted || converted === 1 });
-      const position = clickPosition(e);
-      if (clicked + converted > 0 || position !== null) changes.records.push({ record, counts: linkCounts(clicked, converted, position) });
+      const link = eventLink(was, e);
+      flags.set(key, flagsAfter(was, link));
+      if (link) changes.records.push({ record, counts: linkCounts(link) });
     }
   }
   return changes;

@@ -27,7 +27,11 @@ export type FlagRow = { request_id: string; dataset_id: string; clicked: number;
 /** Rows grouped by `id`. */
 export function groupedBy<R>(rows: readonly R[], id: (r: R) => string): Map<string, R[]> {
   const by = new Map<string, R[]>();
-  for (const r of rows) by.set(id(r), [...(by.get(id(r)) ?? []), r]);
+  for (const r of rows) {
+    const group = by.get(id(r));
+    if (group) group.push(r);
+    else by.set(id(r), [r]);
+  }
   return by;
 }
 

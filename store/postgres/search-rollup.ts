@@ -16,15 +16,15 @@
  */
 import type { QueryRating } from '../../core/domain/user-events.js';
 import {
-  clickPosition,
   countedFlags,
   countedPositions,
   countedRating,
+  eventLink,
+  flagsAfter,
   linkDeltas,
   linksSearch,
   mergedValues,
   mergeRollup,
-  positionsOf,
   QUERY_TOTALS,
   queryTotalDeltas,
   ratingDeltas,
@@ -124,13 +124,16 @@ export async function insertEventsWithRollup(tx: Tx, events: readonly StoredEven
   if (!events.some((e) => typeof e.requestId === 'string')) return (await insert()).length;
   await lockRollups(tx);
   const records = await eventRecordState(tx, events);
-  const linking = events.filter(linksSearch);
-  const ids = [...new Set(linking.map((e) => e.requestId!))];
-  const before = await flagRowsOf(tx, ids);
-  const searches = await tx.all<RollupKey & { id: string }>(
-    'SELECT id, dataset_id AS "datasetId", created_at AS "createdAt", search_type AS "searchType", search_method AS "searchMethod" FROM search_queries WHERE id = ANY($1::text[])',
-    [ids],
-  );
+  const ids = [...new Set(events.filter(linksSearch).map((e) => e.requestId!))];
+  // Events naming requests, but no click or conversion among them (views, carts): no search flag to read.
+  const before = ids.length === 0 ? new Map() : await flagRowsOf(tx, ids);
+  const searches =
+    ids.length === 0
+      ? []
+      : await tx.all<RollupKey & { id: string }>(
+          'SELECT id, dataset_id AS "datasetId", created_at AS "createdAt", search_type AS "searchType", search_method AS "searchMethod" FROM search_queries WHERE id = ANY($1::text[])',
+          [ids],
+        );
   const stored = new Set(await insert());
   const searchOf = new Map(searches.map((s) => [s.id, s]));
   const flags = new Map<string, LinkFlags>();
@@ -142,11 +145,9 @@ export async function insertEventsWithRollup(tx: Tx, events: readonly StoredEven
     const search = linksSearch(e) ? searchOf.get(e.requestId!) : undefined;
     if (!search || search.datasetId !== e.datasetId) continue;
     const was = flags.get(search.id) ?? countedFlags(before.get(search.id) ?? [], search.datasetId);
-    const clicked = !was.clicked && e.eventType === 'click' ? 1 : 0;
-    const converted = !was.converted && e.isConversion === true ? 1 : 0;
-    flags.set(search.id, { clicked: was.clicked || clicked === 1, converted: was.converted || converted === 1 });
-    const position = clickPosition(e);
-    if (clicked + converted > 0 || position !== null) changes.push({ search, clicked, converted, ...positionsOf(position) });
+    const link = eventLink(was, e);
+    flags.set(search.id, flagsAfter(was, link));
+    if (link) changes.push({ search, ...link });
   }
   if (changes.length > 0) await applyDeltas(tx, (t) => linkDeltas(changes, t));
   await applyRecordChanges(tx, eventRecordChanges(events, stored, records));

@@ -9,7 +9,8 @@ import { fromJson, ragFromRow, toJson } from '../rows.js';
 import type { UnratedSearch } from '../search-rollup-batch.js';
 import { sqliteSearchRollup } from './search-rollup.js';
 import { RAG_RECORDS, RECOMMENDATION_RECORDS, type RecordSource, type RolledRecord } from '../record-rollup-batch.js';
-import { noRecordChanges, sqliteRecordRollup } from './record-rollup.js';
+import { sqliteRecordRollup } from './record-rollup.js';
+import { noRecordChanges } from '../record-rollup-batch.js';
 
 type Row = Record<string, any>;
 

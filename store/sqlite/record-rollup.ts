@@ -21,17 +21,17 @@ import {
   recordDeltas,
   recordEventDeltas,
   recordValues,
-  type RecordChange,
-  type RecordEventChange,
+  noRecordChanges,
+  type RecordChanges,
   type RecordKey,
   type RecordSource,
   type RolledRecord,
 } from '../record-rollup-batch.js';
 import {
-  clickPosition,
   countedFlags,
   countedPositions,
   countedRating,
+  eventLink,
   LINK_FLAGS_SQL,
   type ClickPositions,
   type LinkFlags,
@@ -42,12 +42,6 @@ import type { Db } from './database.js';
 /** A user event as the record rollups see it. */
 export interface NamedEvent extends LinkingEvent {
   readonly eventName: string;
-}
-
-/** What storing events or ratings changes, gathered before each is stored and applied once at the end. */
-export interface RecordChanges {
-  readonly records: RecordChange[];
-  readonly events: RecordEventChange[];
 }
 
 /** The record rollup writer of one connection; call each method inside the transaction that wrote the rows. */
@@ -61,9 +55,6 @@ export interface SqliteRecordRollup {
   /** Applies gathered changes. */
   apply(changes: RecordChanges): void;
 }
-
-/** No change yet. */
-export const noRecordChanges = (): RecordChanges => ({ records: [], events: [] });
 
 /** The record rollup writer of `db`. */
 export function sqliteRecordRollup(db: Db): SqliteRecordRollup {
@@ -158,11 +149,8 @@ export function sqliteRecordRollup(db: Db): SqliteRecordRollup {
         into ??= noRecordChanges();
         if (record.datasetId !== e.datasetId) continue;
         into.events.push({ record, eventName: e.eventName, events: 1 });
-        const before = linked(e.requestId, e.datasetId).flags;
-        const clicked = !before.clicked && e.eventType === 'click' ? 1 : 0;
-        const converted = !before.converted && e.isConversion === true ? 1 : 0;
-        const position = clickPosition(e);
-        if (clicked + converted > 0 || position !== null) into.records.push({ record, counts: linkCounts(clicked, converted, position) });
+        const link = eventLink(linked(e.requestId, e.datasetId).flags, e);
+        if (link) into.records.push({ record, counts: linkCounts(link) });
       }
       return into;
     },

@@ -5,16 +5,15 @@
  */
 import type { QueryRating } from '../../core/domain/user-events.js';
 import {
-  clickPosition,
   countedFlags,
   countedPositions,
   countedRating,
+  eventLink,
   LINK_FLAGS_SQL,
   linkDeltas,
   linksSearch,
   mergedValues,
   mergeRollup,
-  positionsOf,
   QUERY_TOTALS,
   queryTotalDeltas,
   ratingDeltas,
@@ -115,11 +114,8 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
       if (!linksSearch(e)) return undefined;
       const search = searchOf.get(e.requestId) as RollupKey | undefined;
       if (!search || search.datasetId !== e.datasetId) return undefined;
-      const before = linked(e.requestId!, e.datasetId);
-      const clicked = !before.clicked && e.eventType === 'click' ? 1 : 0;
-      const converted = !before.converted && e.isConversion === true ? 1 : 0;
-      const position = clickPosition(e);
-      return clicked + converted === 0 && position === null ? undefined : { search, clicked, converted, ...positionsOf(position) };
+      const link = eventLink(linked(e.requestId!, e.datasetId), e);
+      return link && { search, ...link };
     },
     links(changes) {
       if (changes.length > 0) apply((t) => linkDeltas(changes, t));

@@ -10,7 +10,8 @@ import type { RolledEvent } from '../event-rollup-batch.js';
 import type { LinkChange } from '../search-rollup-batch.js';
 import { sqliteEventRollup } from './event-rollup.js';
 import { sqliteSearchRollup } from './search-rollup.js';
-import { noRecordChanges, sqliteRecordRollup } from './record-rollup.js';
+import { sqliteRecordRollup } from './record-rollup.js';
+import { noRecordChanges } from '../record-rollup-batch.js';
 
 type Row = Record<string, any>;
 
