@@ -16,7 +16,11 @@
  *
  *   npm run build && npx tsx bench/analytics-reports.ts [--events 10000000] [--runs 20] [--seed 15]
  *       [--variant-budget-s 60] [--ingest-s 10] [--connections 16] [--only search,rag,recommendations,ctr,top]
- *       [--store sqlite|postgres] [--pg-url postgres://user@host:port/db] [--keep]
+ *       [--store sqlite|postgres] [--pg-url postgres://user@host:port/db] [--keep] [--reuse DIR]
+ *
+ * `--keep` keeps a SQLite run's data directory (and what was loaded, in `bench-data.json`);
+ * `--reuse DIR` runs the reports on such a directory instead of loading: the build's migrations run
+ * on it first (timed: what an upgrade from the kept build's schema costs at this size).
  *
  * With `--store postgres`, `--pg-url` names a server (and a database to connect to first); the
  * bench creates a database of its own there and drops it at the end.
@@ -38,6 +42,11 @@ import {
   recordRollupBackfillSql,
 } from '../store/record-rollup-batch.js';
 import { QUERY_TOTALS, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../store/search-rollup-batch.js';
+import { clientSql } from '../store/postgres/database.js';
+import { fillUserRollups as fillUserRollupsPg } from '../store/postgres/user-rollup.js';
+import { fillUserRollups as fillUserRollupsSqlite } from '../store/sqlite/user-rollup.js';
+import { USER_ORDINALS, USER_ROLLUP_TABLES } from '../store/user-rollup-batch.js';
+import { openDatabase } from '../store/sqlite/database.js';
 import { loadAnalytics, type LoadedData } from './lib/analytics-load.js';
 import { quantile } from './lib/metrics.js';
 import { machine, startBenchStack, type BenchStack } from './lib/spawn-stack.js';
@@ -54,6 +63,7 @@ const { values: args } = parseArgs({
     store: { type: 'string', default: 'sqlite' },
     'pg-url': { type: 'string' },
     keep: { type: 'boolean', default: false },
+    reuse: { type: 'string' },
   },
 });
 const EVENTS = Number(args.events);
@@ -335,11 +345,17 @@ async function fillRollups(dataDir: string, pgUrl: string | null): Promise<numbe
     `DELETE FROM ${MESSAGE_TOTALS}`,
     MESSAGE_TOTALS_BACKFILL,
   ];
+  // The per-user rollups' fill is TypeScript (it builds the sets of users), one transaction.
+  const userRollupWipe = [...USER_ROLLUP_TABLES.map((t) => `DELETE FROM ${t.table}`), `DELETE FROM ${USER_ORDINALS}`];
   if (pgUrl) {
     const c = new pg.Client({ connectionString: pgUrl });
     await c.connect();
     try {
       for (const s of statements('postgres')) await c.query(s);
+      await c.query('BEGIN');
+      for (const s of userRollupWipe) await c.query(s);
+      await fillUserRollupsPg(clientSql(c));
+      await c.query('COMMIT');
     } finally {
       await c.end();
     }
@@ -347,6 +363,10 @@ async function fillRollups(dataDir: string, pgUrl: string | null): Promise<numbe
     const db = new Database(path.join(dataDir, 'quarry.sqlite'));
     try {
       for (const s of statements('sqlite')) db.exec(s);
+      db.transaction(() => {
+        for (const s of userRollupWipe) db.exec(s);
+        fillUserRollupsSqlite(db);
+      })();
     } finally {
       db.close();
     }
@@ -375,29 +395,47 @@ async function freshDatabase(url: string): Promise<{ url: string; drop: () => Pr
   };
 }
 
+/** Loads the events into a fresh store and fills its rollups, as a run without `--reuse` does. */
+async function load(dataDir: string, database: { url: string } | null): Promise<{ data: LoadedData; endMs: number }> {
+  const endMs = Date.now();
+  const data = await loadAnalytics(database ? { pgUrl: database.url } : { dataDir }, {
+    events: EVENTS,
+    seed: SEED,
+    endMs,
+    onProgress: (done, total, ms) => console.error(`  loaded ${done.toLocaleString('en')} of ~${total.toLocaleString('en')} rows, ${((done / ms) * 1000).toFixed(0)} rows/s`),
+  });
+  const c = data.counts;
+  console.log(
+    `- loaded: ${c.searches.toLocaleString('en')} searches, ${c.recommendations.toLocaleString('en')} recommendations, ${c.rags.toLocaleString('en')} RAG answers, ` +
+      `${c.userEvents.toLocaleString('en')} user events (${c.clicks.toLocaleString('en')} clicks, ${c.purchases.toLocaleString('en')} purchases), ${c.ratings.toLocaleString('en')} ratings ` +
+      `in ${data.seconds.toFixed(0)} s (${((EVENTS + c.ratings) / data.seconds).toFixed(0)} rows/s)`,
+  );
+  const rollupSeconds = await fillRollups(dataDir, database?.url ?? null);
+  console.log(`- search, user event, record and per-user rollups filled from the loaded rows in ${rollupSeconds.toFixed(1)} s (the loader writes the raw tables only)`);
+  return { data, endMs };
+}
+
+/** A kept directory's data, migrated to this build's schema (timed). */
+async function reuse(dataDir: string, kept: string): Promise<{ data: LoadedData; endMs: number }> {
+  const saved = JSON.parse(fs.readFileSync(kept, 'utf8')) as { data: LoadedData; endMs: number };
+  const started = performance.now();
+  openDatabase(dataDir).close();
+  console.log(`- reused ${dataDir} (loaded ${new Date(saved.endMs).toISOString()}); this build's migrations ran on it in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return saved;
+}
+
 async function main(): Promise<void> {
   console.log(`# Analytics reports over ${EVENTS.toLocaleString('en')} events (${POSTGRES ? 'PostgreSQL' : 'SQLite'})\n`);
   console.log(`- machine: ${machine()}`);
   console.log(`- data: seed ${SEED}, 90 days, 20,000 users, 50,000 distinct queries (Zipf s=1.05), 5 datasets of one organization (80% in the one reported on)`);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-analytics-bench-'));
+  if (args.reuse && POSTGRES) throw new Error('--reuse takes a kept SQLite directory');
+  const dataDir = args.reuse ?? fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-analytics-bench-'));
   const database = POSTGRES ? await freshDatabase(args['pg-url']!) : null;
-  const endMs = Date.now();
+  const kept = path.join(dataDir, 'bench-data.json');
   let stack: BenchStack | undefined;
   try {
-    const data = await loadAnalytics(database ? { pgUrl: database.url } : { dataDir }, {
-      events: EVENTS,
-      seed: SEED,
-      endMs,
-      onProgress: (done, total, ms) => console.error(`  loaded ${done.toLocaleString('en')} of ~${total.toLocaleString('en')} rows, ${((done / ms) * 1000).toFixed(0)} rows/s`),
-    });
-    const c = data.counts;
-    console.log(
-      `- loaded: ${c.searches.toLocaleString('en')} searches, ${c.recommendations.toLocaleString('en')} recommendations, ${c.rags.toLocaleString('en')} RAG answers, ` +
-        `${c.userEvents.toLocaleString('en')} user events (${c.clicks.toLocaleString('en')} clicks, ${c.purchases.toLocaleString('en')} purchases), ${c.ratings.toLocaleString('en')} ratings ` +
-        `in ${data.seconds.toFixed(0)} s (${((EVENTS + c.ratings) / data.seconds).toFixed(0)} rows/s)`,
-    );
-    const rollupSeconds = await fillRollups(dataDir, database?.url ?? null);
-    console.log(`- search, user event and record rollups filled from the loaded rows in ${rollupSeconds.toFixed(1)} s (the loader writes the raw tables only)`);
+    const { data, endMs } = args.reuse ? await reuse(dataDir, kept) : await load(dataDir, database);
+    if (args.keep && !database) fs.writeFileSync(kept, JSON.stringify({ data, endMs }));
     if (!database) {
       const bytes = fs.readdirSync(dataDir).reduce((sum, f) => sum + fs.statSync(path.join(dataDir, f)).size, 0);
       console.log(`- SQLite file: ${(bytes / 2 ** 30).toFixed(2)} GiB`);
@@ -414,7 +452,7 @@ async function main(): Promise<void> {
     await runIngest(stack, data, dataDir, database?.url ?? null);
   } finally {
     await stack?.stop();
-    if (!args.keep) fs.rmSync(dataDir, { recursive: true, force: true });
+    if (!args.keep && !args.reuse) fs.rmSync(dataDir, { recursive: true, force: true });
     else console.log(`\n(data kept in ${dataDir})`);
     if (database && !args.keep) await database.drop();
   }

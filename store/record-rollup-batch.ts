@@ -92,6 +92,8 @@ export interface RolledRecord extends RecordKey {
   readonly id: string;
   /** An answer's user message, as stored (for the message totals); none for recommendations. */
   readonly message?: string | null;
+  /** Its user, for the per-user rollups (./user-rollup-batch.ts); absent: none. */
+  readonly userId?: string | null;
 }
 
 /**

@@ -86,6 +86,8 @@ export interface UnratedSearch extends RollupKey {
   readonly latency: number;
   /** The query text, for the query totals. */
   readonly query: string;
+  /** Its user, for the per-user rollups (../user-rollup-batch.ts); absent: none. */
+  readonly userId?: string | null;
 }
 
 /**

@@ -8,6 +8,8 @@ import type { UnratedSearch } from '../search-rollup-batch.js';
 import { applySearchRollup, rateWithRollup, ROLLUP_RETURNING } from './search-rollup.js';
 import { RAG_RECORDS, RECOMMENDATION_RECORDS, type RecordSource, type RolledRecord } from '../record-rollup-batch.js';
 import { applyRecordRollup, recordReturning } from './record-rollup.js';
+import { recordUsers, searchUsers } from '../user-rollup-batch.js';
+import { addUserRollup, removeUserRollup } from './user-rollup.js';
 
 /**
  * A number the NOT NULL REAL columns accept. Records arrive as JSON, where NaN and Infinity
@@ -86,6 +88,8 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
     db.tx(async (tx) => {
       const rows = await tx.all<Omit<RolledRecord, 'kind'>>(statement, params);
       await applyRecordRollup(tx, source, rows, sign);
+      const users = recordUsers(source.kind, rows);
+      await (sign > 0 ? addUserRollup(tx, users) : removeUserRollup(tx, users));
       return rows.length;
     });
 
@@ -117,6 +121,7 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
           ]),
         );
         await applySearchRollup(tx, added, 1);
+        await addUserRollup(tx, searchUsers(added));
         return added.length;
       });
     },
@@ -231,6 +236,7 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
         db.tx(async (tx) => {
           const gone = await tx.all<UnratedSearch>(purgeSearches, [cutoffMs, batch]);
           await applySearchRollup(tx, gone, -1);
+          await removeUserRollup(tx, searchUsers(gone));
           return gone.length;
         });
       const purges = [

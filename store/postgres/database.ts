@@ -106,7 +106,7 @@ export function storeError(err: unknown): unknown {
 
 /** {@link Sql} over a pool or one client. */
 class Runner implements Sql {
-  constructor(protected readonly on: pg.Pool | pg.PoolClient) {}
+  constructor(protected readonly on: pg.Pool | pg.ClientBase) {}
 
   async all<R extends Row = Row>(text: string, values: readonly unknown[] = []): Promise<R[]> {
     try {
@@ -128,6 +128,9 @@ class Runner implements Sql {
     }
   }
 }
+
+/** {@link Sql} over a client of one's own (a migration's, a tool's), errors mapped as the store maps them. */
+export const clientSql = (client: pg.ClientBase): Sql => new Runner(client);
 
 class Transaction extends Runner implements Tx {
   private readonly locked = new Set<string>();
@@ -257,7 +260,9 @@ export class PgDb extends Runner {
       for (let v = version; v < PG_MIGRATIONS.length; v++) {
         await client.query('BEGIN');
         try {
-          await client.query(PG_MIGRATIONS[v]!);
+          const migration = PG_MIGRATIONS[v]!;
+          if (typeof migration === 'string') await client.query(migration);
+          else await migration(clientSql(client));
           await client.query('UPDATE schema_version SET version = $1', [v + 1]);
           await client.query('COMMIT');
         } catch (err) {

@@ -11,6 +11,9 @@
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
 import { positionsBackfillSql, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 import { MESSAGE_TOTALS_BACKFILL, RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
+import { USER_ROLLUP_TABLES } from '../user-rollup-batch.js';
+import type { Sql } from './database.js';
+import { fillUserRollups } from './user-rollup.js';
 
 /**
  * Every TEXT column compares bytewise (COLLATE "C"), as SQLite's do: ids are ordered for keyset
@@ -19,8 +22,11 @@ import { MESSAGE_TOTALS_BACKFILL, RECORD_SOURCES, recordRollupBackfillSql } from
  */
 const bytewise = (sql: string): string => sql.replace(/\bTEXT\b/g, 'TEXT COLLATE "C"');
 
+/** A migration: SQL, or a function for a fill SQL cannot express (run in the same transaction). */
+export type PgMigration = string | ((sql: Sql) => Promise<void>);
+
 /** The migrations, oldest first. */
-export const PG_MIGRATIONS: readonly string[] = [
+export const PG_MIGRATIONS: readonly PgMigration[] = [
   bytewise(`
   CREATE TABLE organizations (
     id TEXT PRIMARY KEY,
@@ -492,4 +498,32 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX rag_message_totals_rank ON rag_message_totals(dataset_id, answers DESC, user_message);
   `) + MESSAGE_TOTALS_BACKFILL,
+  // v12: the per-user rollups and user ordinals, as SQLite's v16 (filled in TypeScript, ./user-rollup.ts).
+  async (sql) => {
+    await sql.run(
+      bytewise(`
+    CREATE TABLE analytics_users (
+      dataset_id TEXT NOT NULL,
+      user_id TEXT NOT NULL,
+      ordinal BIGINT NOT NULL,
+      PRIMARY KEY (dataset_id, user_id)
+    );
+    CREATE UNIQUE INDEX analytics_users_ordinal ON analytics_users(dataset_id, ordinal);
+    ${USER_ROLLUP_TABLES.map(
+      (t) => `CREATE TABLE ${t.table} (
+      dataset_id TEXT NOT NULL,
+      ${t.column} BIGINT NOT NULL,
+      source TEXT NOT NULL,
+      type TEXT NOT NULL,
+      method TEXT NOT NULL,
+      records BIGINT NOT NULL,
+      users BIGINT NOT NULL,
+      members BYTEA NOT NULL,
+      PRIMARY KEY (dataset_id, ${t.column}, source, type, method)
+    );`,
+    ).join('\n')}
+    `),
+    );
+    await fillUserRollups(sql);
+  },
 ];

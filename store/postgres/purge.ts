@@ -51,6 +51,10 @@ const DATASET_TABLES = [
   { table: 'record_event_rollup_hourly', key: 'ctid' },
   { table: 'record_event_rollup_daily', key: 'ctid' },
   { table: 'rag_message_totals', key: 'ctid' },
+  // The per-user rollups go with the records they count, then the user ordinals they hold (composite keys: by row address).
+  { table: 'user_rollup_hourly', key: 'ctid' },
+  { table: 'user_rollup_daily', key: 'ctid' },
+  { table: 'analytics_users', key: 'ctid' },
   { table: 'user_events', key: 'id' },
   // The user event rollups go with the events they aggregate (composite key: by row address).
   { table: 'user_event_rollup_hourly', key: 'ctid' },

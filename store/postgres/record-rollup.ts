@@ -41,7 +41,7 @@ const RECORD_REAL_COLUMNS: ReadonlySet<string> = new Set(['rating_sum', 'positio
 
 /** The columns of a record table a RETURNING clause gives {@link applyRecordRollup}, for `source`. */
 export const recordReturning = (source: RecordSource): string =>
-  `RETURNING id, dataset_id AS "datasetId", created_at AS "createdAt", ${source.subtypeColumn} AS subtype${source.kind === 'rag' ? ', user_message AS message' : ''}`;
+  `RETURNING id, dataset_id AS "datasetId", created_at AS "createdAt", ${source.subtypeColumn} AS subtype, user_id AS "userId"${source.kind === 'rag' ? ', user_message AS message' : ''}`;
 
 type NameRow = { request_id: string; dataset_id: string; event_name: string; n: string };
 

@@ -48,7 +48,7 @@ import { flagRowsOf, lockRollups, ratingsOf } from './rollup-reads.js';
 
 /** The columns of `search_queries` a RETURNING clause gives {@link applySearchRollup}. */
 export const ROLLUP_RETURNING =
-  'RETURNING id, dataset_id AS "datasetId", created_at AS "createdAt", search_type AS "searchType", search_method AS "searchMethod", latency, query';
+  'RETURNING id, dataset_id AS "datasetId", created_at AS "createdAt", search_type AS "searchType", search_method AS "searchMethod", latency, query, user_id AS "userId"';
 
 /** Applies searches just inserted (`sign` 1) or deleted (-1) in `tx`, with the ratings and linked events they have. */
 export async function applySearchRollup(tx: Tx, rows: readonly UnratedSearch[], sign: 1 | -1): Promise<void> {

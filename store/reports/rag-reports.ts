@@ -37,6 +37,7 @@ import {
   type RecordRollupQuery,
 } from './record-rollup.js';
 import type { ReportWindow } from './rag-events.js';
+import { perUserFromRollup, recordUserQuery, userRollupServes } from './user-rollup.js';
 
 /** A filter and a bucket size: what every graph takes. */
 export interface GraphRequest {
@@ -186,7 +187,12 @@ export async function chatConversionRate(sql: ReportSql, datasetId: string, req:
 
 /** `messages_per_user`: answers per distinct user, per bucket and over the whole range. */
 export async function messagesPerUser(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ avg_messages_per_user: number; points: TimePoint[] }> {
-  const { total, points } = await perUserOverTime(sql, ragSelection(sql.dialect, datasetId, req.filter), req.granularity);
+  const rollup = answerRollup(sql, datasetId, req.filter, req.granularity);
+  const users = rollup && recordUserQuery(rollup);
+  const { total, points } =
+    users && userRollupServes(users)
+      ? await perUserFromRollup(sql, datasetId, users, req.granularity)
+      : await perUserOverTime(sql, ragSelection(sql.dialect, datasetId, req.filter), req.granularity);
   return { avg_messages_per_user: total, points };
 }
 

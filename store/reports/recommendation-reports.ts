@@ -22,6 +22,7 @@ import { recommendationWhere, type RecommendationAnalyticsFilter } from './recom
 import { parsed, sortedBy, type ReportWindow } from './report-rows.js';
 import type { Granularity, ReportSql } from './report-sql.js';
 import { recordRollupBuckets, recordRollupCounts, recordRollupEventNames, rollupShare, type RecordRollupQuery } from './record-rollup.js';
+import { perUserFromRollup, recordUserQuery, userRollupServes } from './user-rollup.js';
 
 /** Columns `sort_by` of `recommendation_queries` may name. */
 export const RECOMMENDATION_SORT_COLUMNS = ['created_at', 'top_score'] as const;
@@ -152,7 +153,12 @@ export async function recommendationsPerUser(
   datasetId: string,
   req: RecommendationGraphRequest,
 ): Promise<{ avg_recommendations_per_user: number; points: TimePoint[] }> {
-  const { total, points } = await perUserOverTime(sql, source(sql, datasetId, req.filter), req.granularity);
+  const rollup = recommendationRollup(sql, datasetId, req.filter, req.granularity);
+  const users = rollup && recordUserQuery(rollup);
+  const { total, points } =
+    users && userRollupServes(users)
+      ? await perUserFromRollup(sql, datasetId, users, req.granularity)
+      : await perUserOverTime(sql, source(sql, datasetId, req.filter), req.granularity);
   return { avg_recommendations_per_user: total, points };
 }
 

@@ -8,6 +8,7 @@ import { bucketStart, reportTimestamp, type Granularity, type ReportSql } from '
 import { HAS_CLICK, HAS_CONVERSION, searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
 import { purchaseRevenue } from './event-rollup.js';
 import { rollupBuckets, rollupServes, rollupTotals } from './search-rollup.js';
+import { perUserFromRollup, userRollupServes, type UserRollupQuery } from './user-rollup.js';
 
 /** A point of a graph. */
 export interface ReportPoint {
@@ -95,6 +96,18 @@ export async function conversionRate(sql: ReportSql, datasetId: string, req: Gra
 
 /** `searches_per_user`: searches with a user_id over their distinct user_ids, per bucket and in the range. */
 export async function searchesPerUser(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ avg_searches_per_user: number; points: ReportPoint[] }> {
+  const { searchType, searchMethod, dateRange } = req.filter;
+  const users: UserRollupQuery = {
+    source: 'search',
+    type: searchType,
+    method: searchMethod,
+    dateRange,
+    raw: (range) => searchSelection(sql.dialect, datasetId, { searchType, searchMethod, dateRange: range }),
+  };
+  if (rollupServes(req.filter, req.granularity) && userRollupServes(users)) {
+    const { total, points } = await perUserFromRollup(sql, datasetId, users, req.granularity);
+    return { avg_searches_per_user: total, points };
+  }
   const rows = await searchBuckets(sql, datasetId, req, 'COUNT(*) AS n, COUNT(DISTINCT q.user_id) AS users', { conditions: ['q.user_id IS NOT NULL'] });
   // Users recur across buckets: the range's distinct count is one more statement.
   const { from, where } = searchSelection(sql.dialect, datasetId, req.filter);

@@ -11,6 +11,8 @@ import { sqliteSearchRollup } from './search-rollup.js';
 import { RAG_RECORDS, RECOMMENDATION_RECORDS, type RecordSource, type RolledRecord } from '../record-rollup-batch.js';
 import { sqliteRecordRollup } from './record-rollup.js';
 import { noRecordChanges } from '../record-rollup-batch.js';
+import { recordUsers, searchUsers } from '../user-rollup-batch.js';
+import { sqliteUserRollup } from './user-rollup.js';
 
 type Row = Record<string, any>;
 
@@ -65,13 +67,15 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
   // searches' deletes return what the rollups must subtract, in the same transaction.
   const purgeSearchRows = db.prepare(
     `DELETE FROM search_queries WHERE rowid IN (SELECT rowid FROM search_queries WHERE created_at < ? LIMIT ?)
-     RETURNING id, dataset_id AS datasetId, created_at AS createdAt, search_type AS searchType, search_method AS searchMethod, latency, query`,
+     RETURNING id, dataset_id AS datasetId, created_at AS createdAt, search_type AS searchType, search_method AS searchMethod, latency, query, user_id AS userId`,
   );
   const rollup = sqliteSearchRollup(db);
+  const users = sqliteUserRollup(db);
   const purgeSearches = {
     run: db.transaction((cutoffMs: number, batch: number): { changes: number } => {
       const gone = purgeSearchRows.all(cutoffMs, batch) as UnratedSearch[];
       rollup.searches(gone, -1);
+      users.removed(searchUsers(gone));
       return { changes: gone.length };
     }).immediate,
   };
@@ -80,12 +84,13 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
   const purgeRecords = (source: RecordSource) => {
     const purgeRows = db.prepare(
       `DELETE FROM ${source.table} WHERE rowid IN (SELECT rowid FROM ${source.table} WHERE created_at < ? LIMIT ?)
-       RETURNING id, dataset_id AS datasetId, created_at AS createdAt, ${source.subtypeColumn} AS subtype${source.kind === 'rag' ? ', user_message AS message' : ''}`,
+       RETURNING id, dataset_id AS datasetId, created_at AS createdAt, ${source.subtypeColumn} AS subtype, user_id AS userId${source.kind === 'rag' ? ', user_message AS message' : ''}`,
     );
     return {
       run: db.transaction((cutoffMs: number, batch: number): { changes: number } => {
         const gone = (purgeRows.all(cutoffMs, batch) as Omit<RolledRecord, 'kind'>[]).map((r) => ({ ...r, kind: source.kind }));
         records.records(source, gone, -1);
+        users.removed(recordUsers(source.kind, gone));
         return { changes: gone.length };
       }).immediate,
     };
@@ -132,9 +137,10 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
         toJson(r.metadata),
         r.createdAt,
       ).changes;
-      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, searchType: r.kind, searchMethod: r.searchMethod, latency, query: r.query });
+      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, searchType: r.kind, searchMethod: r.searchMethod, latency, query: r.query, userId: r.userId ?? null });
     }
     rollup.searches(added, 1);
+    users.added(searchUsers(added));
     return added.length;
   });
   // The record rollups count only the rows this batch added, as the search rollups do.
@@ -156,9 +162,10 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
         toJson(r.metadata),
         r.createdAt,
       ).changes;
-      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, kind: 'recommendation', subtype: r.recommendationType });
+      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, kind: 'recommendation', subtype: r.recommendationType, userId: r.userId ?? null });
     }
     records.records(RECOMMENDATION_RECORDS, added, 1);
+    users.added(recordUsers('recommendation', added));
     return added.length;
   });
 
@@ -184,9 +191,10 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
         finite(r.hallucinationScore),
         jsonOf(r.detectedHallucinations ?? []),
       ).changes;
-      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, kind: 'rag', subtype: r.ragType, message: r.userMessage });
+      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, kind: 'rag', subtype: r.ragType, message: r.userMessage, userId: r.userId ?? null });
     }
     records.records(RAG_RECORDS, added, 1);
+    users.added(recordUsers('rag', added));
     return added.length;
   });
 

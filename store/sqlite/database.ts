@@ -34,7 +34,9 @@ export function migrate(db: Db): void {
       throw new Error(`store schema version ${version} is newer than this build knows (${MIGRATIONS.length})`);
     }
     if (version === MIGRATIONS.length) return false;
-    db.exec(MIGRATIONS[version]!);
+    const migration = MIGRATIONS[version]!;
+    if (typeof migration === 'string') db.exec(migration);
+    else migration(db);
     db.pragma(`user_version = ${version + 1}`);
     return true;
   });

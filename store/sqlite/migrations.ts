@@ -5,9 +5,15 @@
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
 import { positionsBackfillSql, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 import { MESSAGE_TOTALS_BACKFILL, RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
+import type Database from 'better-sqlite3';
+import { USER_ROLLUP_TABLES } from '../user-rollup-batch.js';
+import { fillUserRollups } from './user-rollup.js';
+
+/** A migration: SQL, or a function for a fill SQL cannot express (run in the same transaction). */
+export type Migration = string | ((db: Database.Database) => void);
 
 /** The migrations, oldest first. */
-export const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly Migration[] = [
   `
   CREATE TABLE organizations (
     id TEXT PRIMARY KEY,
@@ -532,4 +538,33 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX rag_message_totals_rank ON rag_message_totals(dataset_id, answers DESC, user_message);
   ` + MESSAGE_TOTALS_BACKFILL,
+  // v16: the per-user rollups (../user-rollup-batch.ts): each dataset's user ordinals, and per hour
+  // and day the records with a user and the set of those users, filled from the records already
+  // stored (the sets are built in TypeScript, ./user-rollup.ts); from here on kept by every insert
+  // and purge of searches, answers and recommendations.
+  (db) => {
+    db.exec(`
+    CREATE TABLE analytics_users (
+      dataset_id TEXT NOT NULL,
+      user_id TEXT NOT NULL,
+      ordinal INTEGER NOT NULL,
+      PRIMARY KEY (dataset_id, user_id)
+    );
+    CREATE UNIQUE INDEX analytics_users_ordinal ON analytics_users(dataset_id, ordinal);
+    ${USER_ROLLUP_TABLES.map(
+      (t) => `CREATE TABLE ${t.table} (
+      dataset_id TEXT NOT NULL,
+      ${t.column} INTEGER NOT NULL,
+      source TEXT NOT NULL,
+      type TEXT NOT NULL,
+      method TEXT NOT NULL,
+      records INTEGER NOT NULL,
+      users INTEGER NOT NULL,
+      members BLOB NOT NULL,
+      PRIMARY KEY (dataset_id, ${t.column}, source, type, method)
+    );`,
+    ).join('\n')}
+    `);
+    fillUserRollups(db);
+  },
 ];

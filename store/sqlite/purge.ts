@@ -54,6 +54,10 @@ const DATASET_TABLES = [
   'record_event_rollup_hourly',
   'record_event_rollup_daily',
   'rag_message_totals',
+  // The per-user rollups go with the records they count, then the user ordinals they hold (../user-rollup-batch.ts).
+  'user_rollup_hourly',
+  'user_rollup_daily',
+  'analytics_users',
   'user_events',
   // The user event rollups go with the events they aggregate (../event-rollup-batch.ts).
   'user_event_rollup_hourly',

@@ -53,17 +53,23 @@ export async function openTestStore(kind: StoreKind): Promise<TestStore> {
   };
 }
 
+/** A step of {@link readInRolledBackTx}: SQL, or code per store (a migration's fill written in TypeScript). */
+export type RolledBackStep = string | { readonly sqlite: (db: Database.Database) => void; readonly postgres: (client: pg.Client) => Promise<void> };
+
 /**
  * Runs `statements` in a transaction on a connection of its own, behind the store's back, returns
  * the rows of each of `reads` after them, and rolls everything back (e.g. what a migration's
  * backfill would compute from the rows stored now).
  */
-export async function readInRolledBackTx(loc: StoreLocation, statements: readonly string[], reads: readonly string[]): Promise<Record<string, any>[][]> {
+export async function readInRolledBackTx(loc: StoreLocation, statements: readonly RolledBackStep[], reads: readonly string[]): Promise<Record<string, any>[][]> {
   if (loc.databaseUrl === null) {
     const db = new Database(path.join(loc.dataDir, 'quarry.sqlite'));
     try {
       db.exec('BEGIN');
-      for (const s of statements) db.exec(s);
+      for (const s of statements) {
+        if (typeof s === 'string') db.exec(s);
+        else s.sqlite(db);
+      }
       const out = reads.map((r) => db.prepare(r).all() as Record<string, any>[]);
       db.exec('ROLLBACK');
       return out;
@@ -75,7 +81,10 @@ export async function readInRolledBackTx(loc: StoreLocation, statements: readonl
   await c.connect();
   try {
     await c.query('BEGIN');
-    for (const s of statements) await c.query(s);
+    for (const s of statements) {
+      if (typeof s === 'string') await c.query(s);
+      else await s.postgres(c);
+    }
     const out: Record<string, any>[][] = [];
     for (const r of reads) out.push((await c.query(r)).rows);
     await c.query('ROLLBACK');

@@ -28,6 +28,9 @@ const ASYNC_TABLES = new Set([
   'record_event_rollup_hourly',
   'record_event_rollup_daily',
   'rag_message_totals',
+  'analytics_users',
+  'user_rollup_hourly',
+  'user_rollup_daily',
 ]);
 
 /** Where a stack stores: SQLite in `dataDir` when `databaseUrl` is null, else that PostgreSQL database. A {@link Stack} is one. */

@@ -49,6 +49,7 @@ import type { Store } from '../../store/repository.js';
 import { DAY_MS, HOUR_MS } from '../../store/search-rollup-batch.js';
 import { openTestStore, readInRolledBackTx, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
 import { rng } from '../helpers/random-corpus.js';
+import { bucketOf, inRange } from '../helpers/report-buckets.js';
 
 const DATASETS = ['11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222'];
 const RAG_TYPES: RagType[] = ['chosen_chunks', 'all_chunks'];
@@ -168,19 +169,6 @@ async function expectMessageTotalsMatch(t: TestStore): Promise<void> {
 
 /** `a` equals `b` up to floating-point rounding of sums. */
 const close = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
-
-const inRange = (ms: number, range: RangeBounds | undefined): boolean =>
-  (range?.gte === undefined || ms >= range.gte) &&
-  (range?.gt === undefined || ms > range.gt) &&
-  (range?.lt === undefined || ms < range.lt) &&
-  (range?.lte === undefined || ms <= range.lte);
-
-const bucketOf = (ms: number, g: Granularity): number => {
-  if (g === 'hour') return Math.floor(ms / HOUR_MS) * HOUR_MS;
-  if (g === 'day') return Math.floor(ms / DAY_MS) * DAY_MS;
-  const d = new Date(ms);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-};
 
 const share = (part: number, whole: number): number => (whole === 0 ? 0 : part / whole);
 
