@@ -22,7 +22,7 @@
  * sets.
  */
 import { DAY_MS, HOUR_MS, periodStart, type PeriodTable } from './search-rollup-batch.js';
-import { decodeUserSet, encodeUserSet, unionSorted } from './user-set.js';
+import { addToDense, decodeUserSet, encodeUserSet, unionSorted } from './user-set.js';
 
 /** The records whose users the rollups count. */
 export type UserSource = 'search' | 'rag' | 'recommendation';
@@ -90,6 +90,7 @@ export interface UserDelta extends UserRollupKey {
 /** A row's stored value. */
 export interface StoredUsers {
   readonly records: number;
+  readonly users: number;
   readonly members: Uint8Array;
 }
 
@@ -100,7 +101,9 @@ export interface UserRollupValue {
   readonly members: Uint8Array;
 }
 
-const keyOf = (k: UserRollupKey): string => JSON.stringify([k.datasetId, k.start, k.source, k.type, k.method]);
+/** A key as one string (NUL never occurs in ids, types or methods), for grouping and for one sort order. */
+const keyText = (datasetId: string, start: number, source: string, type: string, method: string): string => `${datasetId}\u0000${start}\u0000${source}\u0000${type}\u0000${method}`;
+const keyOf = (k: UserRollupKey): string => keyText(k.datasetId, k.start, k.source, k.type, k.method);
 
 /** The keys of `table` that record `r` counts in: its own (type, method) and its source's (ANY, ANY). */
 function keysOf(r: UserRecord, table: UserRollupTable): UserRollupKey[] {
@@ -114,14 +117,17 @@ function keysOf(r: UserRecord, table: UserRollupTable): UserRollupKey[] {
 /** What the records with a user among `rows` add to the rows of `table`, in key order (so concurrent writers lock rows in one order). */
 export function userDeltas(rows: readonly UserRecord[], table: UserRollupTable): UserDelta[] {
   const byKey = new Map<string, UserDelta>();
+  const add = (id: string, r: UserRecord, start: number, type: string, method: string): void => {
+    let d = byKey.get(id);
+    if (!d) byKey.set(id, (d = { datasetId: r.datasetId, start, source: r.source, type, method, records: 0, users: new Set() }));
+    d.records++;
+    d.users.add(r.userId!);
+  };
   for (const r of rows) {
     if (r.userId === null) continue;
-    for (const k of keysOf(r, table)) {
-      const id = keyOf(k);
-      const d = byKey.get(id) ?? byKey.set(id, { ...k, records: 0, users: new Set() }).get(id)!;
-      d.records++;
-      d.users.add(r.userId);
-    }
+    const start = periodStart(r.createdAt, table.periodMs);
+    add(keyText(r.datasetId, start, r.source, r.type, r.method), r, start, r.type, r.method);
+    add(keyText(r.datasetId, start, r.source, ANY, ANY), r, start, ANY, ANY);
   }
   return [...byKey.keys()].sort().map((k) => byKey.get(k)!);
 }
@@ -139,6 +145,9 @@ export function usersByDataset(rows: readonly UserRecord[]): Map<string, Set<str
 
 /** `stored` (none: a new row) with `records` more records and the users `ordinals` (any order, may repeat). */
 export function mergedUsers(stored: StoredUsers | undefined, records: number, ordinals: readonly number[]): UserRollupValue {
+  // A day's set of most of the dataset's users is a bitset: set the bits in place (most batches' users are in it already).
+  const dense = stored && addToDense(stored.members, ordinals);
+  if (dense) return { records: Number(stored.records) + records, users: Number(stored.users) + dense.added, members: dense.encoded };
   const added = [...new Set(ordinals)].sort((a, b) => a - b);
   const members = stored ? unionSorted(decodeUserSet(stored.members), added) : added;
   return { records: Number(stored?.records ?? 0) + records, users: members.length, members: encodeUserSet(members) };

@@ -96,6 +96,28 @@ export function decodeUserSet(encoded: Uint8Array): number[] {
   return out;
 }
 
+/**
+ * `members` (any order) added to a dense set without decoding it: a copy with their bits set, and
+ * how many were not in it; undefined when the set is sparse or a member is past its bitset (then
+ * decode and re-encode: the smaller encoding may change).
+ */
+export function addToDense(encoded: Uint8Array, members: readonly number[]): { encoded: Uint8Array; added: number } | undefined {
+  if (encoded[0] !== DENSE) return undefined;
+  const limit = (encoded.length - 1) * 8;
+  if (!members.every((m) => m < limit)) return undefined;
+  const out = Uint8Array.from(encoded);
+  let added = 0;
+  for (const m of members) {
+    const at = 1 + (m >> 3);
+    const bit = 1 << (m & 7);
+    if ((out[at]! & bit) === 0) {
+      out[at]! |= bit;
+      added++;
+    }
+  }
+  return { encoded: out, added };
+}
+
 /** The ascending union of two ascending, distinct lists. */
 export function unionSorted(a: readonly number[], b: readonly number[]): number[] {
   const out: number[] = [];

@@ -95,7 +95,7 @@ export async function addUserRollup(tx: Tx, records: readonly UserRecord[]): Pro
   for (const t of USER_ROLLUP_TABLES) {
     const deltas = userDeltas(records, t);
     const stored = await tx.all<StoredUsers & { dataset_id: string; start: number; source: string; type: string; method: string }>(
-      `SELECT r.dataset_id, r.${t.column} AS start, r.source, r.type, r.method, r.records, r.members FROM ${t.table} r
+      `SELECT r.dataset_id, r.${t.column} AS start, r.source, r.type, r.method, r.records, r.users, r.members FROM ${t.table} r
        JOIN unnest(${KEY_ARRAYS}) AS k(${KEY_COLUMNS(t)}) ON (${KEY_COLUMNS(t).replace(/(\w+)/g, 'r.$1')}) = (${KEY_COLUMNS(t).replace(/(\w+)/g, 'k.$1')})`,
       keyArrays(deltas),
     );
@@ -127,7 +127,7 @@ export async function removeUserRollup(tx: Tx, records: readonly UserRecord[]): 
   const d = USER_DAILY.periodMs;
   for (const key of userDeltas(records, USER_DAILY)) {
     const of = await tx.all<StoredUsers>(
-      `SELECT records, members FROM ${USER_HOURLY.table} WHERE dataset_id = $1 AND source = $2 AND type = $3 AND method = $4
+      `SELECT records, users, members FROM ${USER_HOURLY.table} WHERE dataset_id = $1 AND source = $2 AND type = $3 AND method = $4
          AND hour > $5 AND hour < $6 AND (hour / ${d}) * ${d} = $7`,
       [key.datasetId, key.source, key.type, key.method, key.start - d, key.start + d, key.start],
     );

@@ -45,7 +45,7 @@ export interface SqliteUserRollup {
 function rowStatements(db: Db, t: UserRollupTable) {
   const key = `dataset_id = ? AND ${t.column} = ? AND source = ? AND type = ? AND method = ?`;
   return {
-    get: db.prepare(`SELECT records, members FROM ${t.table} WHERE ${key}`),
+    get: db.prepare(`SELECT records, users, members FROM ${t.table} WHERE ${key}`),
     put: db.prepare(`INSERT OR REPLACE INTO ${t.table} (dataset_id, ${t.column}, source, type, method, records, users, members) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
     drop: db.prepare(`DELETE FROM ${t.table} WHERE ${key}`),
   };
@@ -61,13 +61,14 @@ function write(statements: ReturnType<typeof rowStatements>, key: UserRollupKey,
 
 /** The per-user rollup writer of `db`. */
 export function sqliteUserRollup(db: Db): SqliteUserRollup {
-  const ordinalOf = db.prepare(`SELECT ordinal FROM ${USER_ORDINALS} WHERE dataset_id = ? AND user_id = ?`).pluck();
+  // One statement for a batch's users, not one per user.
+  const ordinalsOf = db.prepare(`SELECT user_id AS user, ordinal FROM ${USER_ORDINALS} WHERE dataset_id = ? AND user_id IN (SELECT value FROM json_each(?))`);
   const nextOrdinal = db.prepare(`SELECT COALESCE(MAX(ordinal) + 1, 0) FROM ${USER_ORDINALS} WHERE dataset_id = ?`).pluck();
   const addOrdinal = db.prepare(`INSERT INTO ${USER_ORDINALS} (dataset_id, user_id, ordinal) VALUES (?, ?, ?)`);
   const rows = new Map(USER_ROLLUP_TABLES.map((t) => [t, rowStatements(db, t)]));
   // A day rebuilt from its hours: the hours whose records fall in the day (integer division, as the keys).
   const hoursOfDay = db.prepare(
-    `SELECT records, members FROM ${USER_HOURLY.table} WHERE dataset_id = ? AND source = ? AND type = ? AND method = ?
+    `SELECT records, users, members FROM ${USER_HOURLY.table} WHERE dataset_id = ? AND source = ? AND type = ? AND method = ?
        AND hour > ? AND hour < ? AND (hour / ${USER_DAILY.periodMs}) * ${USER_DAILY.periodMs} = ?`,
   );
   // The users of an hour's records, by the shape of its condition (source, ANY or not).
@@ -77,10 +78,11 @@ export function sqliteUserRollup(db: Db): SqliteUserRollup {
   const ordinals = (records: readonly UserRecord[]): Map<string, Map<string, number>> => {
     const out = new Map<string, Map<string, number>>();
     for (const [datasetId, users] of usersByDataset(records)) {
-      const of = new Map<string, number>();
+      const known = ordinalsOf.all(datasetId, JSON.stringify([...users])) as { user: string; ordinal: number }[];
+      const of = new Map(known.map((k) => [k.user, k.ordinal]));
       let next: number | undefined;
       for (const user of users) {
-        let ordinal = ordinalOf.get(datasetId, user) as number | undefined;
+        let ordinal = of.get(user);
         if (ordinal === undefined) {
           ordinal = next ??= nextOrdinal.get(datasetId) as number;
           next++;

@@ -4,7 +4,7 @@
  * exactly, however the sets overlap and whatever their largest member.
  */
 import { describe, expect, it } from 'vitest';
-import { decodeUserSet, encodeUserSet, unionSorted, UserBits } from '../../store/user-set.js';
+import { addToDense, decodeUserSet, encodeUserSet, unionSorted, UserBits } from '../../store/user-set.js';
 import { rng } from '../helpers/random-corpus.js';
 
 /** `n` distinct members below `universe`, ascending. */
@@ -43,6 +43,18 @@ describe('user sets', () => {
       const all = new Set([...sets.flat(), ...extra]);
       expect(bits.count()).toBe(all.size);
       expect(() => encodeUserSet([2 ** 31])).toThrow(RangeError);
+      // Added in place to a dense set: the union, and how many were new; refused past its bitset or for a sparse set.
+      const dense = encodeUserSet(randomSet(r, 500, 1000));
+      expect(dense[0]).toBe(1);
+      const more = Array.from({ length: 50 }, () => Math.floor(r() * 1000));
+      const before = decodeUserSet(dense);
+      const merged = addToDense(dense, more)!;
+      const union = [...new Set([...before, ...more])].sort((a, b) => a - b);
+      expect(decodeUserSet(merged.encoded)).toEqual(union);
+      expect(merged.added).toBe(union.length - before.length);
+      expect(decodeUserSet(dense)).toEqual(before);
+      expect(addToDense(dense, [(dense.length - 1) * 8])).toBeUndefined();
+      expect(addToDense(encodeUserSet([5, 900_000]), [5])).toBeUndefined();
       expect(sets.reduce<number[]>((u, s) => unionSorted(u, s), [])).toEqual([...new Set(sets.flat())].sort((a, b) => a - b));
     }
   });
