@@ -200,6 +200,10 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
       // One recommendation: one row of each record rollup.
       record_rollup_hourly: 1,
       record_rollup_daily: 1,
+      // The recommendation's user: its type's row and the all-types row of each per-user rollup, and its ordinal.
+      user_rollup_hourly: 2,
+      user_rollup_daily: 2,
+      analytics_users: 1,
     });
   });
 
