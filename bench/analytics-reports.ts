@@ -32,7 +32,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../store/event-rollup-batch.js';
+import { EVENT_LINK_TARGETS, EVENT_ROLLUP_TABLES, eventLinkBackfillSql, eventRollupBackfillSql } from '../store/event-rollup-batch.js';
 import {
   MESSAGE_TOTALS,
   MESSAGE_TOTALS_BACKFILL,
@@ -138,6 +138,7 @@ function variants(data: LoadedData): Variant[] {
     filtered('rag', 'event_funnel'),
     byId('rag', 'events_for_topic', { topic_id: sample.topicIds[0] }),
     filtered('rag', 'chat_revenue'),
+    filtered('rag', 'chat_revenue', { direct: true }, ' direct'),
     filtered('rag', 'popular_chats'),
     filtered('recommendations', 'low_confidence_recommendations', { threshold: 0.6 }),
     filtered('recommendations', 'recommendation_queries'),
@@ -339,7 +340,7 @@ async function fillRollups(dataDir: string, pgUrl: string | null): Promise<numbe
     ...ROLLUP_TABLES.flatMap((t) => [`DELETE FROM ${t.table}`, rollupBackfillSql(t, dialect)]),
     `DELETE FROM ${QUERY_TOTALS}`,
     QUERY_TOTALS_BACKFILL,
-    ...EVENT_ROLLUP_TABLES.flatMap((t) => [`DELETE FROM ${t.table}`, eventRollupBackfillSql(t)]),
+    ...EVENT_ROLLUP_TABLES.flatMap((t) => [`DELETE FROM ${t.table}`, eventRollupBackfillSql(t), ...EVENT_LINK_TARGETS.map((target) => eventLinkBackfillSql(t, target))]),
     ...[...RECORD_ROLLUP_TABLES, ...RECORD_EVENT_ROLLUP_TABLES].map((t) => `DELETE FROM ${t.table}`),
     ...RECORD_SOURCES.map(recordRollupBackfillSql),
     `DELETE FROM ${MESSAGE_TOTALS}`,

@@ -8,7 +8,7 @@
  * unchanged: JSON as TEXT, booleans as INTEGER 0/1, epoch milliseconds as BIGINT, REAL as DOUBLE
  * PRECISION, BLOB as BYTEA.
  */
-import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
+import { EVENT_LINK_TARGETS, EVENT_ROLLUP_TABLES, eventLinkBackfillSql, eventRollupBackfillSql } from '../event-rollup-batch.js';
 import { positionsBackfillSql, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 import { MESSAGE_TOTALS_BACKFILL, RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
 import { USER_ROLLUP_TABLES } from '../user-rollup-batch.js';
@@ -526,4 +526,11 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     );
     await fillUserRollups(sql);
   },
+  // v13: the events linked to a stored search and to a stored RAG answer in the user event rollups, as SQLite's v17.
+  `
+  ALTER TABLE user_event_rollup_hourly ADD COLUMN search_events BIGINT NOT NULL DEFAULT 0, ADD COLUMN search_revenue DOUBLE PRECISION NOT NULL DEFAULT 0,
+    ADD COLUMN rag_events BIGINT NOT NULL DEFAULT 0, ADD COLUMN rag_revenue DOUBLE PRECISION NOT NULL DEFAULT 0;
+  ALTER TABLE user_event_rollup_daily ADD COLUMN search_events BIGINT NOT NULL DEFAULT 0, ADD COLUMN search_revenue DOUBLE PRECISION NOT NULL DEFAULT 0,
+    ADD COLUMN rag_events BIGINT NOT NULL DEFAULT 0, ADD COLUMN rag_revenue DOUBLE PRECISION NOT NULL DEFAULT 0;
+  ` + EVENT_ROLLUP_TABLES.flatMap((t) => EVENT_LINK_TARGETS.map((target) => eventLinkBackfillSql(t, target))).join('\n'),
 ];

@@ -33,7 +33,9 @@ import {
   type RolledRecord,
 } from '../record-rollup-batch.js';
 import { countedFlags, countedPositions, countedRating, eventLink, flagsAfter, type LinkFlags } from '../search-rollup-batch.js';
+import { RAG_LINK } from '../event-rollup-batch.js';
 import type { Tx } from './database.js';
+import { addEventLinks } from './event-rollup.js';
 import { flagRowsOf, groupedBy, lockRollups, ratingsOf, type FlagRow, type RatingRow } from './rollup-reads.js';
 
 /** The value columns holding sums of reals; the others are counts. */
@@ -60,7 +62,8 @@ async function recordsNamed(tx: Tx, ids: readonly string[]): Promise<Map<string,
 
 /**
  * Applies records of `source` just inserted (`sign` 1) or deleted (-1) in `tx` (as RETURNING gave
- * them), with the ratings and linked events they have; takes the rollup lock first.
+ * them), with the ratings and linked events they have (an answer's also in the user event
+ * rollups); takes the rollup lock first.
  */
 export async function applyRecordRollup(tx: Tx, source: RecordSource, rows: readonly Omit<RolledRecord, 'kind'>[], sign: 1 | -1): Promise<void> {
   if (rows.length === 0) return;
@@ -78,6 +81,7 @@ export async function applyRecordRollup(tx: Tx, source: RecordSource, rows: read
     changes.events.push(...linkedNameChanges(names.get(row.id) ?? [], record, sign));
   }
   await applyRecordChanges(tx, changes);
+  if (source.kind === RAG_LINK.kind) await addEventLinks(tx, RAG_LINK, rows, sign);
   const totals = messageTotalDeltas(
     rows.map((r) => ({ ...r, kind: source.kind })),
     sign,

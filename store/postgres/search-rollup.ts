@@ -12,7 +12,9 @@
  * it waits for no row another holder of a lock-free row could hold, so the waits cannot form a
  * cycle. User events that may set a search's flags take it first too, like ratings (and only
  * those: a batch of views never waits for it). One lock, not one per dataset: a rating may move a
- * search's rating between datasets.
+ * search's rating between datasets. A holder may also wait for user event rollup rows (the links
+ * of a search or answer written, ./event-rollup.ts), which a batch naming no request holds without
+ * the lock; every writer locks those rows in one order, so that wait cannot close a cycle either.
  */
 import type { QueryRating } from '../../core/domain/user-events.js';
 import {
@@ -42,7 +44,9 @@ import {
   type StoredRollup,
   type UnratedSearch,
 } from '../search-rollup-batch.js';
+import { SEARCH_LINK } from '../event-rollup-batch.js';
 import type { Tx } from './database.js';
+import { addEventLinks } from './event-rollup.js';
 import { applyRecordChanges, eventRecordChanges, eventRecordState, ratingRecordChanges, type NamedStoredEvent } from './record-rollup.js';
 import { flagRowsOf, lockRollups, ratingsOf } from './rollup-reads.js';
 
@@ -50,7 +54,7 @@ import { flagRowsOf, lockRollups, ratingsOf } from './rollup-reads.js';
 export const ROLLUP_RETURNING =
   'RETURNING id, dataset_id AS "datasetId", created_at AS "createdAt", search_type AS "searchType", search_method AS "searchMethod", latency, query, user_id AS "userId"';
 
-/** Applies searches just inserted (`sign` 1) or deleted (-1) in `tx`, with the ratings and linked events they have. */
+/** Applies searches just inserted (`sign` 1) or deleted (-1) in `tx`, with the ratings and linked events they have (also in the user event rollups). */
 export async function applySearchRollup(tx: Tx, rows: readonly UnratedSearch[], sign: 1 | -1): Promise<void> {
   if (rows.length === 0) return;
   await lockRollups(tx);
@@ -75,6 +79,7 @@ export async function applySearchRollup(tx: Tx, rows: readonly UnratedSearch[], 
       keys,
     );
   }
+  await addEventLinks(tx, SEARCH_LINK, rows, sign);
 }
 
 /**

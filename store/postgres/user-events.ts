@@ -9,9 +9,8 @@ import type { UserEvent } from '../../core/domain/user-events.js';
 import type { UserEventRepository } from '../repository.js';
 import { toJson, userEventFromRow } from '../rows.js';
 import type { PgDb } from './database.js';
-import { addEventRollup, EVENT_ROLLUP_RETURNING } from './event-rollup.js';
+import { addEventRollup, EVENT_ROLLUP_RETURNING, type StoredUserEvent } from './event-rollup.js';
 import { insertEventsWithRollup } from './search-rollup.js';
-import type { RolledEvent } from '../event-rollup-batch.js';
 
 /** A number the NOT NULL DOUBLE PRECISION column accepts (NaN and Infinity arrive as null through JSON). */
 const finite = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) ? n : 0);
@@ -93,7 +92,7 @@ export function pgUserEvents(db: PgDb): UserEventRepository {
       // answer or recommendation counts in the record rollups.
       return db.tx((tx) =>
         insertEventsWithRollup(tx, stored, async () => {
-          const added = await tx.all<RolledEvent & { id: string }>(`${insertSql} ${EVENT_ROLLUP_RETURNING}`, values);
+          const added = await tx.all<StoredUserEvent & { id: string }>(`${insertSql} ${EVENT_ROLLUP_RETURNING}`, values);
           await addEventRollup(tx, added);
           return added.map((r) => r.id);
         }),

@@ -1,11 +1,12 @@
 /**
  * The reports' read side of the user event rollups (../event-rollup-batch.ts): events counted by
- * name and purchase revenue summed per bucket over a date range, from the hourly and daily rollup
- * rows (whole days and hours, ./rollup-range.ts) and the raw events of the partial edge hours,
- * instead of walking every event of the range. Counts are the raw path's; revenue sums are up to
- * the order of floating-point additions.
+ * name and purchase revenue summed per bucket over a date range (all purchases, or those linked to
+ * a stored search or answer), from the hourly and daily rollup rows (whole days and hours,
+ * ./rollup-range.ts) and the raw events of the partial edge hours, instead of walking every event
+ * of the range. Counts are the raw path's; revenue sums are up to the order of floating-point
+ * additions.
  */
-import { EVENT_DAILY, EVENT_HOURLY } from '../event-rollup-batch.js';
+import { EVENT_DAILY, EVENT_HOURLY, type EventLinkTarget } from '../event-rollup-batch.js';
 import { bucketStart, Where, type Granularity, type RangeBounds, type ReportSql } from './report-sql.js';
 import { planRange, rawRange, rollupSpans, spanWhere } from './rollup-range.js';
 
@@ -50,28 +51,30 @@ export function rankedNames(reads: readonly (readonly { event_name: string; n: u
     .map(({ event_name, event_count }) => ({ event_name, event_count }));
 }
 
+/** The SQL condition on a raw user event `e`: it is linked to a record of `target` in its own dataset. */
+export const linkedTo = (target: EventLinkTarget): string => `EXISTS (SELECT 1 FROM ${target.table} l WHERE l.id = e.request_id AND l.dataset_id = e.dataset_id)`;
+
 /**
- * The revenue of the dataset's purchases created in `dateRange`, per bucket of `granularity`
- * (hour, day or month: {@link eventRollupServes}), oldest first, only buckets with a purchase.
+ * The revenue of the dataset's purchases created in `dateRange` (with `target`, only those linked
+ * to one of its records), per bucket of `granularity` (hour, day or month: {@link eventRollupServes}),
+ * oldest first, only buckets with such a purchase.
  */
 export async function rollupRevenueBuckets(
   sql: ReportSql,
   datasetId: string,
   dateRange: RangeBounds | undefined,
   granularity: Granularity,
+  target?: EventLinkTarget,
 ): Promise<{ bucket: number; revenue: number }[]> {
   const plan = planRange(dateRange, granularity !== 'hour');
+  const [events, revenue] = target ? [target.eventsColumn, target.revenueColumn] : ['events', 'revenue'];
   const reads: Promise<{ bucket: number; n: number; revenue: number | null }[]>[] = [];
   for (const [table, span] of rollupSpans(plan, EVENT_DAILY, EVENT_HOURLY)) {
     const where = spanWhere(new Where().add('r.dataset_id = ?', datasetId), `r.${table.column}`, span).add(`r.event_type = 'purchase'`);
     const bucket = bucketStart(sql.dialect, granularity, `r.${table.column}`);
-    reads.push(sql.all(`SELECT ${bucket} AS bucket, SUM(r.events) AS n, SUM(r.revenue) AS revenue FROM ${table.table} r ${where.sql()} GROUP BY 1`, where.params));
+    reads.push(sql.all(`SELECT ${bucket} AS bucket, SUM(r.${events}) AS n, SUM(r.${revenue}) AS revenue FROM ${table.table} r ${where.sql()} GROUP BY 1`, where.params));
   }
-  for (const span of plan.raw) {
-    const where = new Where().add('e.dataset_id = ?', datasetId).range('e.created_at', rawRange(span)).add(`e.event_type = 'purchase'`);
-    const bucket = bucketStart(sql.dialect, granularity, 'e.created_at');
-    reads.push(sql.all(`SELECT ${bucket} AS bucket, COUNT(*) AS n, SUM(e.revenue) AS revenue FROM user_events e ${where.sql()} GROUP BY 1`, where.params));
-  }
+  for (const span of plan.raw) reads.push(rawRevenueRows(sql, datasetId, rawRange(span), granularity, target));
   const byBucket = new Map<number, { bucket: number; n: number; revenue: number }>();
   for (const rows of await Promise.all(reads)) {
     for (const r of rows) {
@@ -84,26 +87,48 @@ export async function rollupRevenueBuckets(
   return [...byBucket.values()].filter((b) => b.n > 0).sort((a, b) => a.bucket - b.bucket).map(({ bucket, revenue }) => ({ bucket, revenue }));
 }
 
+/** Per bucket, the purchases of the raw events in `dateRange` (linked to a record of `target`, with one) and their revenue. */
+function rawRevenueRows(
+  sql: ReportSql,
+  datasetId: string,
+  dateRange: RangeBounds | undefined,
+  granularity: Granularity,
+  target: EventLinkTarget | undefined,
+): Promise<{ bucket: number; n: number; revenue: number | null }[]> {
+  const where = new Where().add('e.dataset_id = ?', datasetId).range('e.created_at', dateRange).add(`e.event_type = 'purchase'`);
+  if (target) where.add(linkedTo(target));
+  const bucket = bucketStart(sql.dialect, granularity, 'e.created_at');
+  return sql.all(`SELECT ${bucket} AS bucket, COUNT(*) AS n, SUM(e.revenue) AS revenue FROM user_events e ${where.sql()} GROUP BY 1 ORDER BY 1`, where.params);
+}
+
 /**
  * The revenue of the dataset's purchases created in `dateRange`, per bucket of their `created_at`,
- * oldest first, only buckets with a purchase; with `linked` (an SQL condition on the purchase `e`)
- * only those meeting it, from the raw events. From the rollups when nothing narrows the purchases
- * and the buckets are whole hours.
+ * oldest first, only buckets with a purchase, from the raw events; with `target` only those linked
+ * to one of its records.
+ */
+export async function rawPurchaseRevenue(
+  sql: ReportSql,
+  datasetId: string,
+  dateRange: RangeBounds | undefined,
+  granularity: Granularity,
+  target?: EventLinkTarget,
+): Promise<{ bucket: number; revenue: number }[]> {
+  const rows = await rawRevenueRows(sql, datasetId, dateRange, granularity, target);
+  return rows.map((r) => ({ bucket: Number(r.bucket), revenue: Number(r.revenue ?? 0) }));
+}
+
+/**
+ * The revenue of the dataset's purchases created in `dateRange` (with `target`, only those linked
+ * to one of its records), per bucket of their `created_at`, oldest first, only buckets with such a
+ * purchase: from the rollups when the buckets are whole hours, else from the raw events.
  */
 export async function purchaseRevenue(
   sql: ReportSql,
   datasetId: string,
   dateRange: RangeBounds | undefined,
   granularity: Granularity,
-  linked?: string,
+  target?: EventLinkTarget,
 ): Promise<{ bucket: number; revenue: number }[]> {
-  if (linked === undefined && eventRollupServes(granularity)) return rollupRevenueBuckets(sql, datasetId, dateRange, granularity);
-  const where = new Where().add('e.dataset_id = ?', datasetId).range('e.created_at', dateRange).add(`e.event_type = 'purchase'`);
-  if (linked !== undefined) where.add(linked);
-  const bucket = bucketStart(sql.dialect, granularity, 'e.created_at');
-  const rows = await sql.all<{ bucket: number; revenue: number | null }>(
-    `SELECT ${bucket} AS bucket, SUM(e.revenue) AS revenue FROM user_events e ${where.sql()} GROUP BY 1 ORDER BY 1`,
-    where.params,
-  );
-  return rows.map((r) => ({ bucket: Number(r.bucket), revenue: Number(r.revenue ?? 0) }));
+  if (eventRollupServes(granularity)) return rollupRevenueBuckets(sql, datasetId, dateRange, granularity, target);
+  return rawPurchaseRevenue(sql, datasetId, dateRange, granularity, target);
 }

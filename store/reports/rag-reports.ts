@@ -24,6 +24,7 @@
  * Lists are ordered by count, most first, then by text in code-point order.
  */
 import { MESSAGE_TOTALS } from '../record-rollup-batch.js';
+import { RAG_LINK } from '../event-rollup-batch.js';
 import { purchaseRevenue } from './event-rollup.js';
 import { HAS_CLICK, HAS_CONVERSION, RAG_RATING_JOIN, ragSelection, type RagAnalyticsFilter } from './rag-filter.js';
 import { binaryOrder, countOverTime, linkedEventNames, perUserOverTime, ratio, shareOverTime, toPoints, type TimePoint } from './rag-series.js';
@@ -226,9 +227,6 @@ export async function ragEventFunnel(sql: ReportSql, datasetId: string, filter: 
   return { event_names: await linkedEventNames(sql, ragSelection(sql.dialect, datasetId, filter)) };
 }
 
-/** A purchase `e` linked to one of its dataset's RAG answers (a purchase after a search is search_revenue's). */
-const LINKED_PURCHASE = `EXISTS (SELECT 1 FROM rag_queries g WHERE g.id = e.request_id AND g.dataset_id = e.dataset_id)`;
-
 /**
  * `chat_revenue`: the revenue of the purchases made in the date range, per bucket of their
  * `created_at`, and that revenue over the number of answers matching the filter (0 when none).
@@ -238,7 +236,8 @@ export async function chatRevenue(
   datasetId: string,
   req: GraphRequest & { direct: boolean },
 ): Promise<{ avg_revenue: number; points: TimePoint[] }> {
-  const rows = await purchaseRevenue(sql, datasetId, req.filter.dateRange, req.granularity, req.direct ? LINKED_PURCHASE : undefined);
+  // With `direct`, only purchases linked to one of the dataset's answers (after a search: search_revenue's).
+  const rows = await purchaseRevenue(sql, datasetId, req.filter.dateRange, req.granularity, req.direct ? RAG_LINK : undefined);
   const points = toPoints(rows, (r) => r.revenue);
   const { total_queries: answers } = await ragUsage(sql, datasetId, req.filter);
   return { avg_revenue: ratio(points.reduce((sum, p) => sum + p.point, 0), answers), points };

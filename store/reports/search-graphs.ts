@@ -6,6 +6,7 @@
  */
 import { bucketStart, reportTimestamp, type Granularity, type ReportSql } from './report-sql.js';
 import { HAS_CLICK, HAS_CONVERSION, searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
+import { SEARCH_LINK } from '../event-rollup-batch.js';
 import { purchaseRevenue } from './event-rollup.js';
 import { rollupBuckets, rollupServes, rollupTotals } from './search-rollup.js';
 import { perUserFromRollup, userRollupServes, type UserRollupQuery } from './user-rollup.js';
@@ -137,9 +138,6 @@ export interface RevenueRequest extends GraphRequest {
   readonly direct: boolean;
 }
 
-/** A purchase `e` linked to one of its dataset's searches (a purchase after an answer is chat_revenue's). */
-const LINKED_PURCHASE = `EXISTS (SELECT 1 FROM search_queries s WHERE s.id = e.request_id AND s.dataset_id = e.dataset_id)`;
-
 /**
  * `search_revenue`: the revenue of the purchases made in the date range, per bucket of their
  * `created_at`, and that revenue over the number of searches matching the filter (0 when none).
@@ -147,7 +145,8 @@ const LINKED_PURCHASE = `EXISTS (SELECT 1 FROM search_queries s WHERE s.id = e.r
  * user event rollups and the count from the search rollups when the request allows them.
  */
 export async function searchRevenue(sql: ReportSql, datasetId: string, req: RevenueRequest): Promise<{ avg_revenue: number; points: ReportPoint[] }> {
-  const rows = await purchaseRevenue(sql, datasetId, req.filter.dateRange, req.granularity, req.direct ? LINKED_PURCHASE : undefined);
+  // With `direct`, only purchases linked to one of the dataset's searches (after an answer: chat_revenue's).
+  const rows = await purchaseRevenue(sql, datasetId, req.filter.dateRange, req.granularity, req.direct ? SEARCH_LINK : undefined);
   return {
     avg_revenue: ratio(sum(rows, 'revenue'), await searchCount(sql, datasetId, req.filter)),
     points: rows.map((r) => point(r.bucket, r.revenue)),

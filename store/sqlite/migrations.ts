@@ -2,7 +2,7 @@
  * Versioned schema. Each entry runs once, in order, inside a transaction; `PRAGMA user_version`
  * records how many have run. Never edit an entry that has shipped: append a new one.
  */
-import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql } from '../event-rollup-batch.js';
+import { EVENT_LINK_TARGETS, EVENT_ROLLUP_TABLES, eventLinkBackfillSql, eventRollupBackfillSql } from '../event-rollup-batch.js';
 import { positionsBackfillSql, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 import { MESSAGE_TOTALS_BACKFILL, RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
 import type Database from 'better-sqlite3';
@@ -567,4 +567,17 @@ export const MIGRATIONS: readonly Migration[] = [
     `);
     fillUserRollups(db);
   },
+  // v17: the user event rollups also count the events linked to a stored search and to a
+  // stored RAG answer, and their revenue (`search_revenue` and `chat_revenue` with `direct` read
+  // them instead of testing every purchase for its record), set from the stored events and records.
+  `
+  ALTER TABLE user_event_rollup_hourly ADD COLUMN search_events INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE user_event_rollup_hourly ADD COLUMN search_revenue REAL NOT NULL DEFAULT 0;
+  ALTER TABLE user_event_rollup_hourly ADD COLUMN rag_events INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE user_event_rollup_hourly ADD COLUMN rag_revenue REAL NOT NULL DEFAULT 0;
+  ALTER TABLE user_event_rollup_daily ADD COLUMN search_events INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE user_event_rollup_daily ADD COLUMN search_revenue REAL NOT NULL DEFAULT 0;
+  ALTER TABLE user_event_rollup_daily ADD COLUMN rag_events INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE user_event_rollup_daily ADD COLUMN rag_revenue REAL NOT NULL DEFAULT 0;
+  ` + EVENT_ROLLUP_TABLES.flatMap((t) => EVENT_LINK_TARGETS.map((target) => eventLinkBackfillSql(t, target))).join('\n'),
 ];

@@ -37,7 +37,9 @@ import {
   type LinkFlags,
   type LinkingEvent,
 } from '../search-rollup-batch.js';
+import { RAG_LINK } from '../event-rollup-batch.js';
 import type { Db } from './database.js';
+import { sqliteEventLinks } from './event-rollup.js';
 
 /** A user event as the record rollups see it. */
 export interface NamedEvent extends LinkingEvent {
@@ -46,7 +48,7 @@ export interface NamedEvent extends LinkingEvent {
 
 /** The record rollup writer of one connection; call each method inside the transaction that wrote the rows. */
 export interface SqliteRecordRollup {
-  /** Records of `source` just inserted (`sign` 1) or deleted (-1), with the rating and linked events they have. */
+  /** Records of `source` just inserted (`sign` 1) or deleted (-1), with the rating and linked events they have (an answer's also in the user event rollups). */
   records(source: RecordSource, rows: readonly RolledRecord[], sign: 1 | -1): void;
   /** Adds to `into` what storing `rating` changes, read before it is stored. */
   ratingChange(rating: QueryRating, into: RecordChanges): void;
@@ -84,6 +86,7 @@ export function sqliteRecordRollup(db: Db): SqliteRecordRollup {
   // By the user_events_request index; a record without events (most of them) is one probe.
   const flagsOf = db.prepare(`${LINK_FLAGS_SQL} WHERE request_id = ? GROUP BY request_id, dataset_id`);
   const namesOf = db.prepare(`${LINKED_NAMES_SQL} WHERE request_id = ? ${LINKED_NAMES_GROUP}`);
+  const eventLinks = sqliteEventLinks(db);
   const recordOf = new Map(
     RECORD_SOURCES.map((s) => [s, db.prepare(`SELECT dataset_id AS datasetId, created_at AS createdAt, ${s.subtypeColumn} AS subtype FROM ${s.table} WHERE id = ?`)]),
   );
@@ -129,6 +132,7 @@ export function sqliteRecordRollup(db: Db): SqliteRecordRollup {
         changes.events.push(...linkedNameChanges(namesOf.all(r.id) as NameRow[], r, sign));
       }
       apply(changes);
+      if (source.kind === RAG_LINK.kind) eventLinks(RAG_LINK, rows, sign);
       for (const d of messageTotalDeltas(rows, sign)) {
         addTotal.run(d.datasetId, d.message, d.answers);
         if (sign < 0) dropEmptyTotal.run(d.datasetId, d.message);

@@ -31,11 +31,13 @@ import {
   type StoredRollup,
   type UnratedSearch,
 } from '../search-rollup-batch.js';
+import { SEARCH_LINK } from '../event-rollup-batch.js';
 import type { Db } from './database.js';
+import { sqliteEventLinks } from './event-rollup.js';
 
 /** The rollup writer of one connection; call each method inside the transaction that wrote the rows. */
 export interface SqliteSearchRollup {
-  /** Searches just inserted (`sign` 1) or deleted (-1), with the ratings they have. */
+  /** Searches just inserted (`sign` 1) or deleted (-1), with the ratings and linked user events they have. */
   searches(rows: readonly UnratedSearch[], sign: 1 | -1): void;
   /** What storing `rating` changes for its search, read before it is stored (undefined: nothing). */
   ratingChange(rating: QueryRating): RatingChange | undefined;
@@ -70,6 +72,7 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
   const dropEmptyTotal = db.prepare(`DELETE FROM ${QUERY_TOTALS} WHERE dataset_id = ? AND query = ? AND searches <= 0`);
   // By the user_events_request index; a search without events (most of them) is one probe.
   const flagsOf = db.prepare(`${LINK_FLAGS_SQL} WHERE request_id = ? GROUP BY request_id, dataset_id`);
+  const eventLinks = sqliteEventLinks(db);
   const searchOf = db.prepare('SELECT dataset_id AS datasetId, created_at AS createdAt, search_type AS searchType, search_method AS searchMethod FROM search_queries WHERE id = ?');
 
   const apply = (deltasOf: (t: RollupTable) => RollupDelta[]): void => {
@@ -95,6 +98,7 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
       if (rows.length === 0) return;
       const rated = rows.map((r) => ({ ...r, rating: countedRating(ratingOf.get(r.id) as RatingRow | undefined, r.datasetId), ...linked(r.id, r.datasetId) }));
       apply((t) => rollupDeltas(rated, t, sign));
+      eventLinks(SEARCH_LINK, rows, sign);
       for (const d of queryTotalDeltas(rows, sign)) {
         addTotal.run(d.datasetId, d.query, d.searches);
         if (sign < 0) dropEmptyTotal.run(d.datasetId, d.query);

@@ -6,9 +6,8 @@ import type { UserEvent } from '../../core/domain/user-events.js';
 import type { UserEventRepository } from '../repository.js';
 import type { Db } from './database.js';
 import { toJson, userEventFromRow } from '../rows.js';
-import type { RolledEvent } from '../event-rollup-batch.js';
 import type { LinkChange } from '../search-rollup-batch.js';
-import { sqliteEventRollup } from './event-rollup.js';
+import { sqliteEventRollup, type StoredUserEvent } from './event-rollup.js';
 import { sqliteSearchRollup } from './search-rollup.js';
 import { sqliteRecordRollup } from './record-rollup.js';
 import { noRecordChanges } from '../record-rollup-batch.js';
@@ -38,7 +37,7 @@ export function sqliteUserEvents(db: Db): UserEventRepository {
   // recommendation counts in the record rollups), in the same transaction; each event's change is
   // read before it is stored, so the batch's later events see its earlier ones.
   const insertAll = db.transaction((events: readonly UserEvent[]): number => {
-    const added: RolledEvent[] = [];
+    const added: StoredUserEvent[] = [];
     const links: LinkChange[] = [];
     const recordChanges = noRecordChanges();
     for (const e of events) {
@@ -64,7 +63,7 @@ export function sqliteUserEvents(db: Db): UserEventRepository {
         e.updatedAt,
       ).changes;
       if (stored !== 1) continue;
-      added.push({ datasetId: e.datasetId, createdAt: e.createdAt, eventType: e.eventType, eventName: e.eventName, revenue });
+      added.push({ datasetId: e.datasetId, createdAt: e.createdAt, eventType: e.eventType, eventName: e.eventName, revenue, requestId: e.requestId ?? null });
       if (link) links.push(link);
       if (named) {
         recordChanges.records.push(...named.records);

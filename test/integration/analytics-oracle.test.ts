@@ -311,12 +311,13 @@ afterAll(async () => {
 // ---- the oracle's arithmetic ----
 
 const MINUTE = 60_000;
+const HOUR = 3_600_000;
 const stamp = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
-/** Points per minute bucket of `value` over `items`, oldest first (only non-empty buckets). */
-function perMinute<T extends { createdAt: number }>(items: T[], value: (inBucket: T[]) => number) {
+/** Points per minute (or `period`) bucket of `value` over `items`, oldest first (only non-empty buckets). */
+function perMinute<T extends { createdAt: number }>(items: T[], value: (inBucket: T[]) => number, period = MINUTE) {
   const buckets = new Map<number, T[]>();
   for (const x of items) {
-    const b = Math.floor(x.createdAt / MINUTE) * MINUTE;
+    const b = Math.floor(x.createdAt / period) * period;
     const list = buckets.get(b);
     if (list) list.push(x);
     else buckets.set(b, [x]);
@@ -491,6 +492,12 @@ describe('search reports against the stream', () => {
     const searchIds = new Set(ids);
     const directRevenue = revenue.filter((e) => e.requestId !== null && searchIds.has(e.requestId));
     expect(direct.avg_revenue).toBeCloseTo(directRevenue.reduce((a, e) => a + e.revenue, 0) / searches.length, 6);
+    // Hours are whole rollup rows: the revenue graphs read the user event rollups.
+    const sum = (xs: Event[]) => xs.reduce((a, e) => a + e.revenue, 0);
+    expectPoints((await searchReport({ type: 'search_revenue', granularity: 'hour' })).points, perMinute(revenue, sum, HOUR));
+    const directHourly = await searchReport({ type: 'search_revenue', direct: true, granularity: 'hour' });
+    expect(directHourly.avg_revenue).toBeCloseTo(direct.avg_revenue, 6);
+    expectPoints(directHourly.points, perMinute(directRevenue, sum, HOUR));
   });
 
   it('filters narrow every report alike: search type, top score, rating', async () => {
@@ -532,6 +539,10 @@ describe('RAG and recommendation reports against the stream', () => {
     const direct = await ragReport({ type: 'chat_revenue', direct: true, granularity: 'minute' });
     const directRevenue = linked.filter((e) => e.type === 'purchase').reduce((a, e) => a + e.revenue, 0);
     expect(direct.avg_revenue).toBeCloseTo(directRevenue / rags.length, 6);
+    const directHourly = await ragReport({ type: 'chat_revenue', direct: true, granularity: 'hour' });
+    expect(directHourly.avg_revenue).toBeCloseTo(direct.avg_revenue, 6);
+    const linkedPurchases = linked.filter((e) => e.type === 'purchase');
+    expectPoints(directHourly.points, perMinute(linkedPurchases, (xs) => xs.reduce((a, e) => a + e.revenue, 0), HOUR));
   });
 
   it('topics: answers per topic, follow-ups, one topic in detail, its events', async () => {

@@ -10,12 +10,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SearchRecord } from '../../core/domain/analytics.js';
 import type { UserEvent, UserEventType } from '../../core/domain/user-events.js';
 import { EVENT_ROLLUP_TABLES, eventRollupBackfillSql, eventRollupDeltas, type RolledEvent } from '../../store/event-rollup-batch.js';
-import { purchaseRevenue } from '../../store/reports/event-rollup.js';
+import { purchaseRevenue, rawPurchaseRevenue } from '../../store/reports/event-rollup.js';
 import type { RangeBounds } from '../../store/reports/report-sql.js';
 import { searchRevenue } from '../../store/reports/search-graphs.js';
 import { eventFunnel } from '../../store/reports/search-reports.js';
 import type { Store } from '../../store/repository.js';
 import { DAY_MS, HOUR_MS } from '../../store/search-rollup-batch.js';
+import { searchRecord } from '../helpers/analytics-record.js';
 import { openTestStore, readInRolledBackTx, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
 import { rng } from '../helpers/random-corpus.js';
 
@@ -94,8 +95,7 @@ async function expectReportsMatch(store: Store, datasetId: string, range: RangeB
   expect((await eventFunnel(sql, datasetId, range)).event_names, `funnel ${JSON.stringify(range)}`).toEqual(await rawFunnel(store, datasetId, range));
   for (const granularity of ['hour', 'day', 'month'] as const) {
     const rolled = await purchaseRevenue(sql, datasetId, range, granularity);
-    // An always-true condition on the purchases forces the raw path.
-    const raw = await purchaseRevenue(sql, datasetId, range, granularity, '1 = 1');
+    const raw = await rawPurchaseRevenue(sql, datasetId, range, granularity);
     expect(rolled.map((b) => b.bucket), `revenue buckets ${granularity} ${JSON.stringify(range)}`).toEqual(raw.map((b) => b.bucket));
     rolled.forEach((b, i) => expect(close(b.revenue, raw[i]!.revenue), `revenue ${granularity} ${b.bucket}`).toBe(true));
     // search_revenue: the rollups' search count against the raw one (a top score bound forces it).
@@ -156,21 +156,9 @@ describe.each(STORE_KINDS)('%s store: user event rollups', (kind) => {
     const tied = ['\u{1F600}', '\uFFFD', '\u{1F600}', '\uFFFD'].map((eventName) => ({ ...event(), datasetId: DATASETS[0]!, eventName }));
     expect(await store.userEvents.insertMany(tied)).toBe(4);
     // A few searches, for search_revenue's count.
-    const searches: SearchRecord[] = Array.from({ length: 60 }, (_, i) => ({
-      id: `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
-      datasetId: DATASETS[i % 2]!,
-      kind: 'search',
-      searchMethod: 'bm25',
-      query: 'q',
-      requestParams: null,
-      latencyMs: 1,
-      topScore: 0.5,
-      results: [],
-      resultCount: 1,
-      userId: null,
-      metadata: null,
-      createdAt: START + Math.floor(r() * SPAN),
-    }));
+    const searches: SearchRecord[] = Array.from({ length: 60 }, (_, i) =>
+      searchRecord({ id: `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`, datasetId: DATASETS[i % 2]!, searchMethod: 'bm25', createdAt: START + Math.floor(r() * SPAN) }),
+    );
     await store.analytics.insertSearches(searches);
 
     const check = async () => {
