@@ -33,6 +33,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { EVENT_LINK_TARGETS, EVENT_ROLLUP_TABLES, eventLinkBackfillSql, eventRollupBackfillSql } from '../store/event-rollup-batch.js';
+import { FOLLOWUP_BACKFILL, FOLLOWUP_TOTALS_TABLES } from '../store/followup-batch.js';
 import {
   MESSAGE_TOTALS,
   MESSAGE_TOTALS_BACKFILL,
@@ -330,7 +331,8 @@ async function runIngest(stack: BenchStack, data: LoadedData, dataDir: string, p
 
 /**
  * The search rollups and query totals (store/search-rollup-batch.ts) and the user event rollups
- * (store/event-rollup-batch.ts) rebuilt from the loaded rows with the migrations' own backfills:
+ * (store/event-rollup-batch.ts), the record rollups and the answers' follow-up flags and totals
+ * (store/followup-batch.ts) rebuilt from the loaded rows with the migrations' own backfills:
  * the loader inserts rows behind the repositories, which are what keep them. Returns the seconds
  * it took.
  */
@@ -345,6 +347,9 @@ async function fillRollups(dataDir: string, pgUrl: string | null): Promise<numbe
     ...RECORD_SOURCES.map(recordRollupBackfillSql),
     `DELETE FROM ${MESSAGE_TOTALS}`,
     MESSAGE_TOTALS_BACKFILL,
+    'UPDATE rag_queries SET followup = 0 WHERE followup <> 0',
+    ...FOLLOWUP_TOTALS_TABLES.map((t) => `DELETE FROM ${t.table}`),
+    FOLLOWUP_BACKFILL,
   ];
   // The per-user rollups' fill is TypeScript (it builds the sets of users), one transaction.
   const userRollupWipe = [...USER_ROLLUP_TABLES.map((t) => `DELETE FROM ${t.table}`), `DELETE FROM ${USER_ORDINALS}`];

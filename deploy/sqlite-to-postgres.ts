@@ -50,6 +50,8 @@ export const TABLES = [
   'analytics_users',
   'user_rollup_hourly',
   'user_rollup_daily',
+  'rag_followup_totals',
+  'rag_followup_type_totals',
   'user_events',
   'record_event_rollup_hourly',
   'record_event_rollup_daily',

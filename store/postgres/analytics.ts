@@ -10,6 +10,9 @@ import { RAG_RECORDS, RECOMMENDATION_RECORDS, type RecordSource, type RolledReco
 import { applyRecordRollup, recordReturning } from './record-rollup.js';
 import { recordUsers, searchUsers } from '../user-rollup-batch.js';
 import { addUserRollup, removeUserRollup } from './user-rollup.js';
+import { deletedFollowups, noFollowupChanges, touchedTopics, type DeletedAnswer } from '../followup-batch.js';
+import { applyFollowups } from './followups.js';
+import { lockRollups } from './rollup-reads.js';
 
 /**
  * A number the NOT NULL REAL columns accept. Records arrive as JSON, where NaN and Infinity
@@ -63,6 +66,9 @@ function searchFromRow(r: Row): SearchRecord {
   };
 }
 
+/** What an answer's insert or delete also returns for the follow-up flags (../followup-batch.ts). */
+const FOLLOWUP_RETURNING = ', topic_id AS "topicId", followup';
+
 /** Builds the analytics repository. */
 export function pgAnalytics(db: PgDb): AnalyticsRepository {
   // One statement per batch, so one transaction: a column per array parameter, whatever the batch size (clear of the
@@ -77,19 +83,30 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
      ON CONFLICT (id) DO NOTHING ${recordReturning(RECOMMENDATION_RECORDS)}`;
   const insertRagsSql = `INSERT INTO rag_queries (id, dataset_id, rag_type, user_message, search_id, topic_id, results, llm_response, top_score, user_id, metadata, prompt_tokens, completion_tokens, latency, created_at, hallucination_score, detected_hallucinations)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::float8[], $10::text[], $11::text[], $12::int[], $13::int[], $14::float8[], $15::bigint[], $16::float8[], $17::text[])
-     ON CONFLICT (id) DO NOTHING ${recordReturning(RAG_RECORDS)}`;
+     ON CONFLICT (id) DO NOTHING ${recordReturning(RAG_RECORDS)}${FOLLOWUP_RETURNING}`;
   // By primary key through the created_at indexes: each statement is one short transaction (the
   // searches' with the rollups' subtraction of what it deleted).
   const purgeSearches = `DELETE FROM search_queries WHERE id IN (SELECT id FROM search_queries WHERE created_at < $1 LIMIT $2) ${ROLLUP_RETURNING}`;
   const purgeRecordsSql = (source: RecordSource): string =>
-    `DELETE FROM ${source.table} WHERE id IN (SELECT id FROM ${source.table} WHERE created_at < $1 LIMIT $2) ${recordReturning(source)}`;
-  /** Inserts (or deletes) records of `source` by `statement` and applies what it returned to the record rollups, in one transaction. */
+    `DELETE FROM ${source.table} WHERE id IN (SELECT id FROM ${source.table} WHERE created_at < $1 LIMIT $2) ${recordReturning(source)}${source.kind === 'rag' ? FOLLOWUP_RETURNING : ''}`;
+  /**
+   * Inserts (or deletes) records of `source` by `statement` and applies what it returned to the
+   * record rollups and, for answers, the follow-up flags of their topics, in one transaction.
+   */
   const withRecordRollup = (source: RecordSource, statement: string, params: unknown[], sign: 1 | -1): Promise<number> =>
     db.tx(async (tx) => {
-      const rows = await tx.all<Omit<RolledRecord, 'kind'>>(statement, params);
+      // A purge locks before it deletes: the follow-up writers update a topic's first answer under
+      // the lock, and must not wait for a row a purge waiting for the lock has deleted.
+      if (sign < 0) await lockRollups(tx);
+      const rows = await tx.all<Omit<RolledRecord, 'kind'> & DeletedAnswer>(statement, params);
       await applyRecordRollup(tx, source, rows, sign);
       const users = recordUsers(source.kind, rows);
       await (sign > 0 ? addUserRollup(tx, users) : removeUserRollup(tx, users));
+      if (source.kind === 'rag') {
+        // Inserted rows carry the flag 0 until their topics are settled; deleted ones take theirs away.
+        const { topics, changes } = sign < 0 ? deletedFollowups(rows) : { topics: touchedTopics(rows), changes: noFollowupChanges() };
+        await applyFollowups(tx, topics, changes);
+      }
       return rows.length;
     });
 

@@ -11,6 +11,7 @@
 import { EVENT_LINK_TARGETS, EVENT_ROLLUP_TABLES, eventLinkBackfillSql, eventRollupBackfillSql } from '../event-rollup-batch.js';
 import { positionsBackfillSql, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 import { MESSAGE_TOTALS_BACKFILL, RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
+import { FOLLOWUP_BACKFILL } from '../followup-batch.js';
 import { USER_ROLLUP_TABLES } from '../user-rollup-batch.js';
 import type { Sql } from './database.js';
 import { fillUserRollups } from './user-rollup.js';
@@ -533,4 +534,30 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   ALTER TABLE user_event_rollup_daily ADD COLUMN search_events BIGINT NOT NULL DEFAULT 0, ADD COLUMN search_revenue DOUBLE PRECISION NOT NULL DEFAULT 0,
     ADD COLUMN rag_events BIGINT NOT NULL DEFAULT 0, ADD COLUMN rag_revenue DOUBLE PRECISION NOT NULL DEFAULT 0;
   ` + EVENT_ROLLUP_TABLES.flatMap((t) => EVENT_LINK_TARGETS.map((target) => eventLinkBackfillSql(t, target))).join('\n'),
+  // v14: the answers' follow-up flag and the follow-ups per user message, as SQLite's v18.
+  bytewise(`
+  ALTER TABLE rag_queries ADD COLUMN followup INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX rag_queries_topic_order ON rag_queries(dataset_id, topic_id, created_at, id);
+  CREATE TABLE rag_followup_totals (
+    dataset_id TEXT NOT NULL,
+    user_message TEXT NOT NULL,
+    followups BIGINT NOT NULL,
+    PRIMARY KEY (dataset_id, user_message)
+  );
+  CREATE INDEX rag_followup_totals_rank ON rag_followup_totals(dataset_id, followups DESC, user_message);
+  CREATE TABLE rag_followup_type_totals (
+    dataset_id TEXT NOT NULL,
+    rag_type TEXT NOT NULL,
+    user_message TEXT NOT NULL,
+    followups BIGINT NOT NULL,
+    PRIMARY KEY (dataset_id, rag_type, user_message)
+  );
+  CREATE INDEX rag_followup_type_totals_rank ON rag_followup_type_totals(dataset_id, rag_type, followups DESC, user_message);
+  `) +
+    FOLLOWUP_BACKFILL +
+    `
+  -- After the backfill: cheaper than keeping them up to date through it.
+  CREATE INDEX rag_queries_topic_first ON rag_queries(dataset_id, topic_id) WHERE followup = 0 AND topic_id IS NOT NULL;
+  CREATE INDEX rag_queries_followup ON rag_queries(dataset_id, created_at, rag_type, user_message) WHERE followup = 1;
+  `,
 ];

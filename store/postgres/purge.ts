@@ -55,6 +55,8 @@ const DATASET_TABLES = [
   { table: 'user_rollup_hourly', key: 'ctid' },
   { table: 'user_rollup_daily', key: 'ctid' },
   { table: 'analytics_users', key: 'ctid' },
+  { table: 'rag_followup_totals', key: 'ctid' },
+  { table: 'rag_followup_type_totals', key: 'ctid' },
   { table: 'user_events', key: 'id' },
   // The user event rollups go with the events they aggregate (composite key: by row address).
   { table: 'user_event_rollup_hourly', key: 'ctid' },

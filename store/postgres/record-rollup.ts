@@ -5,8 +5,8 @@
  *
  * What a change is depends on what is stored (a record's rating, its flags, the events naming it),
  * so every writer reads that under the search rollups' advisory lock (./search-rollup.ts), taken
- * where the search rollups take it: after a transaction's own records were inserted or deleted,
- * before ratings or user events are read and stored. Two writers racing on one record then
+ * where the search rollups take it: after a transaction's own records were inserted (before a
+ * retention purge deletes them), before ratings or user events are read and stored. Two writers racing on one record then
  * serialize, and whichever comes second sees the other's committed rows. The values themselves
  * are added by upserts in key order.
  */

@@ -7,7 +7,8 @@
  * search's and the rating's writers comes second, so these writers must not interleave: each
  * transaction takes one advisory lock (its own class, not the change log's, so analytics never
  * waits on chunk writes) before it reads anything for the rollups. It is taken after the
- * transaction's own rows were inserted or deleted, except by ratings, which take it first: a
+ * transaction's own rows were inserted or deleted, except by ratings and the retention purge of
+ * answers and recommendations (./analytics.ts: the follow-up flags), which take it first: a
  * transaction waiting for a row of another (a redelivered id) never holds the lock, and one holding
  * it waits for no row another holder of a lock-free row could hold, so the waits cannot form a
  * cycle. User events that may set a search's flags take it first too, like ratings (and only

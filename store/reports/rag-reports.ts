@@ -26,9 +26,9 @@
 import { MESSAGE_TOTALS } from '../record-rollup-batch.js';
 import { RAG_LINK } from '../event-rollup-batch.js';
 import { purchaseRevenue } from './event-rollup.js';
-import { HAS_CLICK, HAS_CONVERSION, RAG_RATING_JOIN, ragSelection, type RagAnalyticsFilter } from './rag-filter.js';
+import { HAS_CLICK, HAS_CONVERSION, ragSelection, type RagAnalyticsFilter } from './rag-filter.js';
 import { binaryOrder, countOverTime, linkedEventNames, perUserOverTime, ratio, shareOverTime, toPoints, type TimePoint } from './rag-series.js';
-import { bucketStart, Where, type Granularity, type RangeBounds, type ReportSql } from './report-sql.js';
+import { bucketStart, type Granularity, type ReportSql } from './report-sql.js';
 import {
   recordRollupBuckets,
   recordRollupCounts,
@@ -138,35 +138,8 @@ export async function popularChats(
   return { top_queries: rows.map((r) => ({ query: r.query, count: num(r.n) })) };
 }
 
-/** The upper bounds of a date range alone: the earlier answers a follow-up is measured against. */
-const upperOnly = (range: RangeBounds | undefined): RangeBounds | undefined => (range ? { lt: range.lt, lte: range.lte } : undefined);
-
-/**
- * `followup_queries`: a page of the user messages of answers after the first of their topic, most
- * asked first. Each topic's answers are numbered in time order (ties by id) before the filter
- * applies, so a follow-up stays one when the topic's first answer is outside the filter.
- */
-export async function followupQueries(
-  sql: ReportSql,
-  datasetId: string,
-  req: { filter: RagAnalyticsFilter; page: ReportWindow },
-): Promise<{ top_queries: QueryCount[] }> {
-  const ranked = new Where().add('q.dataset_id = ?', datasetId).range('q.created_at', upperOnly(req.filter.dateRange)).add('q.topic_id IS NOT NULL');
-  const { where } = ragSelection(sql.dialect, datasetId, req.filter);
-  where.add('q.nth > 1');
-  const rating = req.filter.queryRating !== undefined ? RAG_RATING_JOIN : '';
-  const rows = await sql.all<{ query: string; n: number }>(
-    `WITH ranked AS (
-       SELECT q.id, q.dataset_id, q.rag_type, q.user_message, q.metadata, q.created_at,
-         ROW_NUMBER() OVER (PARTITION BY q.topic_id ORDER BY q.created_at, q.id) AS nth
-       FROM rag_queries q ${ranked.sql()}
-     )
-     SELECT q.user_message AS query, COUNT(*) AS n FROM ranked q ${rating} ${where.sql()}
-     GROUP BY q.user_message ORDER BY n DESC, ${binaryOrder(sql.dialect, 'q.user_message')} LIMIT ? OFFSET ?`,
-    [...ranked.params, ...where.params, req.page.limit, req.page.offset],
-  );
-  return { top_queries: rows.map((r) => ({ query: r.query, count: num(r.n) })) };
-}
+/** `followup_queries` reads the follow-up flags and totals kept with the answers. */
+export { followupQueries } from './rag-followups.js';
 
 /** `ctr_metrics_over_time`: the fraction of answers with a linked click. */
 export async function ragCtrOverTime(sql: ReportSql, datasetId: string, req: GraphRequest): Promise<{ total_ctr: number; points: TimePoint[] }> {

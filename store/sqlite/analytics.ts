@@ -13,6 +13,8 @@ import { sqliteRecordRollup } from './record-rollup.js';
 import { noRecordChanges } from '../record-rollup-batch.js';
 import { recordUsers, searchUsers } from '../user-rollup-batch.js';
 import { sqliteUserRollup } from './user-rollup.js';
+import { deletedFollowups, noFollowupChanges, touchedTopics, type DeletedAnswer } from '../followup-batch.js';
+import { sqliteFollowups } from './followups.js';
 
 type Row = Record<string, any>;
 
@@ -81,16 +83,22 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
   };
   // Answers and recommendations alike: the deletes return what the record rollups must subtract.
   const records = sqliteRecordRollup(db);
+  const followups = sqliteFollowups(db);
   const purgeRecords = (source: RecordSource) => {
     const purgeRows = db.prepare(
       `DELETE FROM ${source.table} WHERE rowid IN (SELECT rowid FROM ${source.table} WHERE created_at < ? LIMIT ?)
-       RETURNING id, dataset_id AS datasetId, created_at AS createdAt, ${source.subtypeColumn} AS subtype, user_id AS userId${source.kind === 'rag' ? ', user_message AS message' : ''}`,
+       RETURNING id, dataset_id AS datasetId, created_at AS createdAt, ${source.subtypeColumn} AS subtype, user_id AS userId${source.kind === 'rag' ? ', user_message AS message, topic_id AS topicId, followup' : ''}`,
     );
     return {
       run: db.transaction((cutoffMs: number, batch: number): { changes: number } => {
-        const gone = (purgeRows.all(cutoffMs, batch) as Omit<RolledRecord, 'kind'>[]).map((r) => ({ ...r, kind: source.kind }));
+        const gone = (purgeRows.all(cutoffMs, batch) as (Omit<RolledRecord, 'kind'> & DeletedAnswer)[]).map((r) => ({ ...r, kind: source.kind }));
         records.records(source, gone, -1);
         users.removed(recordUsers(source.kind, gone));
+        if (source.kind === 'rag') {
+          // A topic whose first answer went has a new first, no longer a follow-up.
+          const { topics, changes } = deletedFollowups(gone);
+          followups(topics, changes);
+        }
         return { changes: gone.length };
       }).immediate,
     };
@@ -171,6 +179,7 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
 
   const rags = db.transaction((batch: readonly RagRecord[]): number => {
     const added: RolledRecord[] = [];
+    const topics: { datasetId: string; topicId?: string | null }[] = [];
     for (const r of batch) {
       const changes = insertRag.run(
         r.id,
@@ -191,10 +200,15 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
         finite(r.hallucinationScore),
         jsonOf(r.detectedHallucinations ?? []),
       ).changes;
-      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, kind: 'rag', subtype: r.ragType, message: r.userMessage, userId: r.userId ?? null });
+      if (changes === 1) {
+        added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, kind: 'rag', subtype: r.ragType, message: r.userMessage, userId: r.userId ?? null });
+        topics.push(r);
+      }
     }
     records.records(RAG_RECORDS, added, 1);
     users.added(recordUsers('rag', added));
+    // Inserted with the flag 0: each topic's answers settled once, whatever order they came in.
+    followups(touchedTopics(topics), noFollowupChanges());
     return added.length;
   });
 

@@ -58,6 +58,8 @@ const DATASET_TABLES = [
   'user_rollup_hourly',
   'user_rollup_daily',
   'analytics_users',
+  'rag_followup_totals',
+  'rag_followup_type_totals',
   'user_events',
   // The user event rollups go with the events they aggregate (../event-rollup-batch.ts).
   'user_event_rollup_hourly',

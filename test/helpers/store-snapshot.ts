@@ -31,6 +31,8 @@ const ASYNC_TABLES = new Set([
   'analytics_users',
   'user_rollup_hourly',
   'user_rollup_daily',
+  'rag_followup_totals',
+  'rag_followup_type_totals',
 ]);
 
 /** Where a stack stores: SQLite in `dataDir` when `databaseUrl` is null, else that PostgreSQL database. A {@link Stack} is one. */
