@@ -48,6 +48,9 @@ import { fillUserRollups as fillUserRollupsPg } from '../store/postgres/user-rol
 import { fillUserRollups as fillUserRollupsSqlite } from '../store/sqlite/user-rollup.js';
 import { USER_ORDINALS, USER_ROLLUP_TABLES } from '../store/user-rollup-batch.js';
 import { openDatabase } from '../store/sqlite/database.js';
+import { FILTER_ROLLUP_TABLES } from '../store/filter-rollup-batch.js';
+import { fillPgFilterRollup } from '../store/postgres/filter-rollup.js';
+import { fillSqliteFilterRollup } from '../store/sqlite/filter-rollup.js';
 import { loadAnalytics, type LoadedData } from './lib/analytics-load.js';
 import { quantile } from './lib/metrics.js';
 import { machine, startBenchStack, type BenchStack } from './lib/spawn-stack.js';
@@ -330,9 +333,10 @@ async function runIngest(stack: BenchStack, data: LoadedData, dataDir: string, p
 }
 
 /**
- * The search rollups and query totals (store/search-rollup-batch.ts) and the user event rollups
- * (store/event-rollup-batch.ts), the record rollups and the answers' follow-up flags and totals
- * (store/followup-batch.ts) rebuilt from the loaded rows with the migrations' own backfills:
+ * The search rollups and query totals (store/search-rollup-batch.ts), the user event rollups
+ * (store/event-rollup-batch.ts), the record rollups, the answers' follow-up flags and totals
+ * (store/followup-batch.ts), the filter rollups (store/filter-rollup-batch.ts) and the per-user
+ * rollups (store/user-rollup-batch.ts) rebuilt from the loaded rows with the migrations' own fills:
  * the loader inserts rows behind the repositories, which are what keep them. Returns the seconds
  * it took.
  */
@@ -350,6 +354,7 @@ async function fillRollups(dataDir: string, pgUrl: string | null): Promise<numbe
     'UPDATE rag_queries SET followup = 0 WHERE followup <> 0',
     ...FOLLOWUP_TOTALS_TABLES.map((t) => `DELETE FROM ${t.table}`),
     FOLLOWUP_BACKFILL,
+    ...FILTER_ROLLUP_TABLES.map((t) => `DELETE FROM ${t.table}`),
   ];
   // The per-user rollups' fill is TypeScript (it builds the sets of users), one transaction.
   const userRollupWipe = [...USER_ROLLUP_TABLES.map((t) => `DELETE FROM ${t.table}`), `DELETE FROM ${USER_ORDINALS}`];
@@ -361,6 +366,7 @@ async function fillRollups(dataDir: string, pgUrl: string | null): Promise<numbe
       await c.query('BEGIN');
       for (const s of userRollupWipe) await c.query(s);
       await fillUserRollupsPg(clientSql(c));
+      await fillPgFilterRollup(clientSql(c));
       await c.query('COMMIT');
     } finally {
       await c.end();
@@ -372,6 +378,7 @@ async function fillRollups(dataDir: string, pgUrl: string | null): Promise<numbe
       db.transaction(() => {
         for (const s of userRollupWipe) db.exec(s);
         fillUserRollupsSqlite(db);
+        fillSqliteFilterRollup(db);
       })();
     } finally {
       db.close();

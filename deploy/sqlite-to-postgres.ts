@@ -42,6 +42,8 @@ export const TABLES = [
   'search_rollup_hourly',
   'search_rollup_daily',
   'search_query_totals',
+  'search_filter_rollup_hourly',
+  'search_filter_rollup_daily',
   'recommendation_queries',
   'rag_queries',
   'record_rollup_hourly',

@@ -13,6 +13,8 @@ import { addUserRollup, removeUserRollup } from './user-rollup.js';
 import { deletedFollowups, noFollowupChanges, touchedTopics, type DeletedAnswer } from '../followup-batch.js';
 import { applyFollowups } from './followups.js';
 import { lockRollups } from './rollup-reads.js';
+import { applyFilterRollup, FILTER_RETURNING } from './filter-rollup.js';
+import type { FilteredSearch } from '../filter-rollup-batch.js';
 
 /**
  * A number the NOT NULL REAL columns accept. Records arrive as JSON, where NaN and Infinity
@@ -77,7 +79,7 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
   // as SQLite's INSERT OR IGNORE row by row does.
   const insertSearchesSql = `INSERT INTO search_queries (id, dataset_id, search_type, search_method, query, request_params, latency, top_score, results, result_count, user_id, metadata, created_at)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[], $9::text[], $10::int[], $11::text[], $12::text[], $13::bigint[])
-     ON CONFLICT (id) DO NOTHING ${ROLLUP_RETURNING}`;
+     ON CONFLICT (id) DO NOTHING ${ROLLUP_RETURNING}${FILTER_RETURNING}`;
   const insertRecommendationsSql = `INSERT INTO recommendation_queries (id, dataset_id, recommendation_type, positive_ids, negative_ids, positive_tracking_ids, negative_tracking_ids, request_params, results, top_score, user_id, metadata, created_at)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::float8[], $11::text[], $12::text[], $13::bigint[])
      ON CONFLICT (id) DO NOTHING ${recordReturning(RECOMMENDATION_RECORDS)}`;
@@ -86,7 +88,7 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
      ON CONFLICT (id) DO NOTHING ${recordReturning(RAG_RECORDS)}${FOLLOWUP_RETURNING}`;
   // By primary key through the created_at indexes: each statement is one short transaction (the
   // searches' with the rollups' subtraction of what it deleted).
-  const purgeSearches = `DELETE FROM search_queries WHERE id IN (SELECT id FROM search_queries WHERE created_at < $1 LIMIT $2) ${ROLLUP_RETURNING}`;
+  const purgeSearches = `DELETE FROM search_queries WHERE id IN (SELECT id FROM search_queries WHERE created_at < $1 LIMIT $2) ${ROLLUP_RETURNING}${FILTER_RETURNING}`;
   const purgeRecordsSql = (source: RecordSource): string =>
     `DELETE FROM ${source.table} WHERE id IN (SELECT id FROM ${source.table} WHERE created_at < $1 LIMIT $2) ${recordReturning(source)}${source.kind === 'rag' ? FOLLOWUP_RETURNING : ''}`;
   /**
@@ -119,7 +121,7 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
       if (rows.length === 0) return 0;
       // RETURNING gives only the rows inserted: a redelivered record is not counted twice by the rollups.
       return db.tx(async (tx) => {
-        const added = await tx.all<UnratedSearch>(
+        const added = await tx.all<UnratedSearch & FilteredSearch>(
           insertSearchesSql,
           columns(rows, [
             (r) => r.id,
@@ -139,6 +141,7 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
         );
         await applySearchRollup(tx, added, 1);
         await addUserRollup(tx, searchUsers(added));
+        await applyFilterRollup(tx, added, 1);
         return added.length;
       });
     },
@@ -251,9 +254,10 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
       let deleted = 0;
       const purgeSearchBatch = (): Promise<number> =>
         db.tx(async (tx) => {
-          const gone = await tx.all<UnratedSearch>(purgeSearches, [cutoffMs, batch]);
+          const gone = await tx.all<UnratedSearch & FilteredSearch>(purgeSearches, [cutoffMs, batch]);
           await applySearchRollup(tx, gone, -1);
           await removeUserRollup(tx, searchUsers(gone));
+          await applyFilterRollup(tx, gone, -1);
           return gone.length;
         });
       const purges = [

@@ -9,11 +9,13 @@
  * PRECISION, BLOB as BYTEA.
  */
 import { EVENT_LINK_TARGETS, EVENT_ROLLUP_TABLES, eventLinkBackfillSql, eventRollupBackfillSql } from '../event-rollup-batch.js';
+import { FILTER_ROLLUP_TABLES, filterRollupTableSql } from '../filter-rollup-batch.js';
 import { positionsBackfillSql, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 import { MESSAGE_TOTALS_BACKFILL, RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
 import { FOLLOWUP_BACKFILL } from '../followup-batch.js';
 import { USER_ROLLUP_TABLES } from '../user-rollup-batch.js';
 import type { Sql } from './database.js';
+import { fillPgFilterRollup } from './filter-rollup.js';
 import { fillUserRollups } from './user-rollup.js';
 
 /**
@@ -560,4 +562,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   CREATE INDEX rag_queries_topic_first ON rag_queries(dataset_id, topic_id) WHERE followup = 0 AND topic_id IS NOT NULL;
   CREATE INDEX rag_queries_followup ON rag_queries(dataset_id, created_at, rag_type, user_message) WHERE followup = 1;
   `,
+  // v15: the filter rollups, as SQLite's v19 (filled in TypeScript, ./filter-rollup.ts).
+  async (sql) => {
+    await sql.run(bytewise(FILTER_ROLLUP_TABLES.map((t) => filterRollupTableSql(t, 'BIGINT')).join('')));
+    await fillPgFilterRollup(sql);
+  },
 ];

@@ -43,6 +43,9 @@ const DATASET_TABLES = [
   { table: 'search_rollup_hourly', key: 'ctid' },
   { table: 'search_rollup_daily', key: 'ctid' },
   { table: 'search_query_totals', key: 'ctid' },
+  // The filter rollups too (../filter-rollup-batch.ts).
+  { table: 'search_filter_rollup_hourly', key: 'ctid' },
+  { table: 'search_filter_rollup_daily', key: 'ctid' },
   { table: 'recommendation_queries', key: 'id' },
   { table: 'rag_queries', key: 'id' },
   // The record rollups go with the answers, recommendations and events they aggregate (composite key: by row address).

@@ -8,6 +8,8 @@ import { tokenCount } from '../rag-records.js';
 import { fromJson, ragFromRow, toJson } from '../rows.js';
 import type { UnratedSearch } from '../search-rollup-batch.js';
 import { sqliteSearchRollup } from './search-rollup.js';
+import { sqliteFilterRollup } from './filter-rollup.js';
+import type { FilteredSearch } from '../filter-rollup-batch.js';
 import { RAG_RECORDS, RECOMMENDATION_RECORDS, type RecordSource, type RolledRecord } from '../record-rollup-batch.js';
 import { sqliteRecordRollup } from './record-rollup.js';
 import { noRecordChanges } from '../record-rollup-batch.js';
@@ -69,15 +71,18 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
   // searches' deletes return what the rollups must subtract, in the same transaction.
   const purgeSearchRows = db.prepare(
     `DELETE FROM search_queries WHERE rowid IN (SELECT rowid FROM search_queries WHERE created_at < ? LIMIT ?)
-     RETURNING id, dataset_id AS datasetId, created_at AS createdAt, search_type AS searchType, search_method AS searchMethod, latency, query, user_id AS userId`,
+     RETURNING id, dataset_id AS datasetId, created_at AS createdAt, search_type AS searchType, search_method AS searchMethod, latency, query, user_id AS userId,
+       request_params AS requestParams`,
   );
   const rollup = sqliteSearchRollup(db);
   const users = sqliteUserRollup(db);
+  const filterRollup = sqliteFilterRollup(db);
   const purgeSearches = {
     run: db.transaction((cutoffMs: number, batch: number): { changes: number } => {
-      const gone = purgeSearchRows.all(cutoffMs, batch) as UnratedSearch[];
+      const gone = purgeSearchRows.all(cutoffMs, batch) as (UnratedSearch & FilteredSearch)[];
       rollup.searches(gone, -1);
       users.removed(searchUsers(gone));
+      filterRollup(gone, -1);
       return { changes: gone.length };
     }).immediate,
   };
@@ -128,15 +133,17 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
   // The rollups count only the rows this batch added: a redelivered record is ignored by its id.
   const searches = db.transaction((records: readonly SearchRecord[]): number => {
     const added: UnratedSearch[] = [];
+    const filtered: FilteredSearch[] = [];
     for (const r of records) {
       const latency = finite(r.latencyMs);
+      const requestParams = jsonOf(r.requestParams);
       const changes = insertSearch.run(
         r.id,
         r.datasetId,
         r.kind,
         r.searchMethod,
         r.query,
-        jsonOf(r.requestParams),
+        requestParams,
         latency,
         finite(r.topScore),
         jsonOf(r.results),
@@ -145,10 +152,14 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
         toJson(r.metadata),
         r.createdAt,
       ).changes;
-      if (changes === 1) added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, searchType: r.kind, searchMethod: r.searchMethod, latency, query: r.query, userId: r.userId ?? null });
+      if (changes === 1) {
+        added.push({ id: r.id, datasetId: r.datasetId, createdAt: r.createdAt, searchType: r.kind, searchMethod: r.searchMethod, latency, query: r.query, userId: r.userId ?? null });
+        filtered.push({ datasetId: r.datasetId, createdAt: r.createdAt, searchType: r.kind, searchMethod: r.searchMethod, requestParams });
+      }
     }
     rollup.searches(added, 1);
     users.added(searchUsers(added));
+    filterRollup(filtered, 1);
     return added.length;
   });
   // The record rollups count only the rows this batch added, as the search rollups do.

@@ -3,11 +3,13 @@
  * records how many have run. Never edit an entry that has shipped: append a new one.
  */
 import { EVENT_LINK_TARGETS, EVENT_ROLLUP_TABLES, eventLinkBackfillSql, eventRollupBackfillSql } from '../event-rollup-batch.js';
+import { FILTER_ROLLUP_TABLES, filterRollupTableSql } from '../filter-rollup-batch.js';
 import { positionsBackfillSql, QUERY_TOTALS_BACKFILL, ROLLUP_TABLES, rollupBackfillSql } from '../search-rollup-batch.js';
 import { MESSAGE_TOTALS_BACKFILL, RECORD_SOURCES, recordRollupBackfillSql } from '../record-rollup-batch.js';
 import { FOLLOWUP_BACKFILL } from '../followup-batch.js';
 import type Database from 'better-sqlite3';
 import { USER_ROLLUP_TABLES } from '../user-rollup-batch.js';
+import { fillSqliteFilterRollup } from './filter-rollup.js';
 import { fillUserRollups } from './user-rollup.js';
 
 /** A migration: SQL, or a function for a fill SQL cannot express (run in the same transaction). */
@@ -608,4 +610,11 @@ export const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX rag_queries_topic_first ON rag_queries(dataset_id, topic_id) WHERE followup = 0 AND topic_id IS NOT NULL;
   CREATE INDEX rag_queries_followup ON rag_queries(dataset_id, created_at, rag_type, user_message) WHERE followup = 1;
   `,
+  // v19: the filter rollups of popular_filters (../filter-rollup-batch.ts), filled from the stored
+  // searches by parsing their request params in TypeScript (./filter-rollup.ts): the JSON rules of
+  // ../filter-uses.ts are not SQL of both engines.
+  (db) => {
+    db.exec(FILTER_ROLLUP_TABLES.map((t) => filterRollupTableSql(t, 'INTEGER')).join(''));
+    fillSqliteFilterRollup(db);
+  },
 ];

@@ -46,6 +46,9 @@ const DATASET_TABLES = [
   'search_rollup_hourly',
   'search_rollup_daily',
   'search_query_totals',
+  // The filter rollups too (../filter-rollup-batch.ts).
+  'search_filter_rollup_hourly',
+  'search_filter_rollup_daily',
   'recommendation_queries',
   'rag_queries',
   // The record rollups go with the answers, recommendations and events they aggregate (../record-rollup-batch.ts).

@@ -57,9 +57,9 @@ export async function openTestStore(kind: StoreKind): Promise<TestStore> {
 export type RolledBackStep = string | { readonly sqlite: (db: Database.Database) => void; readonly postgres: (client: pg.Client) => Promise<void> };
 
 /**
- * Runs `statements` in a transaction on a connection of its own, behind the store's back, returns
- * the rows of each of `reads` after them, and rolls everything back (e.g. what a migration's
- * backfill would compute from the rows stored now).
+ * Runs `statements` (then `fill`) in a transaction on a connection of its own, behind the store's
+ * back, returns the rows of each of `reads` after them, and rolls everything back (e.g. what a
+ * migration's backfill would compute from the rows stored now).
  */
 export async function readInRolledBackTx(loc: StoreLocation, statements: readonly RolledBackStep[], reads: readonly string[]): Promise<Record<string, any>[][]> {
   if (loc.databaseUrl === null) {

@@ -51,6 +51,8 @@ const TABLES = [
   'search_rollup_hourly',
   'search_rollup_daily',
   'search_query_totals',
+  'search_filter_rollup_hourly',
+  'search_filter_rollup_daily',
   'recommendation_queries',
   'rag_queries',
   'record_rollup_hourly',
