@@ -51,6 +51,7 @@ import { openDatabase } from '../store/sqlite/database.js';
 import { FILTER_ROLLUP_TABLES } from '../store/filter-rollup-batch.js';
 import { fillPgFilterRollup } from '../store/postgres/filter-rollup.js';
 import { fillSqliteFilterRollup } from '../store/sqlite/filter-rollup.js';
+import { QUERY_PERIOD_TABLES, queryPeriodBackfillSql } from '../store/search-query-periods.js';
 import { loadAnalytics, type LoadedData } from './lib/analytics-load.js';
 import { quantile } from './lib/metrics.js';
 import { machine, startBenchStack, type BenchStack } from './lib/spawn-stack.js';
@@ -346,6 +347,7 @@ async function fillRollups(dataDir: string, pgUrl: string | null): Promise<numbe
     ...ROLLUP_TABLES.flatMap((t) => [`DELETE FROM ${t.table}`, rollupBackfillSql(t, dialect)]),
     `DELETE FROM ${QUERY_TOTALS}`,
     QUERY_TOTALS_BACKFILL,
+    ...QUERY_PERIOD_TABLES.flatMap((t) => [`DELETE FROM ${t.table}`, queryPeriodBackfillSql(t)]),
     ...EVENT_ROLLUP_TABLES.flatMap((t) => [`DELETE FROM ${t.table}`, eventRollupBackfillSql(t), ...EVENT_LINK_TARGETS.map((target) => eventLinkBackfillSql(t, target))]),
     ...[...RECORD_ROLLUP_TABLES, ...RECORD_EVENT_ROLLUP_TABLES].map((t) => `DELETE FROM ${t.table}`),
     ...RECORD_SOURCES.map(recordRollupBackfillSql),

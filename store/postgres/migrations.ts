@@ -17,6 +17,7 @@ import { USER_ROLLUP_TABLES } from '../user-rollup-batch.js';
 import type { Sql } from './database.js';
 import { fillPgFilterRollup } from './filter-rollup.js';
 import { fillUserRollups } from './user-rollup.js';
+import { QUERY_PERIOD_TABLES, queryPeriodBackfillSql } from '../search-query-periods.js';
 
 /**
  * Every TEXT column compares bytewise (COLLATE "C"), as SQLite's do: ids are ordered for keyset
@@ -567,4 +568,23 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     await sql.run(bytewise(FILTER_ROLLUP_TABLES.map((t) => filterRollupTableSql(t, 'BIGINT')).join('')));
     await fillPgFilterRollup(sql);
   },
+  // v16: the searches per (dataset, hour or day, query text), as SQLite's v20.
+  bytewise(`
+  CREATE TABLE search_query_hourly (
+    dataset_id TEXT NOT NULL,
+    hour BIGINT NOT NULL,
+    query TEXT NOT NULL,
+    searches BIGINT NOT NULL,
+    PRIMARY KEY (dataset_id, query, hour)
+  );
+  CREATE INDEX search_query_hourly_rank ON search_query_hourly(dataset_id, hour, searches DESC, query);
+  CREATE TABLE search_query_daily (
+    dataset_id TEXT NOT NULL,
+    day BIGINT NOT NULL,
+    query TEXT NOT NULL,
+    searches BIGINT NOT NULL,
+    PRIMARY KEY (dataset_id, query, day)
+  );
+  CREATE INDEX search_query_daily_rank ON search_query_daily(dataset_id, day, searches DESC, query);
+  `) + QUERY_PERIOD_TABLES.map(queryPeriodBackfillSql).join('\n'),
 ];

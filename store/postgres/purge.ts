@@ -46,6 +46,8 @@ const DATASET_TABLES = [
   // The filter rollups too (../filter-rollup-batch.ts).
   { table: 'search_filter_rollup_hourly', key: 'ctid' },
   { table: 'search_filter_rollup_daily', key: 'ctid' },
+  { table: 'search_query_hourly', key: 'ctid' },
+  { table: 'search_query_daily', key: 'ctid' },
   { table: 'recommendation_queries', key: 'id' },
   { table: 'rag_queries', key: 'id' },
   // The record rollups go with the answers, recommendations and events they aggregate (composite key: by row address).

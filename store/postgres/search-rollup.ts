@@ -46,6 +46,7 @@ import {
   type UnratedSearch,
 } from '../search-rollup-batch.js';
 import { SEARCH_LINK } from '../event-rollup-batch.js';
+import { QUERY_PERIOD_TABLES, queryPeriodDeltas } from '../search-query-periods.js';
 import type { Tx } from './database.js';
 import { addEventLinks } from './event-rollup.js';
 import { applyRecordChanges, eventRecordChanges, eventRecordState, ratingRecordChanges, type NamedStoredEvent } from './record-rollup.js';
@@ -81,6 +82,22 @@ export async function applySearchRollup(tx: Tx, rows: readonly UnratedSearch[], 
     );
   }
   await addEventLinks(tx, SEARCH_LINK, rows, sign);
+  for (const t of QUERY_PERIOD_TABLES) {
+    const deltas = queryPeriodDeltas(rows, t, sign);
+    const periodKeys = [deltas.map((d) => d.datasetId), deltas.map((d) => d.query), deltas.map((d) => d.start)];
+    await tx.run(
+      `INSERT INTO ${t.table} AS t (dataset_id, query, ${t.column}, searches) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
+       ON CONFLICT (dataset_id, query, ${t.column}) DO UPDATE SET searches = t.searches + excluded.searches`,
+      [...periodKeys, deltas.map((d) => d.searches)],
+    );
+    if (sign < 0) {
+      await tx.run(
+        `DELETE FROM ${t.table} t USING unnest($1::text[], $2::text[], $3::bigint[]) AS k(dataset_id, query, start)
+         WHERE t.dataset_id = k.dataset_id AND t.query = k.query AND t.${t.column} = k.start AND t.searches <= 0`,
+        periodKeys,
+      );
+    }
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { SearchKind, SearchRecord } from '../../core/domain/analytics.js';
 import { fromJson, storedJson } from '../rows.js';
 import { clickCondition } from './linked-events.js';
+import { listingIndex } from './listing-plan.js';
 import { RATING_COLUMNS, ratingFromRow, sortedBy, type ReportRating, type ReportWindow } from './report-rows.js';
 import type { ReportSql } from './report-sql.js';
 import { RATING_JOIN, searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
@@ -60,6 +61,8 @@ export interface SearchListing {
   readonly conditions?: readonly (readonly [string, ...unknown[]])[];
   /** `ORDER BY` columns of `q`, ties always broken by id. */
   readonly orderBy: string;
+  /** The index SQLite reads `q` by (./listing-plan.ts); none: the planner's choice. */
+  readonly index?: string;
 }
 
 /** One page of the dataset's searches matching a listing. */
@@ -67,20 +70,21 @@ export async function listSearches(sql: ReportSql, datasetId: string, listing: S
   const { where } = searchSelection(sql.dialect, datasetId, listing.filter);
   for (const [condition, ...values] of listing.conditions ?? []) where.add(condition, ...values);
   const rows = await sql.all(
-    `SELECT ${COLUMNS} FROM search_queries q ${RATING_JOIN} ${where.sql()} ORDER BY ${listing.orderBy}, q.id LIMIT ? OFFSET ?`,
+    `SELECT ${COLUMNS} FROM search_queries q ${listing.index === undefined ? '' : `INDEXED BY ${listing.index}`} ${RATING_JOIN} ${where.sql()} ORDER BY ${listing.orderBy}, q.id LIMIT ? OFFSET ?`,
     [...where.params, listing.page.limit, listing.page.offset],
   );
   return rows.map(ratedFromRow);
 }
 
 /** `low_confidence_queries`: searches below `threshold` (all when absent), lowest top score first. */
-export function lowConfidenceQueries(
+export async function lowConfidenceQueries(
   sql: ReportSql,
   datasetId: string,
   req: { filter: SearchAnalyticsFilter; page: ReportWindow; threshold?: number },
 ): Promise<RatedSearch[]> {
   const conditions = req.threshold === undefined ? [] : [['q.top_score < ?', req.threshold] as const];
-  return listSearches(sql, datasetId, { filter: req.filter, page: req.page, conditions, orderBy: 'q.top_score ASC' });
+  const index = await listingIndex(sql, datasetId, req.filter, 'top_score', req.page);
+  return listSearches(sql, datasetId, { filter: req.filter, page: req.page, conditions, orderBy: 'q.top_score ASC', index });
 }
 
 /** `no_result_queries`: searches that found nothing, newest first. */
@@ -99,10 +103,11 @@ export interface SearchQueriesRequest {
 }
 
 /** `search_queries`: a sorted page of the searches matching the filter (and click condition). */
-export function searchQueries(sql: ReportSql, datasetId: string, req: SearchQueriesRequest): Promise<RatedSearch[]> {
+export async function searchQueries(sql: ReportSql, datasetId: string, req: SearchQueriesRequest): Promise<RatedSearch[]> {
   const clicks = clickCondition(req.hasClicks);
   const conditions = clicks === undefined ? [] : [[clicks] as const];
-  return listSearches(sql, datasetId, { filter: req.filter, page: req.page, conditions, orderBy: sortedBy(req.sortBy, req.sortOrder) });
+  const index = await listingIndex(sql, datasetId, req.filter, req.sortBy, req.page, req.hasClicks);
+  return listSearches(sql, datasetId, { filter: req.filter, page: req.page, conditions, orderBy: sortedBy(req.sortBy, req.sortOrder), index });
 }
 
 /** `query_details`: one search of the dataset with its rating, or undefined. */

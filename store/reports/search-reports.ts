@@ -11,6 +11,7 @@ import { QUERY_TOTALS } from '../search-rollup-batch.js';
 import { searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
 import { rollupEventNames } from './event-rollup.js';
 import { rollupServes, rollupTotals } from './search-rollup.js';
+import { groupedHeadQueries, rangeHeadQueries } from './head-queries.js';
 import type { GraphRequest, RevenueRequest } from './search-graphs.js';
 
 /** The report variants (wire `type`). */
@@ -136,13 +137,16 @@ export async function searchMetrics(sql: ReportSql, datasetId: string, filter: S
   };
 }
 
+/** Whether `filter` narrows the searches by their date only. */
+const onlyDates = (filter: SearchAnalyticsFilter): boolean => rollupServes(filter) && filter.searchType === undefined && filter.searchMethod === undefined;
+
 /** Whether `filter` narrows nothing: every search of the dataset, ever. */
-const everything = (filter: SearchAnalyticsFilter): boolean =>
-  rollupServes(filter) && filter.searchType === undefined && filter.searchMethod === undefined && Object.values(filter.dateRange ?? {}).every((b) => b === undefined);
+const everything = (filter: SearchAnalyticsFilter): boolean => onlyDates(filter) && Object.values(filter.dateRange ?? {}).every((b) => b === undefined);
 
 /**
  * `head_queries`: the most frequent query texts, most searched first (ties by text). Over the
- * whole history with no filter, from the query totals' index (../search-rollup-batch.ts).
+ * whole history with no filter, from the query totals' index (../search-rollup-batch.ts); over a
+ * date range only, from the searches per hour and day and query (./head-queries.ts).
  */
 export async function headQueries(
   sql: ReportSql,
@@ -156,12 +160,7 @@ export async function headQueries(
     );
     return { queries: rows.map((r) => ({ query: r.query, count: Number(r.n) })) };
   }
-  const s = searchSelection(sql.dialect, datasetId, req.filter);
-  const rows = await sql.all<{ query: string; n: number }>(
-    `SELECT q.query AS query, COUNT(*) AS n FROM ${s.from} ${s.where.sql()} GROUP BY q.query ORDER BY n DESC, q.query LIMIT ? OFFSET ?`,
-    [...s.where.params, req.page.limit, req.page.offset],
-  );
-  return { queries: rows.map((r) => ({ query: r.query, count: Number(r.n) })) };
+  return { queries: onlyDates(req.filter) ? await rangeHeadQueries(sql, datasetId, req.filter.dateRange, req.page) : await groupedHeadQueries(sql, datasetId, req.filter, req.page) };
 }
 
 /**

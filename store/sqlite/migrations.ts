@@ -14,6 +14,7 @@ import { fillUserRollups } from './user-rollup.js';
 
 /** A migration: SQL, or a function for a fill SQL cannot express (run in the same transaction). */
 export type Migration = string | ((db: Database.Database) => void);
+import { QUERY_PERIOD_TABLES, queryPeriodBackfillSql } from '../search-query-periods.js';
 
 /** The migrations, oldest first. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -617,4 +618,26 @@ export const MIGRATIONS: readonly Migration[] = [
     db.exec(FILTER_ROLLUP_TABLES.map((t) => filterRollupTableSql(t, 'INTEGER')).join(''));
     fillSqliteFilterRollup(db);
   },
+  // v20: the searches per (dataset, hour or day, query text) (../search-query-periods.ts),
+  // filled from the searches already stored; from here on kept with the search rollups. The
+  // primary key leads with the query (a query's searches over a span of periods); the rank index
+  // gives a period's most searched queries first, ties by text (head_queries over a date range).
+  `
+  CREATE TABLE search_query_hourly (
+    dataset_id TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    query TEXT NOT NULL,
+    searches INTEGER NOT NULL,
+    PRIMARY KEY (dataset_id, query, hour)
+  );
+  CREATE INDEX search_query_hourly_rank ON search_query_hourly(dataset_id, hour, searches DESC, query);
+  CREATE TABLE search_query_daily (
+    dataset_id TEXT NOT NULL,
+    day INTEGER NOT NULL,
+    query TEXT NOT NULL,
+    searches INTEGER NOT NULL,
+    PRIMARY KEY (dataset_id, query, day)
+  );
+  CREATE INDEX search_query_daily_rank ON search_query_daily(dataset_id, day, searches DESC, query);
+  ` + QUERY_PERIOD_TABLES.map(queryPeriodBackfillSql).join('\n'),
 ];

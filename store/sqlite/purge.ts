@@ -49,6 +49,8 @@ const DATASET_TABLES = [
   // The filter rollups too (../filter-rollup-batch.ts).
   'search_filter_rollup_hourly',
   'search_filter_rollup_daily',
+  'search_query_hourly',
+  'search_query_daily',
   'recommendation_queries',
   'rag_queries',
   // The record rollups go with the answers, recommendations and events they aggregate (../record-rollup-batch.ts).

@@ -32,6 +32,7 @@ import {
   type UnratedSearch,
 } from '../search-rollup-batch.js';
 import { SEARCH_LINK } from '../event-rollup-batch.js';
+import { QUERY_PERIOD_TABLES, queryPeriodDeltas } from '../search-query-periods.js';
 import type { Db } from './database.js';
 import { sqliteEventLinks } from './event-rollup.js';
 
@@ -70,6 +71,14 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
     `INSERT INTO ${QUERY_TOTALS} (dataset_id, query, searches) VALUES (?, ?, ?) ON CONFLICT (dataset_id, query) DO UPDATE SET searches = searches + excluded.searches`,
   );
   const dropEmptyTotal = db.prepare(`DELETE FROM ${QUERY_TOTALS} WHERE dataset_id = ? AND query = ? AND searches <= 0`);
+  const queryPeriods = QUERY_PERIOD_TABLES.map((t) => ({
+    t,
+    add: db.prepare(
+      `INSERT INTO ${t.table} (dataset_id, ${t.column}, query, searches) VALUES (?, ?, ?, ?)
+       ON CONFLICT (dataset_id, query, ${t.column}) DO UPDATE SET searches = searches + excluded.searches`,
+    ),
+    dropEmpty: db.prepare(`DELETE FROM ${t.table} WHERE dataset_id = ? AND query = ? AND ${t.column} = ? AND searches <= 0`),
+  }));
   // By the user_events_request index; a search without events (most of them) is one probe.
   const flagsOf = db.prepare(`${LINK_FLAGS_SQL} WHERE request_id = ? GROUP BY request_id, dataset_id`);
   const eventLinks = sqliteEventLinks(db);
@@ -102,6 +111,12 @@ export function sqliteSearchRollup(db: Db): SqliteSearchRollup {
       for (const d of queryTotalDeltas(rows, sign)) {
         addTotal.run(d.datasetId, d.query, d.searches);
         if (sign < 0) dropEmptyTotal.run(d.datasetId, d.query);
+      }
+      for (const { t, add, dropEmpty } of queryPeriods) {
+        for (const d of queryPeriodDeltas(rows, t, sign)) {
+          add.run(d.datasetId, d.start, d.query, d.searches);
+          if (sign < 0) dropEmpty.run(d.datasetId, d.query, d.start);
+        }
       }
     },
     ratingChange(rating) {

@@ -25,6 +25,8 @@ const ASYNC_TABLES = new Set([
   'search_query_totals',
   'search_filter_rollup_hourly',
   'search_filter_rollup_daily',
+  'search_query_hourly',
+  'search_query_daily',
   'record_rollup_hourly',
   'record_rollup_daily',
   'record_event_rollup_hourly',

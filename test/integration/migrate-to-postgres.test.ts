@@ -53,6 +53,8 @@ const TABLES = [
   'search_query_totals',
   'search_filter_rollup_hourly',
   'search_filter_rollup_daily',
+  'search_query_hourly',
+  'search_query_daily',
   'recommendation_queries',
   'rag_queries',
   'record_rollup_hourly',

@@ -196,6 +196,8 @@ describe.each(STORE_KINDS)('%s store: purges', (kind) => {
       search_rollup_daily: 1,
       // Three query texts.
       search_query_totals: 3,
+      search_query_hourly: 3,
+      search_query_daily: 3,
       recommendation_queries: 1,
       // One recommendation: one row of each record rollup.
       record_rollup_hourly: 1,

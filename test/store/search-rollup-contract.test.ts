@@ -19,6 +19,7 @@ import { averageRating, conversionRate, ctrOverTime, searchUsageGraph, latencyGr
 import { HAS_CLICK, HAS_CONVERSION, type SearchAnalyticsFilter } from '../../store/reports/search-filter.js';
 import { countQueries, headQueries, searchMetrics } from '../../store/reports/search-reports.js';
 import { ctrReport } from '../../store/reports/ctr-reports.js';
+import { rangeHeadQueries } from '../../store/reports/head-queries.js';
 import type { Store } from '../../store/repository.js';
 import {
   DAY_MS,
@@ -31,6 +32,7 @@ import {
   rollupDeltas,
   type RollupSearch,
 } from '../../store/search-rollup-batch.js';
+import { QUERY_PERIOD_TABLES, queryPeriodBackfillSql } from '../../store/search-query-periods.js';
 import { openTestStore, readInRolledBackTx, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
 import { rng } from '../helpers/random-corpus.js';
 
@@ -157,6 +159,37 @@ async function expectTotalsMatch(t: TestStore): Promise<void> {
   }
 }
 
+/**
+ * The searches per (dataset, hour or day, query) are the stored searches counted so (as the
+ * backfill counts them too), and `head_queries` over a date range (served by them) pages as the
+ * raw path does, ties by text in code-point order.
+ */
+async function expectQueryPeriodsMatch(t: TestStore, ranges: readonly (RangeBounds | undefined)[]): Promise<void> {
+  for (const table of QUERY_PERIOD_TABLES) {
+    const p = table.periodMs;
+    const counted = `SELECT dataset_id, (created_at / ${p}) * ${p} AS start, query, COUNT(*) AS searches FROM search_queries
+      GROUP BY dataset_id, (created_at / ${p}) * ${p}, query ORDER BY dataset_id, start, query`;
+    const periods = `SELECT dataset_id, ${table.column} AS start, query, searches FROM ${table.table} ORDER BY dataset_id, start, query`;
+    const normal = (rows: Record<string, any>[]) => rows.map((r) => [r.dataset_id, Number(r.start), r.query, Number(r.searches)]);
+    const stored = normal(await t.store.reports.all(periods, []));
+    expect(stored.length).toBeGreaterThan(0);
+    expect(stored, table.table).toEqual(normal(await t.store.reports.all(counted, [])));
+    const [filled] = await readInRolledBackTx(t.loc, [`DELETE FROM ${table.table}`, queryPeriodBackfillSql(table)], [periods]);
+    expect(normal(filled!)).toEqual(stored);
+  }
+  for (const datasetId of DATASETS) {
+    for (const dateRange of ranges) {
+      for (const page of [{ limit: 10, offset: 0 }, { limit: 3, offset: 8 }, { limit: 7, offset: 25 }, { limit: 1000, offset: 0 }]) {
+        const raw = await headQueries(t.store.reports, datasetId, { filter: { dateRange, ...RAW }, page });
+        const label = `head queries ${JSON.stringify(dateRange)} ${JSON.stringify(page)}`;
+        expect(await headQueries(t.store.reports, datasetId, { filter: { dateRange }, page }), label).toEqual(raw);
+        // The lists read however far it takes, never the grouped searches (this data is small).
+        expect({ queries: await rangeHeadQueries(t.store.reports, datasetId, dateRange, page, 0) }, label).toEqual(raw);
+      }
+    }
+  }
+}
+
 /** Rollup rows equal: keys, counts and histograms exactly, sums up to rounding. */
 function expectSameRollups(actual: Rollup[], expected: Rollup[]): void {
   expect(actual.map((r) => r.key)).toEqual(expected.map((r) => r.key));
@@ -228,7 +261,8 @@ describe.each(STORE_KINDS)('%s store: search rollups', (kind) => {
       datasetId: r() < 0.8 ? DATASETS[0]! : DATASETS[1]!,
       kind: pick(KINDS),
       searchMethod: pick(METHODS),
-      query: `q${Math.floor(r() * 30)}`,
+      // Texts whose UTF-8 order is not JS's UTF-16 order among them: ties rank by code point.
+      query: r() < 0.06 ? pick(['\u{1F600}', '\uFFFF', 'é', 'E']) : `q${Math.floor(r() * 30)}`,
       requestParams: null,
       // Mostly 1-500 ms on a log scale, some zero, a few sub-0.01 ms.
       latencyMs: r() < 0.05 ? 0 : r() < 0.03 ? r() * 0.01 : Math.exp(r() * Math.log(500)),
@@ -343,6 +377,7 @@ describe.each(STORE_KINDS)('%s store: search rollups', (kind) => {
       expectSameRollups(await backfilled(t), await rollupRows(store));
       expectSameRollups(await backfilled(t, true), await rollupRows(store));
       await expectTotalsMatch(t);
+      await expectQueryPeriodsMatch(t, ranges());
       for (const dateRange of ranges()) {
         await expectReportsMatch(store, DATASETS[0]!, { dateRange });
         await expectReportsMatch(store, DATASETS[0]!, { dateRange, searchType: 'search' });
@@ -372,4 +407,40 @@ describe.each(STORE_KINDS)('%s store: search rollups', (kind) => {
     await check('dataset purged');
     expect((await rollupRows(store)).length).toBeGreaterThan(0);
   }, 90_000);
+
+  it('rank head queries of a date range past the first rows of every hour and day, as the raw path does', async () => {
+    // A Zipf-like head over many texts: pages deeper than the first rows read of each list, whose
+    // last counts bound the unseen queries.
+    const r = rng(7);
+    let n = 0;
+    const searches: SearchRecord[] = Array.from({ length: 4000 }, () => ({
+      id: `00000000-0000-4000-8000-${(n++).toString(16).padStart(12, '0')}`,
+      datasetId: DATASETS[0]!,
+      kind: 'search',
+      searchMethod: 'hybrid',
+      query: `z${Math.floor(Math.exp(r() * Math.log(600)))}`,
+      requestParams: null,
+      latencyMs: 10,
+      topScore: 0.5,
+      results: [],
+      resultCount: 1,
+      userId: null,
+      metadata: null,
+      createdAt: START + Math.floor(r() * 3 * DAY_MS),
+    }));
+    // In the other dataset, a query searched once an hour, ranked first over ten hours but in no
+    // hour's first rows: every hour has 25 queries of its own searched twice.
+    const spread = (query: string, hour: number): SearchRecord => ({ ...searches[0]!, id: `s${n++}`, datasetId: DATASETS[1]!, query, createdAt: START + hour * HOUR_MS + 60_000 });
+    for (let hour = 0; hour < 10; hour++) {
+      searches.push(spread('steady', hour), ...Array.from({ length: 25 }, (_, i) => [spread(`h${hour}-${i}`, hour), spread(`h${hour}-${i}`, hour)]).flat());
+    }
+    for (let i = 0; i < searches.length; i += 500) await store.analytics.insertSearches(searches.slice(i, i + 500));
+    expect(await rangeHeadQueries(store.reports, DATASETS[1]!, { gte: START, lt: START + 10 * HOUR_MS }, { limit: 1, offset: 0 }, 0)).toEqual([{ query: 'steady', count: 10 }]);
+    await expectQueryPeriodsMatch(t, [
+      { gte: START, lt: START + 10 * HOUR_MS },
+      { gte: START + 5 * HOUR_MS + 17, lt: START + 2 * DAY_MS + 3 * HOUR_MS - 5 },
+      { gte: START + 90 * 60_000 },
+      { lt: START + DAY_MS + 1 },
+    ]);
+  });
 });
