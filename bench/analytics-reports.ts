@@ -15,7 +15,7 @@
  * default granularity (hour). A variant's runs stop early once they have taken `--variant-budget-s`.
  *
  *   npm run build && npx tsx bench/analytics-reports.ts [--events 10000000] [--runs 20] [--seed 15]
- *       [--variant-budget-s 60] [--ingest-s 10] [--connections 16] [--only search,rag,recommendations,ctr,top]
+ *       [--variant-budget-s 60] [--ingest-s 10] [--connections 16] [--only search,rag,recommendations,ctr,events,top]
  *       [--store sqlite|postgres] [--pg-url postgres://user@host:port/db] [--keep] [--reuse DIR]
  *
  * `--keep` keeps a SQLite run's data directory (and what was loaded, in `bench-data.json`);
@@ -64,7 +64,7 @@ const { values: args } = parseArgs({
     'variant-budget-s': { type: 'string', default: '60' },
     'ingest-s': { type: 'string', default: '10' },
     connections: { type: 'string', default: '16' },
-    only: { type: 'string', default: 'search,rag,recommendations,ctr,top' },
+    only: { type: 'string', default: 'search,rag,recommendations,ctr,events,top' },
     store: { type: 'string', default: 'sqlite' },
     'pg-url': { type: 'string' },
     keep: { type: 'boolean', default: false },
@@ -87,7 +87,7 @@ const REPORT_TIMEOUT_MS = 600_000;
 
 /** One report variant: where, what, and whether a date range applies to it. */
 interface Variant {
-  readonly route: 'search' | 'rag' | 'recommendations' | 'events/ctr' | 'top';
+  readonly route: 'search' | 'rag' | 'recommendations' | 'events/ctr' | 'events/all' | 'top';
   readonly name: string;
   /** The body; `range` is the wire date range to add, or undefined for the whole history. */
   readonly body: (range: Record<string, string> | undefined) => Record<string, unknown>;
@@ -128,6 +128,8 @@ function variants(data: LoadedData): Variant[] {
     filtered('search', 'search_revenue'),
     filtered('search', 'search_revenue', { direct: true }, ' direct'),
     filtered('rag', 'rag_queries'),
+    filtered('rag', 'rag_queries', { sort_by: 'top_score', sort_order: 'desc' }, ' by top_score'),
+    filtered('rag', 'rag_queries', { sort_by: 'hallucination_score', sort_order: 'desc' }, ' by hallucination_score'),
     filtered('rag', 'rag_usage'),
     filtered('rag', 'rag_usage_graph'),
     byId('rag', 'rag_query_details', { request_id: sample.ragIds[0] }),
@@ -162,7 +164,16 @@ function variants(data: LoadedData): Variant[] {
     ...(['search', 'rag', 'recommendation'] as const).map(
       (type): Variant => ({ route: 'top', name: type, body: (range) => ({ type, ...(range ? { date_range: range } : {}) }), ranged: true }),
     ),
-  ].filter((v) => ONLY.has(v.route === 'events/ctr' ? 'ctr' : v.route));
+    // The user events listing (no `type`): newest first, all of them, one type, or conversions.
+    ...[{}, { event_type: 'purchase' }, { is_conversion: true }].map(
+      (filter): Variant => ({
+        route: 'events/all',
+        name: `events ${JSON.stringify(filter)}`,
+        body: (range) => ({ page: 1, filter: { ...filter, ...(range ? { date_range: range } : {}) } }),
+        ranged: true,
+      }),
+    ),
+  ].filter((v) => ONLY.has(v.route === 'events/ctr' ? 'ctr' : v.route === 'events/all' ? 'events' : v.route));
 }
 
 /** One answer: its status, time, size and (for an error) its message. */

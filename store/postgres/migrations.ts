@@ -587,4 +587,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   );
   CREATE INDEX search_query_daily_rank ON search_query_daily(dataset_id, day, searches DESC, query);
   `) + QUERY_PERIOD_TABLES.map(queryPeriodBackfillSql).join('\n'),
+  // v17: the answers' top score and hallucination score indexes, as SQLite's v21.
+  `
+  CREATE INDEX rag_queries_top_score ON rag_queries(dataset_id, top_score, id);
+  CREATE INDEX rag_queries_hallucination ON rag_queries(dataset_id, hallucination_score, id);
+  `,
 ];
