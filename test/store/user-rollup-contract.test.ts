@@ -22,6 +22,7 @@ import { fillUserRollups as fillSqlite } from '../../store/sqlite/user-rollup.js
 import { ANY, USER_ORDINALS, USER_ROLLUP_TABLES, USER_SOURCES, type UserSource } from '../../store/user-rollup-batch.js';
 import { decodeUserSet } from '../../store/user-set.js';
 import { openTestStore, readInRolledBackTx, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
+import { ragRecord, searchRecord } from '../helpers/analytics-record.js';
 import { rng } from '../helpers/random-corpus.js';
 import { bucketOf, inRange } from '../helpers/report-buckets.js';
 
@@ -173,38 +174,9 @@ describe.each(STORE_KINDS)('%s store: per-user rollups', (kind) => {
     const id = (prefix: string): string => `00000000-0000-4000-${prefix}-${(n++).toString(16).padStart(12, '0')}`;
     const dataset = (): string => (r() < 0.8 ? DATASETS[0]! : DATASETS[1]!);
     const user = (): string | null => (r() < 0.15 ? null : pick(USERS));
-    const search = (): SearchRecord => ({
-      id: id('8000'),
-      datasetId: dataset(),
-      kind: pick(KINDS),
-      searchMethod: pick(METHODS),
-      query: 'q',
-      requestParams: null,
-      latencyMs: 1,
-      topScore: 0.5,
-      results: [],
-      resultCount: 1,
-      userId: user(),
-      metadata: null,
-      createdAt: at(),
-    });
-    const answer = (): RagRecord => ({
-      id: id('9000'),
-      datasetId: dataset(),
-      ragType: pick(RAG_TYPES),
-      userMessage: 'm',
-      searchId: null,
-      topicId: null,
-      results: [],
-      llmResponse: 'a',
-      topScore: 0.5,
-      userId: user(),
-      metadata: null,
-      promptTokens: 1,
-      completionTokens: 1,
-      latencyMs: 3,
-      createdAt: at(),
-    });
+    const search = (): SearchRecord =>
+      searchRecord({ id: id('8000'), datasetId: dataset(), kind: pick(KINDS), searchMethod: pick(METHODS), userId: user(), createdAt: at() });
+    const answer = (): RagRecord => ragRecord({ id: id('9000'), datasetId: dataset(), ragType: pick(RAG_TYPES), userId: user(), createdAt: at() });
     const recommendation = (): RecommendationRecord => ({
       id: id('a000'),
       datasetId: dataset(),
