@@ -52,16 +52,37 @@ export interface RagQueriesRequest {
   readonly sortOrder: 'asc' | 'desc';
 }
 
-/** `rag_queries`: a sorted page of the answers matching the filter (and click condition), ties by id. */
+/**
+ * `rag_queries`: a sorted page of the answers matching the filter (and click condition), ties by
+ * id (ascending, whichever the order).
+ *
+ * The (dataset_id, column, id) indexes give a descending order with ties by id descending, so a
+ * plain ORDER BY sorts every tie of the page's last value: every answer of the dataset, when no
+ * hallucination score has been set (1.1 s at 10M events). Instead the page's last value `t` is
+ * found first (a walk of offset + limit index entries), and the page is taken from the answers
+ * strictly before `t` (fewer than offset + limit) and the first offset + limit of those at `t`,
+ * by id: the same rows in the same order.
+ */
 export async function ragQueries(sql: ReportSql, datasetId: string, req: RagQueriesRequest): Promise<RatedRag[]> {
   const { where } = ragSelection(sql.dialect, datasetId, req.filter);
   const clicks = clickCondition(req.hasClicks);
   if (clicks !== undefined) where.add(clicks);
-  const rows = await sql.all(
-    `SELECT ${COLUMNS} FROM rag_queries q ${RAG_RATING_JOIN} ${where.sql()}
-     ORDER BY ${sortedBy(req.sortBy, req.sortOrder)}, q.id LIMIT ? OFFSET ?`,
-    [...where.params, req.page.limit, req.page.offset],
-  );
+  const from = `rag_queries q ${RAG_RATING_JOIN} ${where.sql()}`;
+  const order = sortedBy(req.sortBy, req.sortOrder);
+  const depth = req.page.offset + req.page.limit;
+  const [last] = await sql.all<{ v: number }>(`SELECT q.${req.sortBy} AS v FROM ${from} ORDER BY ${order} LIMIT 1 OFFSET ?`, [...where.params, depth - 1]);
+  const rows =
+    last === undefined
+      ? // Fewer answers than the page reaches: few enough to sort.
+        await sql.all(`SELECT ${COLUMNS} FROM ${from} ORDER BY ${order}, q.id LIMIT ? OFFSET ?`, [...where.params, req.page.limit, req.page.offset])
+      : await sql.all(
+          `SELECT * FROM (
+             SELECT * FROM (SELECT ${COLUMNS} FROM ${from} AND q.${req.sortBy} ${req.sortOrder === 'asc' ? '<' : '>'} ?) before
+             UNION ALL
+             SELECT * FROM (SELECT ${COLUMNS} FROM ${from} AND q.${req.sortBy} = ? ORDER BY q.id LIMIT ?) at_last
+           ) q ORDER BY ${order}, q.id LIMIT ? OFFSET ?`,
+          [...where.params, last.v, ...where.params, last.v, depth, req.page.limit, req.page.offset],
+        );
   return rows.map(ratedFromRow);
 }
 
