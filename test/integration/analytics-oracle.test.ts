@@ -480,6 +480,10 @@ describe('search reports against the stream', () => {
     expectPoints(conv.points, perMinute(searches, (xs) => conversion(xs.map((s) => s.id))));
     const perUser = await searchReport({ type: 'searches_per_user', granularity: 'minute' });
     expect(perUser.avg_searches_per_user).toBeCloseTo(userRate(searches), 6);
+    // Hours (the default) are whole rows of the per-user rollups: the sets of users, not the searches.
+    const perUserHourly = await searchReport({ type: 'searches_per_user' });
+    expect(perUserHourly.avg_searches_per_user).toBeCloseTo(userRate(searches), 6);
+    expectPoints(perUserHourly.points, perMinute(searches.filter((s) => s.userId !== null), userRate, HOUR));
     const rating = await searchReport({ type: 'search_average_rating', granularity: 'minute' });
     expect(rating.avg_search_rating).toBeCloseTo(mean(searches.filter((s) => ratings.has(s.id)).map((s) => ratings.get(s.id)!)), 6);
     const funnel = await searchReport({ type: 'event_funnel' });
@@ -528,6 +532,9 @@ describe('RAG and recommendation reports against the stream', () => {
     expect((await ragReport({ type: 'ctr_metrics_over_time', granularity: 'minute' })).total_ctr).toBeCloseTo(ctr(ids), 6);
     expect((await ragReport({ type: 'chat_conversion_rate', granularity: 'minute' })).conversion_rate).toBeCloseTo(conversion(ids), 6);
     expect((await ragReport({ type: 'messages_per_user', granularity: 'minute' })).avg_messages_per_user).toBeCloseTo(userRate(rags), 6);
+    const perUserHourly = await ragReport({ type: 'messages_per_user' });
+    expect(perUserHourly.avg_messages_per_user).toBeCloseTo(userRate(rags), 6);
+    expectPoints(perUserHourly.points, perMinute(rags.filter((a) => a.userId !== null), userRate, HOUR));
     const ragIds = new Set(ids);
     const linked = events.filter((e) => e.requestId !== null && ragIds.has(e.requestId));
     const funnel = await ragReport({ type: 'event_funnel' });
@@ -573,6 +580,9 @@ describe('RAG and recommendation reports against the stream', () => {
     expect(usage.total_requests).toBe(recs.length);
     expectPoints(usage.points, perMinute(recs, (xs) => xs.length));
     expect((await recReport({ type: 'recommendations_per_user', granularity: 'minute' })).avg_recommendations_per_user).toBeCloseTo(userRate(recs), 6);
+    const perUserHourly = await recReport({ type: 'recommendations_per_user' });
+    expect(perUserHourly.avg_recommendations_per_user).toBeCloseTo(userRate(recs), 6);
+    expectPoints(perUserHourly.points, perMinute(recs.filter((r) => r.userId !== null), userRate, HOUR));
     const ids = recs.map((c) => c.id);
     expect((await recReport({ type: 'recommendations_ctr_rate', granularity: 'minute' })).total_ctr).toBeCloseTo(ctr(ids), 6);
     expect((await recReport({ type: 'recommendation_conversion_rate', granularity: 'minute' })).conversion_rate).toBeCloseTo(conversion(ids), 6);

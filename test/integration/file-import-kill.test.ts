@@ -92,8 +92,9 @@ describe('imports taking turns', () => {
     // Read at once: the large import had seconds of work left when the small one started.
     const bigThen = (await big.ds.get(`/api/file/${bigId}`)).body;
     expect(smallDone).toMatchObject({ status: 'done', rows_done: 20, rows_imported: 20 });
+    // Still processing is the proof; its rows may all be read already (it was finishing: a fresh
+    // clone on a faster machine saw rows_done at ROWS while the import had not yet ended).
     expect(bigThen.status, 'the small import finished before the large one').toBe('processing');
-    expect(bigThen.rows_done).toBeLessThan(ROWS);
 
     const bigDone = await fileWhen(big.ds, bigId, 'the large import to finish', ended, 180_000, 250);
     expect(bigDone).toMatchObject({ status: 'done', rows_total: ROWS, rows_done: ROWS, rows_imported: ROWS, rows_skipped: 0, error_count: 0 });
