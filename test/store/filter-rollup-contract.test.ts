@@ -21,6 +21,7 @@ import { DAY_MS, HOUR_MS } from '../../store/search-rollup-batch.js';
 import { fillSqliteFilterRollup } from '../../store/sqlite/filter-rollup.js';
 import { openTestStore, readInRolledBackTx, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
 import type { StoreLocation } from '../helpers/store-snapshot.js';
+import { searchRecord } from '../helpers/analytics-record.js';
 import { rng } from '../helpers/random-corpus.js';
 
 const DATASETS = ['11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222'];
@@ -169,21 +170,15 @@ describe.each(STORE_KINDS)('%s store: filter rollups', (kind) => {
       for (const clause of ['must', 'should', 'must_not']) if (r() < 0.5) filters[clause] = Array.from({ length: 1 + Math.floor(r() * 3) }, condition);
       return { query: 'q', filters };
     };
-    const search = (): SearchRecord => ({
-      id: `00000000-0000-4000-8000-${(n++).toString(16).padStart(12, '0')}`,
-      datasetId: r() < 0.8 ? DATASETS[0]! : DATASETS[1]!,
-      kind: pick(KINDS),
-      searchMethod: pick(METHODS),
-      query: 'q',
-      requestParams: params(),
-      latencyMs: 1,
-      topScore: 0.5,
-      results: [],
-      resultCount: 1,
-      userId: null,
-      metadata: null,
-      createdAt: START + Math.floor(r() * SPAN),
-    });
+    const search = (): SearchRecord =>
+      searchRecord({
+        id: `00000000-0000-4000-8000-${(n++).toString(16).padStart(12, '0')}`,
+        datasetId: r() < 0.8 ? DATASETS[0]! : DATASETS[1]!,
+        kind: pick(KINDS),
+        searchMethod: pick(METHODS),
+        requestParams: params(),
+        createdAt: START + Math.floor(r() * SPAN),
+      });
     const batches = Array.from({ length: 6 }, () => Array.from({ length: 40 + Math.floor(r() * 80) }, search));
     for (const b of batches) await store.analytics.insertSearches(b);
     // Redelivered: a whole batch, a batch mixing old and new searches, an id twice in one batch.
