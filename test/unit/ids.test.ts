@@ -69,6 +69,8 @@ describe('ids', () => {
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     // Increasing within a process (even within one millisecond): store indexes on ids grow at their end.
     for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!, `${ids[i - 1]} < ${ids[i]}`).toBe(true);
+    // Each id has random bits of its own (ids are drawn from a pool refilled every 256).
+    expect(new Set(ids.map((id) => id.slice(-12))).size).toBe(ids.length);
     // The first 48 bits are the creation time in ms.
     const ms = parseInt(ids[0]!.replace(/-/g, '').slice(0, 12), 16);
     expect(ms).toBeGreaterThanOrEqual(before);
