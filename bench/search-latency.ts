@@ -14,7 +14,7 @@ import { loadQrels, loadSciFact } from './lib/scifact.js';
 import { meanOverQrels, ndcgAtK, quantile, recallAtK } from './lib/metrics.js';
 import { ingestSciFact } from './lib/scifact-ingest.js';
 import { machine, post, startBenchStack } from './lib/spawn-stack.js';
-import { hasWrk, wrkMicros, wrkRuns, type WrkRun } from './lib/wrk.js';
+import { ensureWrk, wrkMicros, wrkRuns, type WrkRun } from './lib/wrk.js';
 
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
 /**
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
   const { stack, headers, datasetId, ingestMs } = await loadedStack(data, { QUARRY_SERVER_TIMING: 'true' });
   let wrk: WrkRun[] = [];
   let bareRuns: WrkRun[] = [];
-  const wrkInstalled = hasWrk();
+  const wrkInstalled = ensureWrk();
   try {
     const queryIds = [...qrels.keys()];
     const texts = queryIds.map((id) => data.queries.get(id)!);
@@ -165,7 +165,7 @@ async function main(): Promise<void> {
     console.log(`HTTP stages (Server-Timing, mean over the ${texts.length * rounds} one-client requests, µs): ${timeline.map(([n, us]) => `${n} ${us.toFixed(0)}`).join(', ')}`);
     console.log(`  within core, summed over the request's shard tasks: ${shardParts.map(([n, us]) => `${n} ${us.toFixed(0)}`).join(', ')} (run: in the shard threads; wait: the rest of their round trips)`);
     console.log('  (serialize: the answer as UTF-8 JSON bytes; total ends there, before the socket write)');
-    if (!wrkInstalled) console.log('wrk: not installed (apt-get install wrk) - skipped');
+    if (!wrkInstalled) console.log('wrk: not installed and could not be (apt-get install wrk) - skipped');
     wrk.forEach((r, i) => console.log(`HTTP via wrk (a second stack, default configuration: no Server-Timing), ${[1, 16][i]} connection(s): p50 ${r.p50}, p99 ${r.p99}, ${r.rps} req/s, non-2xx ${r.non2xx}`));
     bareRuns.forEach((r, i) =>
       console.log(`bare Node http, same ${sample.length}-byte answer, wrk ${[1, 16][i]} connection(s): p50 ${r.p50}, p99 ${r.p99}, ${r.rps} req/s`),

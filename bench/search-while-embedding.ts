@@ -18,7 +18,7 @@ import os from 'node:os';
 import { loadQrels, loadSciFact } from './lib/scifact.js';
 import { ingestSciFact } from './lib/scifact-ingest.js';
 import { machine, startBenchStack } from './lib/spawn-stack.js';
-import { hasWrk, wrkMicros, wrkRuns, type WrkRun } from './lib/wrk.js';
+import { ensureWrk, wrkMicros, wrkRuns, type WrkRun } from './lib/wrk.js';
 
 const arg = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(name);
@@ -71,7 +71,7 @@ const median = (xs: number[]): number => {
 };
 
 async function main(): Promise<void> {
-  if (!hasWrk()) throw new Error('wrk is not installed (apt-get install wrk)');
+  if (!ensureWrk()) throw new Error('wrk is not installed and could not be (apt-get install wrk)');
   const data = loadSciFact();
   const queries = [...loadQrels('test').keys()].map((id) => data.queries.get(id)!);
   const runs = new Map<string, { p50: number[]; p99: number[]; rps: number[]; cut: number }>(SETUPS.map((s) => [s.label, { p50: [], p99: [], rps: [], cut: 0 }]));

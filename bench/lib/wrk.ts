@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { aptInstall } from './apt-install.js';
 
 /** wrk's p50, p99 (as printed, e.g. "1.03ms") and req/s of one run. */
 export interface WrkRun {
@@ -17,6 +18,14 @@ export interface WrkRun {
 
 /** Whether wrk is installed. */
 export const hasWrk = (): boolean => !spawnSync('wrk', ['--version']).error;
+
+/** Installs wrk from Debian's packages when it is missing; whether it is there now (why not is printed). */
+export function ensureWrk(): boolean {
+  if (hasWrk()) return true;
+  const failed = aptInstall(['wrk']);
+  if (failed !== null) console.log(`wrk: ${failed}`);
+  return hasWrk();
+}
 
 /** A wrk latency figure ("812.00us", "1.03ms", "2.1s") in µs. */
 export function wrkMicros(v: string): number {
