@@ -28,6 +28,12 @@ export const LIMITS = Object.freeze({
   urlLength: 4096,
   /** Longest `tracking_id` (chunks, groups, datasets, group_tracking_ids and tracking-id lists). */
   trackingIdLength: 1024,
+  /**
+   * Most UTF-8 bytes of an identifier the store keeps an index on (tracking ids, user and owner
+   * ids, event names), whatever its length in characters: a PostgreSQL btree entry holds at most
+   * 2,704 bytes, and 1,024 CJK characters (3,072 bytes) made a chunk's insert fail with a 500.
+   */
+  keyBytes: 2048,
   /** Largest `metadata` of a chunk or group, as JSON, in UTF-8 bytes. */
   metadataBytes: 65_536,
   /** Deepest nesting of objects and arrays in `metadata` (the body parser allows 128 for the whole body). */

@@ -9,7 +9,7 @@ import { USER_EVENT_TYPES, type UserEventFilter } from '../../core/domain/user-e
 import type { RangeBounds } from '../../store/reports/report-sql.js';
 import { dateRange, reportPage } from './analytics-common.js';
 import { boundedString, parse } from './common.js';
-import { storableText } from './message.js';
+import { storableKey } from './message.js';
 
 /** Longest `metadata_filter` expression. */
 export const METADATA_FILTER_MAX_LENGTH = 4096;
@@ -33,7 +33,7 @@ const listEvents = z.object({
       event_type: optional(z.enum(USER_EVENT_TYPES)),
       is_conversion: optional(z.boolean()),
       // No NUL: PostgreSQL refuses it in a parameter, SQLite would just match nothing.
-      user_id: optional(storableText(LIMITS.userIdLength)),
+      user_id: optional(storableKey(LIMITS.userIdLength)),
       metadata_filter: optional(boundedString(METADATA_FILTER_MAX_LENGTH)),
     }),
   ),

@@ -11,7 +11,7 @@ import type { RagRecord } from '../../core/domain/rag.js';
 import { REQUEST_TYPES, type QueryRating, type UserEvent, type UserEventType } from '../../core/domain/user-events.js';
 import type { EventWrites } from '../analytics/event-writer.js';
 import { boundedArray, boundedJson, finite, parse, requireBody, trackingIdRef, uuid } from './common.js';
-import { MESSAGE_CONTENT_MAX_LENGTH, storableText } from './message.js';
+import { MESSAGE_CONTENT_MAX_LENGTH, storableKey, storableText } from './message.js';
 
 /** The bounds of one event. */
 export const EVENT_LIMITS = Object.freeze({
@@ -42,11 +42,11 @@ const optional = <T extends z.ZodType>(schema: T) => schema.nullable().optional(
 const request = z.object({ request_type: z.enum(REQUEST_TYPES), request_id: uuid });
 const isConversion = optional(z.boolean());
 const metadata = boundedJson.optional();
-const itemIds = boundedArray(storableText(EVENT_LIMITS.itemLength), EVENT_LIMITS.items, 'items');
+const itemIds = boundedArray(storableKey(EVENT_LIMITS.itemLength), EVENT_LIMITS.items, 'items');
 const results = boundedArray(z.unknown(), EVENT_LIMITS.items, 'results');
 const idList = boundedArray(uuid, EVENT_LIMITS.items, 'ids');
 const trackingIdList = boundedArray(trackingIdRef, EVENT_LIMITS.items, 'tracking ids');
-const userId = optional(storableText(LIMITS.userIdLength));
+const userId = optional(storableKey(LIMITS.userIdLength));
 /** A token count (the reference's u64). */
 const tokens = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const rating = z.object({
@@ -57,7 +57,7 @@ const rating = z.object({
 
 /** Fields every user event (view … filter_clicked) has. */
 const userEventFields = {
-  event_name: storableText(EVENT_LIMITS.eventNameLength),
+  event_name: storableKey(EVENT_LIMITS.eventNameLength),
   request: optional(request),
   user_id: userId,
   location: optional(storableText(EVENT_LIMITS.locationLength)),
@@ -74,7 +74,7 @@ const SCHEMAS = {
   }),
   purchase: z.object({
     ...userEventFields,
-    items: boundedArray(z.object({ tracking_id: storableText(LIMITS.trackingIdLength), revenue: finite }), EVENT_LIMITS.items, 'items'),
+    items: boundedArray(z.object({ tracking_id: storableKey(LIMITS.trackingIdLength), revenue: finite }), EVENT_LIMITS.items, 'items'),
     metadata,
     is_conversion: isConversion,
   }),
@@ -105,7 +105,7 @@ const SCHEMAS = {
     user_id: userId,
     // Accepted as the reference does; no column keeps them.
     hallucination_score: optional(finite),
-    detected_hallucinations: optional(boundedArray(storableText(EVENT_LIMITS.itemLength), EVENT_LIMITS.items, 'detected_hallucinations')),
+    detected_hallucinations: optional(boundedArray(storableKey(EVENT_LIMITS.itemLength), EVENT_LIMITS.items, 'detected_hallucinations')),
   }),
   recommendation: z.object({
     recommendation_type: optional(z.enum(['Chunk', 'Group'])),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { QuarryError, badRequest } from '../../core/domain/errors.js';
 import type { GroupInput } from '../../core/domain/group.js';
 import { LIMITS } from '../../core/domain/limits.js';
-import { boundedArray, boundedJson, boundedString, parse, requireBody, tagSet, trackingId, uuid } from './common.js';
+import { boundedArray, boundedJson, boundedKey, boundedString, parse, requireBody, tagSet, trackingId, uuid } from './common.js';
 
 const groupFields = {
   name: boundedString(LIMITS.groupNameLength).nullable().optional(),
@@ -69,7 +69,7 @@ export function parseUpdateGroup(
 /** Validates the body naming a chunk to add to a group. */
 export function parseChunkRef(body: unknown): { id: string } | { trackingId: string } {
   requireBody(body, 'a JSON object with chunk_id or chunk_tracking_id');
-  const b = parse(z.object({ chunk_id: uuid.nullable().optional(), chunk_tracking_id: boundedString(LIMITS.trackingIdLength).nullable().optional() }), body);
+  const b = parse(z.object({ chunk_id: uuid.nullable().optional(), chunk_tracking_id: boundedKey(LIMITS.trackingIdLength).nullable().optional() }), body);
   if (b.chunk_id) return { id: b.chunk_id };
   if (b.chunk_tracking_id) return { trackingId: b.chunk_tracking_id };
   throw badRequest('Either chunk_id or chunk_tracking_id must be provided');
@@ -81,7 +81,7 @@ export function parseGroupsForChunks(body: unknown) {
   return parse(
     z.object({
       chunk_ids: boundedArray(uuid, LIMITS.idsPerLookup, 'chunk ids').nullable().optional(),
-      chunk_tracking_ids: boundedArray(boundedString(LIMITS.trackingIdLength), LIMITS.idsPerLookup, 'chunk tracking ids').nullable().optional(),
+      chunk_tracking_ids: boundedArray(boundedKey(LIMITS.trackingIdLength), LIMITS.idsPerLookup, 'chunk tracking ids').nullable().optional(),
     }),
     body,
   );

@@ -3,20 +3,7 @@ import { z } from 'zod';
 import type { ChunkInput, ChunkPatch } from '../../core/domain/chunk.js';
 import { QuarryError } from '../../core/domain/errors.js';
 import { LIMITS } from '../../core/domain/limits.js';
-import {
-  boundedArray,
-  boundedJson,
-  boundedString,
-  boundedText,
-  finite,
-  geoPoint,
-  parse,
-  requireBody,
-  tagSet,
-  timestamp,
-  trackingId,
-  uuid,
-} from './common.js';
+import { boundedArray, boundedJson, boundedKey, boundedString, boundedText, finite, geoPoint, parse, requireBody, tagSet, timestamp, trackingId, uuid } from './common.js';
 
 const phrase = boundedString(LIMITS.queryLength);
 const fulltextBoost = z.object({ phrase, boost_factor: finite });
@@ -35,7 +22,7 @@ function chunkFields(maxTextBytes: number) {
     num_value: finite.nullable().optional(),
     metadata: boundedJson.optional(),
     group_ids: boundedArray(uuid, LIMITS.groupsPerChunk, 'group ids per chunk').nullable().optional(),
-    group_tracking_ids: boundedArray(boundedString(LIMITS.trackingIdLength).min(1), LIMITS.groupsPerChunk, 'group tracking ids per chunk')
+    group_tracking_ids: boundedArray(boundedKey(LIMITS.trackingIdLength).min(1), LIMITS.groupsPerChunk, 'group tracking ids per chunk')
       .nullable()
       .optional(),
     time_stamp: timestamp.nullable().optional(),
@@ -65,7 +52,7 @@ function schemasFor(maxTextBytes: number) {
     chunk_id: uuid.nullable().optional(),
     tracking_id: trackingId.nullable().optional(),
   });
-  return { createChunk, updateChunk, updateByTrackingId: updateChunk.extend({ tracking_id: boundedString(LIMITS.trackingIdLength).min(1) }) };
+  return { createChunk, updateChunk, updateByTrackingId: updateChunk.extend({ tracking_id: boundedKey(LIMITS.trackingIdLength).min(1) }) };
 }
 
 const schemaCache = new Map<number, ReturnType<typeof schemasFor>>();
@@ -189,5 +176,5 @@ export function parseGetChunks(body: unknown): string[] {
 /** Validates POST /api/chunks/tracking. */
 export function parseGetChunksByTracking(body: unknown): string[] {
   requireBody(body, 'a JSON object {"tracking_ids": [...]}');
-  return parse(z.object({ tracking_ids: boundedArray(boundedString(LIMITS.trackingIdLength), LIMITS.idsPerLookup, 'tracking ids') }), body).tracking_ids;
+  return parse(z.object({ tracking_ids: boundedArray(boundedKey(LIMITS.trackingIdLength), LIMITS.idsPerLookup, 'tracking ids') }), body).tracking_ids;
 }

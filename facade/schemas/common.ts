@@ -63,6 +63,15 @@ export function boundedString(max: number) {
   return z.string().max(max, { error: (iss) => `must be at most ${max} characters long, got ${typeof iss.input === 'string' ? iss.input.length : 'more'}` });
 }
 
+/** An identifier the store indexes (see LIMITS.keyBytes): at most `max` characters and LIMITS.keyBytes UTF-8 bytes. */
+export function boundedKey(max: number) {
+  return boundedString(max).check((ctx) => {
+    if (utf8Length(ctx.value, LIMITS.keyBytes) > LIMITS.keyBytes) {
+      ctx.issues.push({ code: 'custom', input: ctx.value, message: `must be at most ${LIMITS.keyBytes} bytes (UTF-8), got ${utf8Length(ctx.value)}` });
+    }
+  });
+}
+
 /** A string of at most `maxBytes` UTF-8 bytes (chunk texts, whose cap is configured in bytes). */
 export function boundedText(maxBytes: number) {
   return z.string().check((ctx) => {
@@ -95,10 +104,10 @@ export const boundedJson = z.unknown().check((ctx) => {
 export const jsonObject = z.record(z.string(), z.unknown());
 
 /** A tracking id (at most LIMITS.trackingIdLength long); the empty string means none, as in the reference implementation. */
-export const trackingId = boundedString(LIMITS.trackingIdLength).transform((s) => (s === '' ? null : s));
+export const trackingId = boundedKey(LIMITS.trackingIdLength).transform((s) => (s === '' ? null : s));
 
 /** A tracking id in a list or reference (the empty string kept as given). */
-export const trackingIdRef = boundedString(LIMITS.trackingIdLength);
+export const trackingIdRef = boundedKey(LIMITS.trackingIdLength);
 
 /** A 1-based page number (0 is read as 1). */
 export const page = z

@@ -5,7 +5,7 @@ import type { Experiment } from '../../core/domain/experiments.js';
 import { LIMITS } from '../../core/domain/limits.js';
 import type { ExperimentPatch, NewExperiment } from '../../store/repository.js';
 import { parse, requireBody, uuid } from './common.js';
-import { storableText } from './message.js';
+import { storableKey, storableText } from './message.js';
 
 /** Longest experiment, arm or area name. */
 export const EXPERIMENT_NAME_MAX_LENGTH = 256;
@@ -36,7 +36,7 @@ const updateBody = z.object({
   experiment_config: z.object({ area: name.optional(), ...arms }).nullable().optional(),
 });
 
-const abTestBody = z.object({ experiment_id: uuid, user_id: storableText(LIMITS.userIdLength).refine((s) => s !== '', { message: 'must not be empty' }) });
+const abTestBody = z.object({ experiment_id: uuid, user_id: storableKey(LIMITS.userIdLength).refine((s) => s !== '', { message: 'must not be empty' }) });
 
 /** Checks what zod cannot see field by field: the splits' sum and the arms' distinct names. */
 function checkArms(c: { t1_name: string; t1_split: number; control_name: string; control_split: number }): void {

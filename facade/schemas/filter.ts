@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Condition, Filter, Range, Value } from '../../core/domain/filter.js';
 import { LIMITS } from '../../core/domain/limits.js';
 import { parseTimestamp } from '../../core/domain/time.js';
-import { boundedArray, boundedString, finite, geoPoint } from './common.js';
+import { boundedArray, boundedKey, boundedString, finite, geoPoint } from './common.js';
 
 const value = z.union([boundedString(LIMITS.filterValueLength), finite, z.boolean()]);
 const values = boundedArray(value, LIMITS.filterValues, 'values per condition').nullable().optional();
@@ -104,8 +104,8 @@ const fieldCondition = z
 
 const hasIdCondition = z
   .object({
-    ids: boundedArray(boundedString(LIMITS.trackingIdLength), LIMITS.filterIds, 'ids per condition').nullable().optional(),
-    tracking_ids: boundedArray(boundedString(LIMITS.trackingIdLength), LIMITS.filterIds, 'tracking ids per condition').nullable().optional(),
+    ids: boundedArray(boundedKey(LIMITS.trackingIdLength), LIMITS.filterIds, 'ids per condition').nullable().optional(),
+    tracking_ids: boundedArray(boundedKey(LIMITS.trackingIdLength), LIMITS.filterIds, 'tracking ids per condition').nullable().optional(),
   })
   .superRefine((c, ctx) => {
     const n = (c.ids?.length ?? 0) + (c.tracking_ids?.length ?? 0);

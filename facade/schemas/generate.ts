@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { badRequest } from '../../core/domain/errors.js';
 import { LIMITS } from '../../core/domain/limits.js';
 import type { ChatMessage } from '../../core/domain/rag.js';
-import { boundedArray, boundedJson, boundedString, parse, uuid } from './common.js';
+import { boundedArray, boundedJson, boundedKey, boundedString, parse, uuid } from './common.js';
 import { contextOptions, DEFAULT_IMAGES_PER_CHUNK, imageConfig, samplingFields, type SamplingChoices } from './llm-fields.js';
 
 const message = z.object({
@@ -21,7 +21,7 @@ const body = z.object({
   // Accepted and ignored, as by the reference: the answer is plain text.
   highlight_results: z.boolean().nullable().optional(),
   ...samplingFields,
-  user_id: boundedString(LIMITS.userIdLength).nullable().optional(),
+  user_id: boundedKey(LIMITS.userIdLength).nullable().optional(),
   metadata: boundedJson.optional(),
   image_config: imageConfig,
   context_options: contextOptions,

@@ -6,14 +6,14 @@
 import { z } from 'zod';
 import { badRequest } from '../../core/domain/errors.js';
 import { LIMITS } from '../../core/domain/limits.js';
-import { boundedString, parse, requireBody, uuid } from './common.js';
+import { boundedKey, parse, requireBody, uuid } from './common.js';
 
 /** Chunks shown per group when the body names no `group_size` (the reference's default). */
 export const DEFAULT_GROUP_SIZE = 3;
 
 const groupRef = z.object({
   group_id: uuid.nullable().optional(),
-  group_tracking_id: boundedString(LIMITS.trackingIdLength).nullable().optional(),
+  group_tracking_id: boundedKey(LIMITS.trackingIdLength).nullable().optional(),
 });
 
 /** Validates which group a search-within-group names; `group_id` wins when both are given (as in the reference). */

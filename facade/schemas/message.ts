@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { badRequest } from '../../core/domain/errors.js';
 import { LIMITS } from '../../core/domain/limits.js';
-import { boundedArray, boundedJson, boundedString, boundedText, parse, requireBody, uuid } from './common.js';
+import { boundedArray, boundedJson, boundedKey, boundedString, boundedText, parse, requireBody, uuid } from './common.js';
 import { contextOptions, DEFAULT_IMAGES_PER_CHUNK, imageConfig, samplingFields, type SamplingChoices } from './llm-fields.js';
 
 /** Longest message a caller may send (a first message of a topic too), in UTF-16 units. */
@@ -24,6 +24,10 @@ export const DEFAULT_MESSAGES_TO_INCLUDE = 10;
  */
 export const storableText = (max: number) =>
   boundedString(max).refine((s) => !s.includes('\u0000'), { message: 'must not contain the NUL character (\\u0000)' });
+
+/** A stored identifier the store indexes (user and owner ids, event names): {@link storableText} within LIMITS.keyBytes. */
+export const storableKey = (max: number) =>
+  boundedKey(max).refine((s) => !s.includes('\u0000'), { message: 'must not contain the NUL character (\\u0000)' });
 
 /** The answer when the search found nothing (no model call is made). */
 export const DEFAULT_NO_RESULT_MESSAGE = 'I was not able to find any relevant information to answer your query.';
@@ -57,7 +61,7 @@ const messageFields = {
   use_agentic_search: z.boolean().nullable().optional(),
   metadata: boundedJson.optional(),
   model: boundedString(LIMITS.configStringLength).nullable().optional(),
-  user_id: boundedString(LIMITS.userIdLength).nullable().optional(),
+  user_id: boundedKey(LIMITS.userIdLength).nullable().optional(),
 };
 
 const createBody = z.object(messageFields);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { badRequest } from '../../core/domain/errors.js';
 import type { Filter } from '../../core/domain/filter.js';
 import { LIMITS } from '../../core/domain/limits.js';
-import { boundedArray, boundedString, parse, requireBody, uuid } from './common.js';
+import { boundedArray, boundedKey, parse, requireBody, uuid } from './common.js';
 import { chunkFilter } from './filter.js';
 
 /** Most ids (or tracking ids) one example list may name. */
@@ -23,7 +23,7 @@ const recommendType = z
   .transform((t): RecommendType => (t === 'full_text' ? 'fulltext' : t === 'BM25' ? 'bm25' : t));
 
 const ids = boundedArray(uuid, MAX_EXAMPLE_IDS, 'ids').nullable().optional();
-const trackingIds = boundedArray(boundedString(LIMITS.trackingIdLength), MAX_EXAMPLE_IDS, 'tracking ids').nullable().optional();
+const trackingIds = boundedArray(boundedKey(LIMITS.trackingIdLength), MAX_EXAMPLE_IDS, 'tracking ids').nullable().optional();
 const count = z.number().int().min(0).nullable().optional();
 
 const common = {
@@ -32,7 +32,7 @@ const common = {
   filters: chunkFilter,
   limit: count,
   slim_chunks: z.boolean().nullable().optional(),
-  user_id: boundedString(LIMITS.userIdLength).nullable().optional(),
+  user_id: boundedKey(LIMITS.userIdLength).nullable().optional(),
   metadata: z.unknown().optional(),
 };
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { badRequest } from '../../core/domain/errors.js';
 import type { Filter } from '../../core/domain/filter.js';
 import { LIMITS } from '../../core/domain/limits.js';
-import { boundedArray, boundedString, finite, jsonObject, parse, requireBody, uuid } from './common.js';
+import { boundedArray, boundedKey, boundedString, finite, jsonObject, parse, requireBody, uuid } from './common.js';
 import { chunkFilter } from './filter.js';
 
 /** Search types of the wire, with the reference implementation's aliases. */
@@ -48,7 +48,7 @@ const searchBody = z.object({
   typo_options: jsonObject.nullable().optional(),
   remove_stop_words: z.boolean().nullable().optional(),
   use_quote_negated_terms: z.boolean().nullable().optional(),
-  user_id: boundedString(LIMITS.userIdLength).nullable().optional(),
+  user_id: boundedKey(LIMITS.userIdLength).nullable().optional(),
   metadata: z.unknown().optional(),
   extend_results: z.boolean().nullable().optional(),
 });

@@ -3,14 +3,14 @@ import { z } from 'zod';
 import { badRequest } from '../../core/domain/errors.js';
 import { LIMITS } from '../../core/domain/limits.js';
 import { boundedJson, parse, requireBody, uuid } from './common.js';
-import { MESSAGE_CONTENT_MAX_LENGTH, storableText } from './message.js';
+import { MESSAGE_CONTENT_MAX_LENGTH, storableKey, storableText } from './message.js';
 
 /** Longest topic name (a generated one is at most 100 characters). */
 export const TOPIC_NAME_MAX_LENGTH = 1024;
 
 const name = storableText(TOPIC_NAME_MAX_LENGTH);
 /** An owner id is caller-chosen (a browser fingerprint, a user id): bounded like `user_id`. */
-const ownerId = storableText(LIMITS.userIdLength);
+const ownerId = storableKey(LIMITS.userIdLength);
 
 const createTopic = z.object({
   owner_id: ownerId,

@@ -17,6 +17,12 @@ import { expectRejected, snapshotStore } from '../helpers/store-snapshot.js';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BODY_LIMIT = 65_536;
 const MISSING = '00000000-0000-4000-8000-000000000000';
+/**
+ * An identifier within 1,024 characters but 3,000 UTF-8 bytes: past what one PostgreSQL index entry
+ * holds (2,704 bytes), where a chunk with it as tracking_id answered 500.
+ */
+const WIDE_KEY = Array.from({ length: 1000 }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919) % 20000))).join('');
+const WIDE = /2048 bytes/;
 
 /** How a route finds its tenant. */
 type Scope =
@@ -235,6 +241,7 @@ const ROUTES: RouteCase[] = [
       [{ dataset_name: 1 }, /dataset_name/],
       [{ dataset_name: '' }, /dataset_name/],
       [{ dataset_name: 'x', tracking_id: 5 }, /tracking_id/],
+      [{ dataset_name: 'x', tracking_id: WIDE_KEY }, WIDE],
       [{ dataset_name: 'x', server_configuration: 'x' }, /server_configuration/],
       [{ dataset_name: 'x', server_configuration: { EMBEDDING_SIZE: 0 } }, /EMBEDDING_SIZE/],
       [{ dataset_name: 'x', server_configuration: { SEMANTIC_ENABLED: 'yes' } }, /SEMANTIC_ENABLED/],
@@ -465,6 +472,7 @@ const ROUTES: RouteCase[] = [
       [{ group_tracking_ids: [5] }, /group_tracking_ids/],
       [{ tracking_id: 5 }, /tracking_id/],
       [{ tracking_id: 'x'.repeat(1025) }, /tracking_id/],
+      [{ tracking_id: WIDE_KEY }, WIDE],
       [{ tracking_id: i.chunkTracking }, new RegExp(i.chunkTracking)],
       [{ upsert_by_tracking_id: 'yes' }, /upsert_by_tracking_id/],
       [{ convert_html_to_text: 'no' }, /convert_html_to_text/],
@@ -572,6 +580,7 @@ const ROUTES: RouteCase[] = [
       [{ search_type: 'bm25' }, /query/],
       [{ search_type: 'vibes', query: 'x' }, /search_type/],
       [{ search_type: 'bm25', query: 5 }, /query/],
+      [{ search_type: 'bm25', query: 'x', user_id: WIDE_KEY }, WIDE],
       [{ search_type: 'bm25', query: 'x', page: -1 }, /page/],
       [{ search_type: 'bm25', query: 'x', page_size: 'ten' }, /page_size/],
       [{ search_type: 'bm25', query: 'x', filters: 'x' }, /filters/],
@@ -689,6 +698,7 @@ const ROUTES: RouteCase[] = [
     fields: () => [
       [{}, /owner_id/],
       [{ owner_id: 5, name: 'x' }, /owner_id/],
+      [{ owner_id: WIDE_KEY, name: 'x' }, WIDE],
       [{ owner_id: 'o' }, /first_user_message and name must not be empty/],
       [{ owner_id: 'o', name: '   ', first_user_message: '' }, /first_user_message and name must not be empty/],
       [{ owner_id: 'o', name: 'x'.repeat(1025) }, /name/],
@@ -874,6 +884,7 @@ const ROUTES: RouteCase[] = [
       [{ description: [] }, /description/],
       [{ tag_set: [1] }, /tag_set/],
       [{ tracking_id: {} }, /tracking_id/],
+      [{ tracking_id: WIDE_KEY }, WIDE],
       [{ upsert_by_tracking_id: 1 }, /upsert_by_tracking_id/],
       [{ tracking_id: i.groupTracking }, new RegExp(i.groupTracking)],
       [[], /empty/],
@@ -1119,6 +1130,7 @@ const ROUTES: RouteCase[] = [
       [{}, /event_type/],
       [{ event_type: 'hover', event_name: 'x' }, /event_type/],
       [{ event_type: 'view', items: [] }, /event_name/],
+      [{ event_type: 'view', event_name: WIDE_KEY, items: ['a'] }, WIDE],
       [{ event_type: 'view', event_name: 'x' }, /items/],
       [{ event_type: 'view', event_name: 'x', items: [], request: { request_type: 'search' } }, /request\.request_id/],
       [{ event_type: 'click', event_name: 'x', clicked_items: { chunk_id: 'nope', position: 1 } }, /clicked_items\.chunk_id/],
