@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DATASET_CONFIG_DEFAULTS } from '../../core/domain/dataset-config.js';
 import { parseDistanceMetric } from '../../core/domain/distance-metric.js';
 import { badRequest } from '../../core/domain/errors.js';
-import { LIMITS, measureJson } from '../../core/domain/limits.js';
+import { LIMITS, measureJson, utf8Length } from '../../core/domain/limits.js';
 import { parseTimestamp } from '../../core/domain/time.js';
 import { publicDatasetProblem } from '../public-dataset.js';
 import { MAX_SCOPES, parseScope } from '../scopes.js';
@@ -58,6 +58,9 @@ const serverConfiguration = jsonObject.superRefine((config, ctx) => {
     const cap = configStringCap(key);
     if (typeof value === 'string' && value.length > cap) {
       ctx.addIssue({ code: 'custom', path: [key], message: `must be at most ${cap} characters long, got ${value.length}` });
+    } else if (typeof value === 'string' && cap === LIMITS.configStringLength && utf8Length(value, LIMITS.keyBytes) > LIMITS.keyBytes) {
+      // Model names are stored beside every chunk's vector and indexed there (see LIMITS.keyBytes).
+      ctx.addIssue({ code: 'custom', path: [key], message: `must be at most ${LIMITS.keyBytes} bytes (UTF-8), got ${utf8Length(value)}` });
     }
   }
   const size = configSizeProblem(config);

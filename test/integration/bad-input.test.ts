@@ -244,6 +244,7 @@ const ROUTES: RouteCase[] = [
       [{ dataset_name: 'x', tracking_id: WIDE_KEY }, WIDE],
       [{ dataset_name: 'x', server_configuration: 'x' }, /server_configuration/],
       [{ dataset_name: 'x', server_configuration: { EMBEDDING_SIZE: 0 } }, /EMBEDDING_SIZE/],
+      [{ dataset_name: 'x', server_configuration: { EMBEDDING_MODEL_NAME: WIDE_KEY } }, WIDE],
       [{ dataset_name: 'x', server_configuration: { SEMANTIC_ENABLED: 'yes' } }, /SEMANTIC_ENABLED/],
       [{ dataset_name: 'x', server_configuration: { SPLADE_BASE_URL: 'ftp://x' } }, /SPLADE_BASE_URL/],
       [{ dataset_name: 'x', server_configuration: { SPLADE_QUERY_BASE_URL: 'not a url' } }, /SPLADE_QUERY_BASE_URL/],
