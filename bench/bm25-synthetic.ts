@@ -9,6 +9,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Bm25Index } from '../workers/shard/bm25/bm25-index.js';
+import { printMemoryReport } from './lib/index-memory.js';
 import { quantile } from './lib/metrics.js';
 import { DEFAULT_SYNTHETIC_OPTIONS, syntheticCorpus, syntheticQueries, type SyntheticDoc } from './lib/synthetic.js';
 
@@ -70,6 +71,7 @@ function main(): void {
   console.log(`indexing    ${((docs / indexMs) * 1000).toFixed(0)} chunks/s (${(indexMs / 1000).toFixed(1)} s in upsert; ${(wallMs / 1000).toFixed(1)} s with generation)`);
   console.log(`memory      ${(bytes / docs).toFixed(0)} bytes/chunk, ${(bytes / 2 ** 20).toFixed(0)} MiB total (heap + array buffers after GC, chunk id strings included)`);
   console.log(`vocabulary  ${index.termCount} terms with live postings`);
+  printMemoryReport(index.memoryReport(), docs, bytes);
 
   const texts = syntheticQueries(nQueries, seed, o);
   const run = (text: string): number => {

@@ -11,6 +11,8 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Bm25Index, DEFAULT_BM25_OPTIONS } from '../workers/shard/bm25/bm25-index.js';
 import { DEFAULT_ANALYZER_OPTIONS } from '../workers/shard/bm25/analyzer.js';
+import type { MemoryParts } from '../workers/shard/bm25/memory-report.js';
+import { printMemoryReport } from './lib/index-memory.js';
 import { meanOverQrels, ndcgAtK, quantile, recallAtK, type Qrels } from './lib/metrics.js';
 import { loadQrels, loadSciFact, scifactDir, type SciFact } from './lib/scifact.js';
 
@@ -29,11 +31,15 @@ interface Result {
   p50Us: number;
   p99Us: number;
   vocab: number;
+  /** The index's memory report and the measured heap growth. */
+  memory: { parts: MemoryParts; measured: number };
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
 function heapUsed(): number {
+  // Twice: the first collection leaves freed array buffers to a concurrent sweep.
+  gc?.();
   gc?.();
   return process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
 }
@@ -44,7 +50,8 @@ function run(data: SciFact, qrels: Qrels, s: Setting, timing: boolean): Result {
   const index = new Bm25Index({ k1: s.k1, b: s.b, analyzer: { removeStopWords: s.stop, stem: s.stem } });
   for (const d of data.docs) index.upsert(d.id, `${d.title} ${d.text}`);
   const buildMs = performance.now() - t0;
-  const heapMiB = (heapUsed() - before) / 2 ** 20;
+  const measured = heapUsed() - before;
+  const heapMiB = measured / 2 ** 20;
 
   // One query as the coordinator will run it: analyze, gather stats, search (one shard here).
   const searchOne = (text: string, k: number): string[] => {
@@ -75,7 +82,7 @@ function run(data: SciFact, qrels: Qrels, s: Setting, timing: boolean): Result {
     p99Us = quantile(lat, 0.99);
   }
   const vocab = index.termCount;
-  return { ndcg10, recall100, buildMs, heapMiB, p50Us, p99Us, vocab };
+  return { ndcg10, recall100, buildMs, heapMiB, p50Us, p99Us, vocab, memory: { parts: index.memoryReport(), measured } };
 }
 
 const fmt = (r: Result, s: Setting): string =>
@@ -121,6 +128,7 @@ function main(): void {
   console.log(`recall@100  ${r.recall100.toFixed(4)}`);
   console.log(`index build ${r.buildMs.toFixed(0)} ms (${((data.docs.length / r.buildMs) * 1000).toFixed(0)} docs/s), vocabulary ${r.vocab} terms with live postings`);
   console.log(`memory      ${r.heapMiB.toFixed(1)} MiB (heap + array buffers after build${gc ? ', after gc' : '; run with --expose-gc for a cleaner figure'})`);
+  printMemoryReport(r.memory.parts, data.docs.length, r.memory.measured);
   console.log(`latency     p50 ${r.p50Us.toFixed(1)} us, p99 ${r.p99Us.toFixed(1)} us per query (analyze + df + top-10 search, 5 x ${qrels.size} queries)`);
 }
 

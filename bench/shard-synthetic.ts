@@ -5,6 +5,7 @@
  *
  *   npx tsx --expose-gc bench/shard-synthetic.ts                  # 1,000,000 chunks
  *   npx tsx --expose-gc bench/shard-synthetic.ts --docs 100000 --queries 1000 --k 10 --reps 3
+ *   npx tsx --expose-gc bench/shard-synthetic.ts --typo           # with the typo vocabulary on from the start
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -13,6 +14,7 @@ import type { Filter } from '../core/domain/filter.js';
 import type { ShardDoc } from '../workers/shard/protocol.js';
 import { Shard } from '../workers/shard/shard.js';
 import { textDoc } from '../workers/shard/text-doc.js';
+import { printMemoryReport } from './lib/index-memory.js';
 import { quantile } from './lib/metrics.js';
 import { DEFAULT_SYNTHETIC_OPTIONS, syntheticCorpus, syntheticQueries } from './lib/synthetic.js';
 
@@ -54,6 +56,7 @@ function main(): void {
       k: { type: 'string', default: '10' },
       reps: { type: 'string', default: '3' },
       seed: { type: 'string', default: String(DEFAULT_SYNTHETIC_OPTIONS.seed) },
+      typo: { type: 'boolean', default: false },
     },
   });
   const docs = Number(values.docs);
@@ -75,6 +78,7 @@ function main(): void {
 
   const before = memory();
   const shard = new Shard({ k1: 0.9, b: 0.4 });
+  if (values.typo) shard.enableTypo();
   // ShardDocs are built outside the timed region: the rate is apply()'s alone (as a shard thread sees it).
   const BATCH = 1_000;
   let batch: ShardDoc[] = [];
@@ -108,6 +112,13 @@ function main(): void {
   );
   console.log(`memory      ${(bytes / docs).toFixed(0)} bytes/chunk, ${(bytes / 2 ** 20).toFixed(0)} MiB total (heap + array buffers after GC; BM25 index + field store + chunk ids)`);
   console.log(`vocabulary  ${shard.index.termCount} terms with live postings`);
+  const typoParts: Record<string, number> = {};
+  if (shard.vocabulary) {
+    const ids = shard.vocabularyIds.memoryParts();
+    typoParts['typo vocabulary'] = shard.vocabulary.memoryBytes();
+    typoParts['typo word ids per chunk'] = ids.data + ids.slack + ids.tables;
+  }
+  printMemoryReport({ ...shard.index.memoryReport(), ...typoParts }, docs, bytes);
 
   const texts = syntheticQueries(nQueries, seed, o);
   const filters: Filter[] = Array.from({ length: o.tags }, (_, t) => ({ must: [{ field: { field: 'tag_set', match_any: [{ text: `tag-${t}` }] } }] }));

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadBm25Snapshot, saveBm25Snapshot } from '../../workers/shard/persist/bm25-snapshot.js';
 import { Bm25Index, bm25Idf, type PairQuery } from '../../workers/shard/bm25/bm25-index.js';
-import { PAIR_WEIGHT, PROXIMITY_WINDOW, queryPairs } from '../../workers/shard/bm25/proximity.js';
+import { PAIR_WEIGHT, queryPairs } from '../../workers/shard/bm25/proximity.js';
+import { pairTf } from '../helpers/proximity-oracle.js';
 
 // Content words plus stop words ("the", "of", "and"), which pairs must skip over.
 const VOCAB = ['apple', 'river', 'stone', 'cloud', 'tiger', 'lamp', 'the', 'of', 'and', 'ocean'];
@@ -13,17 +14,6 @@ const B = 0.4;
 interface Scored {
   id: string;
   score: number;
-}
-
-/** Pair occurrences counted straight from the word list: content words within the window, either order. */
-function pairTf(content: string[], a: string, b: string): number {
-  let n = 0;
-  for (let i = 0; i < content.length; i++) {
-    for (let j = i + 1; j <= i + PROXIMITY_WINDOW && j < content.length; j++) {
-      if ((content[i] === a && content[j] === b) || (content[i] === b && content[j] === a)) n++;
-    }
-  }
-  return n;
 }
 
 /** Fulltext by hand: BM25 of the words plus 0.2 x BM25 of the adjacent query pairs, every doc scored. */

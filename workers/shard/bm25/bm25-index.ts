@@ -9,6 +9,7 @@ import { Bitset } from './bitset.js';
 import { DocIdMap } from './doc-id-map.js';
 import { grown } from './grow.js';
 import { MaxScoreScratch, maxScoreTopK } from './max-score.js';
+import type { MemoryParts } from './memory-report.js';
 import { MAX_TF, PostingsStore } from './postings-store.js';
 import { listBounds, pairPostings, type PairPostings } from './proximity.js';
 import { SequenceStore } from './sequence-store.js';
@@ -92,12 +93,12 @@ export interface Bm25State {
   postingOffsets: Uint32Array;
   postingDocs: Uint32Array;
   postingTfs: Uint16Array;
-  /** Doc d's distinct term ids are `fwdTerms[fwdOffsets[d] .. fwdOffsets[d + 1]]`. */
-  fwdOffsets: Uint32Array;
-  fwdTerms: Uint32Array;
-  /** Doc d's content-term sequence is `seqTerms[seqOffsets[d] .. seqOffsets[d + 1]]`. */
-  seqOffsets: Uint32Array;
-  seqTerms: Uint32Array;
+  /**
+   * Doc d's distinct terms and content positions, coded as {@link SequenceStore} keeps them, are
+   * `tokenCodes[tokenOffsets[d] .. tokenOffsets[d + 1]]`.
+   */
+  tokenOffsets: Uint32Array;
+  tokenCodes: Uint8Array;
   totalLength: number;
 }
 
@@ -134,8 +135,8 @@ const emptyHits = (): Bm25Hits => ({ ids: new Uint32Array(0), scores: new Float6
 export const bm25Idf = (docCount: number, df: number): number => Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
 
 /**
- * Okapi BM25 over per-term postings. Deletes tombstone the internal id (the forward index keeps
- * doc frequencies exact at once) and postings are purged lazily by {@link Bm25Index.compact}.
+ * Okapi BM25 over per-term postings. Deletes tombstone the internal id (the document's stored
+ * tokens keep doc frequencies exact at once) and postings are purged lazily by {@link Bm25Index.compact}.
  * Repeated query terms count once per occurrence (weight = query term frequency), as Lucene's
  * bag-of-words queries in Anserini/Pyserini do.
  */
@@ -148,12 +149,6 @@ export class Bm25Index {
   private readonly post: PostingsStore;
   private docLen = new Uint32Array(64);
   private alive = new Uint8Array(64);
-  /** Forward index: doc d's distinct term ids are `fwdPool[fwdStart[d] .. + fwdCount[d]]`. */
-  private fwdStart = new Uint32Array(64);
-  private fwdCount = new Uint32Array(64);
-  private fwdPool = new Uint32Array(1024);
-  private fwdUsed = 0;
-  private fwdGarbage = 0;
   private liveCount = 0;
   private totalLength = 0;
   /** Tombstoned ids whose postings are not purged yet. */
@@ -165,9 +160,13 @@ export class Bm25Index {
   private readonly scanner: TermScanner;
   private readonly heap: TopKHeap;
   private readonly scratch = new MaxScoreScratch();
-  /** Content-term sequences for proximity scoring. */
+  /**
+   * Each document's distinct terms (stop words included) and content-term positions: proximity
+   * reads the positions, and a removal or purge finds the document's terms there (one store
+   * instead of a forward index of distinct terms beside content-term sequences).
+   */
   private seq = new SequenceStore();
-  /** `stopTerm[t]` is 1 when term t is the stem of a stop word (left out of sequences and pairs). */
+  /** `stopTerm[t]` is 1 when term t is the stem of a stop word (no position in sequences, left out of pairs). */
   private stopTerm = new Uint8Array(1024);
   private readonly stopStems: ReadonlySet<string>;
   /**
@@ -261,9 +260,6 @@ export class Bm25Index {
         this.docTerms[distinct++] = t;
       }
     }
-    this.fwdPool = grown(this.fwdPool, this.fwdUsed + distinct);
-    this.fwdStart[id] = this.fwdUsed;
-    this.fwdCount[id] = distinct;
     const tfCount = this.tfCount;
     const docTerms = this.docTerms;
     for (let j = 0; j < distinct; j++) {
@@ -271,7 +267,6 @@ export class Bm25Index {
       let count = tfCount[t]!;
       tfCount[t] = 0;
       if (boosted !== null && boosted.has(t)) count = Math.max(1, Math.round(count * factor));
-      this.fwdPool[this.fwdUsed++] = t;
       post.append(t, id, count < MAX_TF ? count : MAX_TF, len);
     }
     this.seq.set(id, tokenIds, len, this.stopTerm);
@@ -288,11 +283,10 @@ export class Bm25Index {
     const id = this.ids.release(chunkId);
     if (id === undefined) return false;
     this.alive[id] = 0;
-    this.seq.clear(id);
     if (this.pairCache.size > 0) this.pairCache.clear();
-    const start = this.fwdStart[id]!;
-    const end = start + this.fwdCount[id]!;
-    for (let i = start; i < end; i++) this.post.release(this.fwdPool[i]!);
+    // The sequence stays until compact() purges the postings its terms name.
+    const terms = this.seq.terms(id);
+    for (let j = 0; j < terms.length; j++) this.post.release(terms[j]!);
     this.liveCount--;
     this.totalLength -= this.docLen[id]!;
     this.dead.push(id);
@@ -500,28 +494,39 @@ export class Bm25Index {
     return { ids, scores, chunkIds };
   }
 
+  /**
+   * Bytes of each structure of the index (see memory-report.ts for what is exact and what is
+   * estimated); the token table and analyzer caches, a few MiB whatever the corpus, are not in it.
+   */
+  memoryReport(): MemoryParts {
+    const seq = this.seq.memoryParts();
+    return {
+      ...this.post.memoryParts(),
+      sequences: seq.data,
+      'sequences slack': seq.slack,
+      'doc tables': this.docLen.byteLength + this.alive.byteLength + seq.tables + this.stopTerm.byteLength,
+      'chunk-id map and strings': this.ids.memoryBytes(),
+    };
+  }
+
   /** Purges tombstoned documents from postings and makes their ids reusable. */
   compact(): void {
     if (this.dead.length === 0) return;
     const touched = new Set<number>();
     for (const id of this.dead) {
-      const start = this.fwdStart[id]!;
-      const end = start + this.fwdCount[id]!;
-      for (let i = start; i < end; i++) touched.add(this.fwdPool[i]!);
-      this.fwdGarbage += this.fwdCount[id]!;
-      this.fwdCount[id] = 0;
+      const terms = this.seq.terms(id);
+      for (let j = 0; j < terms.length; j++) touched.add(terms[j]!);
+      this.seq.clear(id);
       this.docLen[id] = 0;
     }
     for (const t of touched) this.post.purge(t, this.alive, this.docLen);
     this.ids.recycle(this.dead);
     this.dead = [];
-    if (this.fwdGarbage > this.fwdUsed / 2) this.compactForward();
   }
 
   /** Exports a compacted plain-data copy of the index (for snapshots). */
   exportState(): Bm25State {
     this.compact();
-    this.compactForward();
     const cap = this.ids.capacity;
     const post = this.post;
     const T = post.size;
@@ -536,8 +541,6 @@ export class Bm25Index {
       postingDocs.set(post.docsOf(t), postingOffsets[t]);
       postingTfs.set(post.tfsOf(t), postingOffsets[t]);
     }
-    const fwdOffsets = new Uint32Array(cap + 1);
-    for (let d = 0; d < cap; d++) fwdOffsets[d + 1] = fwdOffsets[d]! + this.fwdCount[d]!;
     const chunkIds: (string | undefined)[] = [];
     for (let d = 0; d < cap; d++) chunkIds.push(this.ids.chunkIdOf(d));
     return {
@@ -554,9 +557,7 @@ export class Bm25Index {
       postingOffsets,
       postingDocs,
       postingTfs,
-      fwdOffsets,
-      fwdTerms: this.fwdPool.slice(0, this.fwdUsed),
-      ...(({ offsets, terms }) => ({ seqOffsets: offsets, seqTerms: terms }))(this.seq.export(cap)),
+      ...(({ offsets, codes }) => ({ tokenOffsets: offsets, tokenCodes: codes }))(this.seq.export(cap)),
       totalLength: this.totalLength,
     };
   }
@@ -574,13 +575,8 @@ export class Bm25Index {
         index.alive[d] = 1;
         index.liveCount++;
       }
-      index.fwdStart[d] = state.fwdOffsets[d]!;
-      index.fwdCount[d] = state.fwdOffsets[d + 1]! - state.fwdOffsets[d]!;
     }
-    index.fwdPool = grown(new Uint32Array(0), Math.max(state.fwdTerms.length, 1024));
-    index.fwdPool.set(state.fwdTerms);
-    index.fwdUsed = state.fwdTerms.length;
-    index.seq = SequenceStore.restore(state.seqOffsets, state.seqTerms);
+    index.seq = SequenceStore.restore(state.tokenOffsets, state.tokenCodes);
     // One arena allocation for every short list instead of one per growth step.
     let arenaWords = 0;
     for (let t = 0; t < T; t++) arenaWords += PostingsStore.arenaWords(state.postingOffsets[t + 1]! - state.postingOffsets[t]!);
@@ -596,29 +592,8 @@ export class Bm25Index {
     return index;
   }
 
-  /** Rewrites the forward pool without the ranges of purged documents. */
-  private compactForward(): void {
-    const cap = this.ids.capacity;
-    let total = 0;
-    for (let d = 0; d < cap; d++) total += this.fwdCount[d]!;
-    const pool = new Uint32Array(Math.max(total * 2, 1024));
-    let w = 0;
-    for (let d = 0; d < cap; d++) {
-      const start = this.fwdStart[d]!;
-      const n = this.fwdCount[d]!;
-      pool.set(this.fwdPool.subarray(start, start + n), w);
-      this.fwdStart[d] = w;
-      w += n;
-    }
-    this.fwdPool = pool;
-    this.fwdUsed = w;
-    this.fwdGarbage = 0;
-  }
-
   private ensureDocCapacity(need: number): void {
     this.docLen = grown(this.docLen, need);
     this.alive = grown(this.alive, need);
-    this.fwdStart = grown(this.fwdStart, need);
-    this.fwdCount = grown(this.fwdCount, need);
   }
 }

@@ -1,4 +1,6 @@
 /** Maps external chunk ids to dense u32 internal ids and back, with deferred id reuse. */
+import { ownString } from './analyzer.js';
+import { arrayBytes, mapBytes, stringBytes } from './memory-report.js';
 
 /**
  * Chunk id <-> internal id. A released id is not reusable at once: postings may still hold it
@@ -35,9 +37,12 @@ export class DocIdMap {
     if (this.byChunk.has(chunkId)) throw new Error(`chunk id already mapped: ${chunkId}`);
     const id = this.free.length > 0 ? this.free.pop()! : this.byId.length;
     if (id > 0xfffffffe) throw new RangeError('shard holds more than 2^32 - 1 internal ids');
-    if (id === this.byId.length) this.byId.push(chunkId);
-    else this.byId[id] = chunkId;
-    this.byChunk.set(chunkId, id);
+    // Kept for the chunk's lifetime: a flat copy, since a caller's string may be a slice of a
+    // request body or a tree of concatenated parts (~500 bytes for a UUID built by a template).
+    const own = ownString(chunkId);
+    if (id === this.byId.length) this.byId.push(own);
+    else this.byId[id] = own;
+    this.byChunk.set(own, id);
     return id;
   }
 
@@ -48,6 +53,13 @@ export class DocIdMap {
     this.byChunk.delete(chunkId);
     this.byId[id] = undefined;
     return id;
+  }
+
+  /** Estimated bytes of the chunk-id strings, the map to ids, the id -> string array and the free list. */
+  memoryBytes(): number {
+    let strings = 0;
+    for (const c of this.byChunk.keys()) strings += stringBytes(c);
+    return strings + mapBytes(this.byChunk.size) + arrayBytes(this.byId.length) + arrayBytes(this.free.length);
   }
 
   /** Makes tombstoned ids allocatable again; only call when no structure refers to them. */

@@ -12,7 +12,8 @@
  * arrays, where the object overhead is a few percent of the data.
  */
 import { ownString } from './analyzer.js';
-import { grown } from './grow.js';
+import { grown, grownTight } from './grow.js';
+import { arrayBytes, mapBytes, stringBytes, TYPED_ARRAY_OVERHEAD, type MemoryParts } from './memory-report.js';
 
 /** Largest stored term frequency; a chunk repeating one term more often is clamped (saturated anyway). */
 export const MAX_TF = 0xffff;
@@ -191,17 +192,62 @@ export class PostingsStore {
   }
 
   /**
+   * Bytes of the postings (doc ids and tfs of valid entries), their slack (arena free slots, unused
+   * slot tails and the arena's unused end; own arrays' growth room), the own arrays' object
+   * headers, the lazily built block-max bounds and the term dictionary (strings, map, per-term
+   * arrays). Estimates as {@link MemoryParts} says.
+   */
+  memoryParts(): MemoryParts {
+    const T = this.terms.length;
+    let entries = 0;
+    let ownEntries = 0;
+    let ownCap = 0;
+    let ownLists = 0;
+    let blocks = 0;
+    let blockArrays = 0;
+    let strings = 0;
+    for (let t = 0; t < T; t++) {
+      entries += this.len[t]!;
+      if (this.cls[t] === OWN) {
+        ownEntries += this.len[t]!;
+        ownCap += this.ownDocs[t]!.length;
+        ownLists++;
+      }
+      if (this.blockLast[t]!.length > 0) {
+        blocks += this.blockLast[t]!.byteLength + this.blockMax[t]!.byteLength;
+        blockArrays += 2;
+      }
+      strings += stringBytes(this.terms[t]!);
+    }
+    const perTerm = [this.len, this.df, this.maxTf, this.minDl, this.cls, this.off, this.unsorted, this.satAvgdl, this.satMax, this.covered];
+    let perTermBytes = 0;
+    for (const a of perTerm) perTermBytes += a.byteLength;
+    const arenaEntries = this.arenaDocs.length;
+    return {
+      'postings doc ids': entries * 4,
+      'postings tfs': entries * 2,
+      // Arena: free slots, unused slot tails and the unused end; own arrays: growth room.
+      'postings slack (arena)': (arenaEntries - (entries - ownEntries)) * 6,
+      'postings slack (own arrays)': (ownCap - ownEntries) * 6,
+      'postings own-array headers': ownLists * 2 * TYPED_ARRAY_OVERHEAD,
+      'block-max bounds': blocks + blockArrays * TYPED_ARRAY_OVERHEAD,
+      // Strings, the string -> id map, per-term typed arrays and the four per-term JS arrays.
+      'term dictionary': strings + mapBytes(this.termIds.size) + arrayBytes(T) * 5 + perTermBytes,
+    };
+  }
+
+  /**
    * Moves term t's `len[t]` entries to storage for at least `need` entries: the smallest arena
-   * class that fits, else own arrays with 1.5x room (past the arena a list is long, and 1.5x
-   * wastes at most a third while copies stay amortised O(1)). Own lists that shrank to arena
-   * size move back. Returns the new class.
+   * class that fits, else own arrays with 1.25x room (past the arena a list is long; 1.5x left a
+   * fifth of the own arrays' bytes unused at 1M chunks, and copies stay amortised O(1)). Own
+   * lists that shrank to arena size move back. Returns the new class.
    */
   private resize(t: number, need: number): number {
     const n = this.len[t]!;
     const from = this.cls[t]!;
     const to = need <= ARENA_MAX ? classFor(need) : OWN;
     if (to === OWN) {
-      const cap = Math.max(need, n + (n >>> 1));
+      const cap = Math.max(need, n + (n >>> 2));
       const docs = new Uint32Array(cap);
       const tfs = new Uint16Array(cap);
       if (from === OWN) {
@@ -244,8 +290,8 @@ export class PostingsStore {
     const o = this.arenaUsed;
     const end = o + CLASS_CAP[c]!;
     if (end > this.arenaDocs.length) {
-      this.arenaDocs = grown(this.arenaDocs, end);
-      this.arenaTfs = grown(this.arenaTfs, end);
+      this.arenaDocs = grownTight(this.arenaDocs, end);
+      this.arenaTfs = grownTight(this.arenaTfs, end);
     }
     this.arenaUsed = end;
     return o;

@@ -11,7 +11,7 @@
  */
 import { BLOCK_SHIFT } from './postings-store.js';
 import { MAX_TF } from './postings-store.js';
-import type { SequenceStore } from './sequence-store.js';
+import type { SequenceStore, SequenceView } from './sequence-store.js';
 import { checkStop } from '../task-stop.js';
 
 /** Two content words count as a pair when at most this many content-word positions apart. */
@@ -37,23 +37,39 @@ export interface PairPostings {
   n: number;
 }
 
-/** Occurrences of the pair (a, b) in a sequence: position pairs (i < j ≤ i + window) holding a and b in either order. */
-export function pairFrequency(seq: Uint32Array, a: number, b: number): number {
+/** The local index coded at `codes[q]` in `width` (2 or 4) little-endian bytes. */
+function wideLocal(codes: Uint8Array, q: number, width: number): number {
+  const x = codes[q]! | (codes[q + 1]! << 8);
+  return width === 2 ? x : (x | (codes[q + 2]! << 16) | (codes[q + 3]! << 24)) >>> 0;
+}
+
+/**
+ * Occurrences of the pair (a, b) in an opened document: position pairs (i < j ≤ i + window)
+ * holding a and b in either order. Compares the coded local indexes in place (no decoding), and
+ * looks back over the window only at positions holding a or b.
+ */
+export function pairFrequency(doc: SequenceView, a: number, b: number): number {
+  const la = doc.terms.indexOf(a);
+  const lb = doc.terms.indexOf(b);
+  if (la < 0 || lb < 0) return 0;
+  const { codes, from, to, width } = doc;
   let n = 0;
-  const L = seq.length;
-  for (let i = 0; i < L; i++) {
-    const x = seq[i]!;
-    if (x !== a && x !== b) continue;
-    const want = x === a ? b : a;
-    const end = Math.min(L, i + PROXIMITY_WINDOW + 1);
-    for (let j = i + 1; j < end; j++) if (seq[j] === want) n++;
+  for (let q = from; q < to; q += width) {
+    const x = width === 1 ? codes[q]! : wideLocal(codes, q, width);
+    if (x !== la && x !== lb) continue;
+    // Each earlier position in the window holding the other word makes one pair (for a = b,
+    // each earlier a: the same pairs as counting forward from every a).
+    const want = x === la ? lb : la;
+    const first = Math.max(from, q - PROXIMITY_WINDOW * width);
+    for (let p = q - width; p >= first; p -= width) if ((width === 1 ? codes[p]! : wideLocal(codes, p, width)) === want) n++;
   }
   return n;
 }
 
 /**
  * The pair's postings: documents live in both words' (sorted) postings where the pair occurs.
- * Walks the shorter list and gallops in the longer one.
+ * Walks the shorter list and gallops in the longer one. `seq` holds each document's content
+ * positions (stop words left out).
  */
 export function pairPostings(
   docsA: Uint32Array,
@@ -86,9 +102,9 @@ export function pairPostings(
       }
     }
     if (p >= long.length || long[p] !== d || alive[d] !== 1) continue;
-    const words = seq.get(d);
-    checkStop(words.length >> 2);
-    const f = pairFrequency(words, a, b);
+    const doc = seq.open(d, a > b ? a : b);
+    checkStop((doc.to - doc.from) >> 2);
+    const f = pairFrequency(doc, a, b);
     if (f > 0) {
       docs[n] = d;
       tfs[n++] = f < MAX_TF ? f : MAX_TF;

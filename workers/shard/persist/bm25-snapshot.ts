@@ -5,14 +5,20 @@
  */
 import { endianness } from 'node:os';
 import { Bm25Index, type Bm25Options, type Bm25State } from '../bm25/bm25-index.js';
+import { tokensFromV2 } from './bm25-snapshot-v2.js';
 
 /** First 8 bytes of every BM25 snapshot. */
 export const BM25_SNAPSHOT_MAGIC = Buffer.from('QRYBM25\0', 'latin1');
 /**
- * The format version this code writes and the only one it reads (2 added the content-term
- * sequences of proximity scoring; an older snapshot is rebuilt from the store).
+ * The format version this code writes. 3 replaced the forward index and the content-term
+ * sequences by one coded sequence per document (its distinct terms and content positions,
+ * sequence-store.ts); version 2 is still read (bm25-snapshot-v2.ts); version 1 (no sequences)
+ * is rebuilt from the store.
  */
-export const BM25_SNAPSHOT_VERSION = 2;
+export const BM25_SNAPSHOT_VERSION = 3;
+
+/** The oldest version this code reads. */
+const OLDEST_READ_VERSION = 2;
 
 /** Thrown when a buffer is not a snapshot this code can load. */
 export class SnapshotFormatError extends Error {
@@ -24,7 +30,7 @@ export class SnapshotFormatError extends Error {
 }
 
 // Section tags, in file order; End is 'END!' so a truncated file is easy to spot.
-const Tag = { Head: 1, Ids: 2, Docs: 3, Terms: 4, Postings: 5, Forward: 6, Sequences: 7, End: 0x454e4421 } as const;
+const Tag = { Head: 1, Ids: 2, Docs: 3, Terms: 4, Postings: 5, Forward: 6, Sequences: 7, Tokens: 8, End: 0x454e4421 } as const;
 type Tag = (typeof Tag)[keyof typeof Tag];
 
 const NO_STRING = 0xffffffff;
@@ -43,7 +49,7 @@ class Writer {
     b.writeDoubleLE(v);
     this.push(b);
   }
-  array(a: Uint32Array | Uint16Array): void {
+  array(a: Uint32Array | Uint16Array | Uint8Array): void {
     this.u32(a.length);
     this.push(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
     // Pad to 4 bytes so the next field is easy to inspect in a hex dump.
@@ -113,6 +119,10 @@ class Reader {
   u16s(): Uint16Array {
     const n = this.u32();
     return new Uint16Array(this.bytes(n * 2, 4));
+  }
+  u8s(): Uint8Array {
+    const n = this.u32();
+    return new Uint8Array(this.bytes(n, 4));
   }
   string(): string | undefined {
     const n = this.u32();
@@ -195,15 +205,10 @@ export function saveBm25State(s: Bm25State): Buffer {
   postings.array(s.postingTfs);
   out.section(Tag.Postings, postings);
 
-  const fwd = new Writer();
-  fwd.array(s.fwdOffsets);
-  fwd.array(s.fwdTerms);
-  out.section(Tag.Forward, fwd);
-
-  const seq = new Writer();
-  seq.array(s.seqOffsets);
-  seq.array(s.seqTerms);
-  out.section(Tag.Sequences, seq);
+  const tokens = new Writer();
+  tokens.array(s.tokenOffsets);
+  tokens.array(s.tokenCodes);
+  out.section(Tag.Tokens, tokens);
 
   out.section(Tag.End, new Writer());
   return out.toBuffer();
@@ -216,9 +221,9 @@ export function decodeBm25Snapshot(buf: Buffer): Bm25State {
     throw new SnapshotFormatError('not a BM25 snapshot (bad magic bytes)');
   }
   const version = buf.readUInt32LE(8);
-  if (version !== BM25_SNAPSHOT_VERSION) {
+  if (version < OLDEST_READ_VERSION || version > BM25_SNAPSHOT_VERSION) {
     throw new SnapshotFormatError(
-      `unsupported BM25 snapshot format version ${version} (this build reads version ${BM25_SNAPSHOT_VERSION}); rebuild the index from the store`,
+      `unsupported BM25 snapshot format version ${version} (this build reads versions ${OLDEST_READ_VERSION} to ${BM25_SNAPSHOT_VERSION}); rebuild the index from the store`,
     );
   }
   const r = new Reader(buf, 12, buf.length);
@@ -259,24 +264,36 @@ export function decodeBm25Snapshot(buf: Buffer): Bm25State {
   const postingDocs = post.u32s();
   const postingTfs = post.u16s();
 
-  const fwd = r.section(Tag.Forward);
-  const fwdOffsets = fwd.u32s();
-  const fwdTerms = fwd.u32s();
-  const seq = r.section(Tag.Sequences);
-  const seqOffsets = seq.u32s();
-  const seqTerms = seq.u32s();
+  let tokenOffsets: Uint32Array;
+  let tokenCodes: Uint8Array;
+  if (version === 2) {
+    const fwd = r.section(Tag.Forward);
+    const fwdOffsets = fwd.u32s();
+    const fwdTerms = fwd.u32s();
+    const seq = r.section(Tag.Sequences);
+    const seqOffsets = seq.u32s();
+    const seqTerms = seq.u32s();
+    const shaped =
+      fwdOffsets.length === cap + 1 && fwdOffsets[cap] === fwdTerms.length && seqOffsets.length === cap + 1 && seqOffsets[cap] === seqTerms.length &&
+      fwdTerms.every((t) => t < terms.length) && seqTerms.every((t) => t < terms.length);
+    if (!shaped) throw new SnapshotFormatError('BM25 snapshot: section sizes disagree');
+    ({ tokenOffsets, tokenCodes } = tokensFromV2(fwdOffsets, fwdTerms, seqOffsets, seqTerms, terms.length));
+  } else {
+    const tokens = r.section(Tag.Tokens);
+    tokenOffsets = tokens.u32s();
+    tokenCodes = tokens.u8s();
+  }
   r.section(Tag.End);
 
   const T = terms.length;
   const consistent =
     docLen.length === cap && df.length === T && maxTf.length === T && minDl.length === T &&
     postingOffsets.length === T + 1 && postingOffsets[T] === postingDocs.length &&
-    postingTfs.length === postingDocs.length && fwdOffsets.length === cap + 1 && fwdOffsets[cap] === fwdTerms.length &&
-    seqOffsets.length === cap + 1 && seqOffsets[cap] === seqTerms.length;
+    postingTfs.length === postingDocs.length && tokenOffsets.length === cap + 1 && tokenOffsets[cap] === tokenCodes.length;
   if (!consistent) throw new SnapshotFormatError('BM25 snapshot: section sizes disagree');
   return {
     k1, b, analyzer, chunkIds, freeIds, docLen, terms, df, maxTf, minDl,
-    postingOffsets, postingDocs, postingTfs, fwdOffsets, fwdTerms, seqOffsets, seqTerms, totalLength,
+    postingOffsets, postingDocs, postingTfs, tokenOffsets, tokenCodes, totalLength,
   };
 }
 

@@ -1,0 +1,244 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Bm25Index, type PairQuery } from '../../workers/shard/bm25/bm25-index.js';
+import { PAIR_WEIGHT, pairFrequency, queryPairs } from '../../workers/shard/bm25/proximity.js';
+import { SequenceStore } from '../../workers/shard/bm25/sequence-store.js';
+import { encodeVarints, MAX_VARINT_BYTES } from '../../workers/shard/bm25/varint.js';
+import { decodeBm25Snapshot, loadBm25Snapshot, saveBm25Snapshot } from '../../workers/shard/persist/bm25-snapshot.js';
+import { V2_INDEX_OPTIONS, v2Ops } from '../helpers/bm25-v2-corpus.js';
+import { pairTf } from '../helpers/proximity-oracle.js';
+
+/** Ids around every code-length boundary, up to the largest u32. */
+const idArb = fc.oneof(
+  fc.nat(300),
+  fc.integer({ min: 0, max: 0xffffffff }),
+  fc.constantFrom(127, 128, 16383, 16384, 2 ** 21 - 1, 2 ** 21, 2 ** 28 - 1, 2 ** 28, 2 ** 31 - 1, 2 ** 31, 0xffffffff),
+);
+
+/** LEB128 decoded the plain way (the store decodes in place, inline). */
+function decodeAll(codes: Uint8Array, from: number, to: number): number[] {
+  const out: number[] = [];
+  let v = 0;
+  let scale = 1;
+  for (let r = from; r < to; r++) {
+    v += (codes[r]! & 0x7f) * scale;
+    scale *= 128;
+    if (codes[r]! < 0x80) {
+      out.push(v);
+      v = 0;
+      scale = 1;
+    }
+  }
+  return out;
+}
+
+describe('LEB128 codes', () => {
+  it('round-trip any u32 values, and code values under 128 in one byte', () => {
+    fc.assert(
+      fc.property(fc.array(idArb, { maxLength: 200 }), (ids) => {
+        const codes = new Uint8Array(3 + ids.length * MAX_VARINT_BYTES);
+        expect(decodeAll(codes, 3, encodeVarints(ids, ids.length, codes, 3))).toEqual(ids);
+      }),
+      { numRuns: 500 },
+    );
+    const codes = new Uint8Array(10);
+    expect(encodeVarints([0, 127, 128], 3, codes, 0)).toBe(4);
+    expect(encodeVarints([0xffffffff], 1, codes, 0)).toBe(MAX_VARINT_BYTES);
+  });
+});
+
+/** Small ids mostly, some past 256 and 65,536 distinct values' worth. */
+const denseIdArb = fc.oneof({ weight: 4, arbitrary: fc.nat(300) }, { weight: 1, arbitrary: fc.nat(200_000) });
+
+describe('SequenceStore', () => {
+  it('holds the distinct ids and kept positions set last for each document, through clears, compactions and a restore', () => {
+    type Op = { doc: number; ids: number[] | null; skipped: number[] };
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({ doc: fc.nat(50), ids: fc.option(fc.array(denseIdArb, { maxLength: 40 }), { freq: 4 }), skipped: fc.array(fc.nat(300), { maxLength: 5 }) }),
+          { maxLength: 300 },
+        ),
+        (ops: Op[]) => {
+          const store = new SequenceStore();
+          const oracle = new Map<number, { terms: number[]; kept: number[] }>();
+          const skip = new Uint8Array(301);
+          for (const { doc, ids, skipped } of ops) {
+            if (ids === null) {
+              store.clear(doc);
+              oracle.delete(doc);
+              continue;
+            }
+            for (const t of skipped) skip[t] = 1;
+            store.set(doc, ids, ids.length, skip);
+            oracle.set(doc, { terms: [...new Set(ids)].sort((x, y) => x - y), kept: ids.filter((t) => skip[t] !== 1) });
+            skip.fill(0);
+          }
+          const { offsets, codes } = store.export(60);
+          const copy = SequenceStore.restore(offsets, codes);
+          for (let d = 0; d < 60; d++) {
+            const want = oracle.get(d) ?? { terms: [], kept: [] };
+            for (const s of [store, copy]) {
+              expect(Array.from(s.terms(d))).toEqual(want.terms);
+              expect(Array.from(s.get(d))).toEqual(want.kept);
+              // Opened up to an id: the distinct ids up to the first at or past it.
+              const upTo = want.terms[want.terms.length >> 1] ?? 5;
+              const prefix = want.terms.filter((t) => t < upTo);
+              if (want.terms.includes(upTo)) prefix.push(upTo);
+              else if (want.terms.some((t) => t > upTo)) prefix.push(want.terms.find((t) => t > upTo)!);
+              expect(Array.from(s.open(d, upTo).terms)).toEqual(prefix);
+            }
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('codes local indexes 1, 2 or 4 bytes wide as a document has more distinct ids', () => {
+    const store = new SequenceStore();
+    for (const distinct of [1, 256, 257, 65_536, 65_537]) {
+      const ids = Array.from({ length: distinct + 3 }, (_, i) => (i * 7919) % distinct);
+      store.set(0, ids, ids.length, null);
+      const v = store.open(0);
+      expect(v.width).toBe(distinct <= 256 ? 1 : distinct <= 65_536 ? 2 : 4);
+      expect(v.to - v.from).toBe(ids.length * v.width);
+      expect(Array.from(store.get(0))).toEqual(ids);
+    }
+  });
+
+  it('counts proximity pairs as the brute-force count over the kept positions', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(12), { maxLength: 60 }), fc.nat(12), fc.nat(12), fc.array(fc.nat(12), { maxLength: 3 }), (ids, a, b, skipped) => {
+        const skip = new Uint8Array(13);
+        for (const t of skipped) skip[t] = 1;
+        const store = new SequenceStore();
+        store.set(3, ids, ids.length, skip);
+        const kept = ids.filter((t) => skip[t] !== 1);
+        // Skipped words are no content: queryPairs never asks for them, and they have no position.
+        const want = skip[a] === 1 || skip[b] === 1 ? 0 : pairTf(kept, a, b);
+        expect(pairFrequency(store.open(3, Math.max(a, b)), a, b)).toBe(want);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+// Stop words ('the', 'of', 'and', 'a') are stored too: a removal must release their postings.
+const VOCAB = ['the', 'of', 'and', 'a', 'apple', 'river', 'stone', 'cloud', 'tiger', 'lamp', 'ocean', 'théta', '東京'];
+
+type IndexOp = { kind: 'upsert'; id: number; words: number[] } | { kind: 'remove'; id: number } | { kind: 'compact' } | { kind: 'reload' };
+const indexOpArb: fc.Arbitrary<IndexOp> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('upsert' as const), id: fc.nat(25), words: fc.array(fc.nat(VOCAB.length - 1), { maxLength: 14 }) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('remove' as const), id: fc.nat(25) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('compact' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('reload' as const) }) },
+);
+
+describe('removals through the stored tokens', () => {
+  it('keep every document frequency exact against a recount of the live documents', () => {
+    fc.assert(
+      fc.property(fc.array(indexOpArb, { maxLength: 80 }), fc.boolean(), (ops, removeStopWords) => {
+        const options = { compactMinDead: 3, compactDeadRatio: 0.2, analyzer: { removeStopWords } };
+        let index = new Bm25Index(options);
+        const live = new Map<string, string>();
+        for (const op of ops) {
+          if (op.kind === 'upsert') {
+            const text = op.words.map((w) => VOCAB[w]).join(' ');
+            index.upsert(`c${op.id}`, text);
+            live.set(`c${op.id}`, text);
+          } else if (op.kind === 'remove') {
+            index.remove(`c${op.id}`);
+            live.delete(`c${op.id}`);
+          } else if (op.kind === 'compact') {
+            index.compact();
+          } else {
+            // A loaded index removes from tokens it did not write itself.
+            index = loadBm25Snapshot(saveBm25Snapshot(index), options);
+          }
+        }
+        const terms = [...new Set(VOCAB.flatMap((w) => index.analyzer.analyze(w)))];
+        const recount = terms.map((t) => [...live.values()].filter((text) => index.analyzer.analyze(text).includes(t)).length);
+        expect(Array.from(index.termDocFreqs(terms))).toEqual(recount);
+        expect(index.termCount).toBe(recount.filter((n) => n > 0).length);
+        const totalLength = [...live.values()].reduce((n, text) => n + index.analyzer.analyze(text).length, 0);
+        expect(index.stats()).toEqual({ docCount: live.size, totalLength });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keep them exact in a loaded index past a thousand terms', () => {
+    // Term ids past the sequence store's first scratch size: a lost mark would release a term twice.
+    let index = new Bm25Index();
+    for (let i = 0; i < 1500; i++) index.upsert(`c${i}`, `w${i} the w${i} w${i + 1}`);
+    index = loadBm25Snapshot(saveBm25Snapshot(index));
+    for (let i = 0; i < 1500; i += 2) index.remove(`c${i}`);
+    const terms = Array.from({ length: 1501 }, (_, i) => `w${i}`);
+    // w(i) is in docs i - 1 and i, and only the odd docs are left.
+    const recount = terms.map((_, i) => [i - 1, i].filter((d) => d >= 0 && d < 1500 && d % 2 === 1).length);
+    expect(Array.from(index.termDocFreqs(terms))).toEqual(recount);
+    expect(index.termDocFreqs(['the'])[0]).toBe(750);
+    expect(index.termCount).toBe(recount.filter((n) => n > 0).length + 1);
+  });
+});
+
+/** BM25 and fulltext top 10 of a few queries, with every document frequency. */
+function answers(index: Bm25Index): unknown[] {
+  const out: unknown[] = [];
+  for (const q of ['apple river', 'the stone of the cloud', 'tiger lamp ocean', '東京 théta x1', 'running stone', 'a cloud is a river']) {
+    const terms = index.analyzer.analyze(q);
+    const pairs = queryPairs(terms, (t) => index.isStopTerm(t));
+    const stats = { ...index.stats(), docFreqs: index.termDocFreqs(terms) };
+    const pq: PairQuery = { pairs, docFreqs: index.pairDocFreqs(pairs), weight: PAIR_WEIGHT };
+    const plain = index.search(terms, 10, stats);
+    const full = index.search(terms, 10, stats, null, pq);
+    out.push(q, Array.from(stats.docFreqs), Array.from(pq.docFreqs), plain.chunkIds, Array.from(plain.scores), full.chunkIds, Array.from(full.scores));
+  }
+  return out;
+}
+
+describe('a version 2 snapshot (forward index + content sequences)', () => {
+  const file = path.join(import.meta.dirname, '../fixtures/bm25-snapshot-v2.bin');
+
+  function replayed(): Bm25Index {
+    const index = new Bm25Index(V2_INDEX_OPTIONS);
+    for (const op of v2Ops()) {
+      if (op.text === undefined) index.remove(op.id);
+      else index.upsert(op.id, op.text, op.boost ?? null);
+    }
+    index.compact();
+    return index;
+  }
+
+  it('loads with the same results as the index rebuilt by today code, and removes exactly', () => {
+    const buf = fs.readFileSync(file);
+    expect(buf.readUInt32LE(8)).toBe(2);
+    const old = loadBm25Snapshot(buf, V2_INDEX_OPTIONS);
+    const fresh = replayed();
+    expect(old.stats()).toEqual(fresh.stats());
+    expect(old.termCount).toBe(fresh.termCount);
+    // The same state to the byte: the sequences' coding is canonical (distinct terms sorted,
+    // content positions in text order), so version 2's parts convert to exactly today's.
+    const freshState = fresh.exportState();
+    expect(old.exportState()).toEqual(freshState);
+    expect(answers(old)).toEqual(answers(fresh));
+    // Removing every document releases every term, stop words included.
+    for (const id of new Set(v2Ops().map((op) => op.id))) {
+      old.remove(id);
+      fresh.remove(id);
+      expect(old.termDocFreqs(freshState.terms)).toEqual(fresh.termDocFreqs(freshState.terms));
+    }
+    expect(old.termCount).toBe(0);
+  });
+
+  it('is written back as the current version with the same results', () => {
+    const old = loadBm25Snapshot(fs.readFileSync(file), V2_INDEX_OPTIONS);
+    const buf = saveBm25Snapshot(old);
+    expect(buf.readUInt32LE(8)).toBe(3);
+    expect(decodeBm25Snapshot(buf).tokenCodes.length).toBeGreaterThan(0);
+    expect(answers(loadBm25Snapshot(buf, V2_INDEX_OPTIONS))).toEqual(answers(old));
+  });
+});
