@@ -16,7 +16,8 @@
  *
  * A date range reads the flagged answers by the partial index `rag_queries_followup`
  * (dataset, created_at, rag type, user message), which holds only follow-ups
- * (reports/rag-followups.ts).
+ * (reports/rag-followups.ts); on PostgreSQL only those whose message an index entry holds, the
+ * others by an index of their own (./text-keys.ts).
  */
 
 /** One table of follow-up totals: its name and the columns that key it besides the user message. */

@@ -99,8 +99,9 @@ export interface RolledRecord extends RecordKey {
 /**
  * The all-time answers per (dataset, user message), `rag_message_totals`: `popular_chats` over a
  * dataset's whole history, unfiltered, walks its (dataset_id, answers DESC, user_message) index
- * instead of grouping every answer. Kept by the same statements as the record rollups (answers
- * inserted, purged); a message with no answer left has no row.
+ * (on PostgreSQL a prefix of the message: ./text-keys.ts) instead of grouping every answer. Kept
+ * by the same statements as the record rollups (answers inserted, purged); a message with no
+ * answer left has no row.
  */
 export const MESSAGE_TOTALS = 'rag_message_totals';
 

@@ -8,7 +8,8 @@
  * statements (each store's `search-rollup.ts`: the analytics batch insert, counting only the rows
  * it stored, and the retention purge, from the rows it deleted), in their transaction; the dataset
  * purge deletes these rows with its searches. So each row is always the count of the stored
- * searches of its key, and a key with none left has no row.
+ * searches of its key, and a key with none left has no row. PostgreSQL keys and ranks the query
+ * texts by their md5 and a prefix (./text-keys.ts).
  *
  * Why not one table keyed by day only: a range's partial edge days would then be read from the
  * raw searches, up to two days of them (~100k at 10M events); with hours, at most two partial

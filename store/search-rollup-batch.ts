@@ -92,9 +92,10 @@ export interface UnratedSearch extends RollupKey {
 
 /**
  * The all-time searches per (dataset, query text), `search_query_totals`: `head_queries` over a
- * dataset's whole history, unfiltered, walks its (dataset_id, searches DESC, query) index instead
- * of grouping millions of searches. Written beside the rollups, by the same statements, so it is
- * always the count of the stored searches of each query; a query with none left has no row.
+ * dataset's whole history, unfiltered, walks its (dataset_id, searches DESC, query) index (on
+ * PostgreSQL a prefix of the query: ./text-keys.ts) instead of grouping millions of searches.
+ * Written beside the rollups, by the same statements, so it is always the count of the stored
+ * searches of each query; a query with none left has no row.
  */
 export const QUERY_TOTALS = 'search_query_totals';
 

@@ -16,6 +16,7 @@ import {
   type FollowupChanges,
   type TopicKey,
 } from '../followup-batch.js';
+import { pgTextKey } from '../text-keys.js';
 import type { Tx } from './database.js';
 import { lockRollups } from './rollup-reads.js';
 
@@ -51,15 +52,17 @@ export async function applyFollowups(tx: Tx, topics: readonly TopicKey[], change
     const columns = totalsKeyColumns(t);
     const keys = columns.map((_, i) => deltas.map((d) => d.key[i]));
     const keyArrays = columns.map((_, i) => `$${i + 1}::text[]`).join(', ');
+    // The message is keyed by its md5 (../text-keys.ts); the other key columns as they are.
+    const keyed = (alias: string, c: string): string => (c === 'user_message' ? pgTextKey(`${alias}${c}`) : `${alias}${c}`);
     await tx.run(
       `INSERT INTO ${t.table} AS t (${columns.join(', ')}, followups) SELECT * FROM unnest(${keyArrays}, $${columns.length + 1}::bigint[])
-       ON CONFLICT (${columns.join(', ')}) DO UPDATE SET followups = t.followups + excluded.followups`,
+       ON CONFLICT (${columns.map((c) => keyed('', c)).join(', ')}) DO UPDATE SET followups = t.followups + excluded.followups`,
       [...keys, deltas.map((d) => d.followups)],
     );
     if (deltas.some((d) => d.followups < 0)) {
       await tx.run(
         `DELETE FROM ${t.table} t USING unnest(${keyArrays}) AS k(${columns.join(', ')})
-         WHERE ${columns.map((c) => `t.${c} = k.${c}`).join(' AND ')} AND t.followups <= 0`,
+         WHERE ${columns.map((c) => `${keyed('t.', c)} = ${keyed('k.', c)}`).join(' AND ')} AND t.followups <= 0`,
         keys,
       );
     }

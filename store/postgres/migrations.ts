@@ -592,4 +592,52 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   CREATE INDEX rag_queries_top_score ON rag_queries(dataset_id, top_score, id);
   CREATE INDEX rag_queries_hallucination ON rag_queries(dataset_id, hallucination_score, id);
   `,
+  // v18 (pgkeys): the free-text keys rebuilt as ../text-keys.ts says, the rows unchanged: unique
+  // by md5, ranked by a 200-character prefix (RANK_PREFIX_CHARS: the reports order by the same
+  // expression, so a new prefix needs a new migration); the periods' keys keep the text before the
+  // period (a query's counts over a range are one index range). The follow-ups' partial index is
+  // split in two by the message's size (PG_WHOLE_TEXT_BYTES, named by the reports' conditions too):
+  // the short messages whole, so that counting them stays an index-only scan (a part or hash of
+  // the text would not: such a scan needs the column itself), the long ones without the message.
+  // Fails on a dataset holding two texts of one md5 (crafted), which the old keys allowed. SQLite
+  // keeps its schema.
+  `
+  ALTER TABLE search_query_totals DROP CONSTRAINT search_query_totals_pkey;
+  CREATE UNIQUE INDEX search_query_totals_key ON search_query_totals(dataset_id, md5(query));
+  DROP INDEX search_query_totals_rank;
+  CREATE INDEX search_query_totals_rank ON search_query_totals(dataset_id, searches DESC, left(query, 200));
+  ALTER TABLE search_query_hourly DROP CONSTRAINT search_query_hourly_pkey;
+  CREATE UNIQUE INDEX search_query_hourly_key ON search_query_hourly(dataset_id, md5(query), hour);
+  DROP INDEX search_query_hourly_rank;
+  CREATE INDEX search_query_hourly_rank ON search_query_hourly(dataset_id, hour, searches DESC, left(query, 200));
+  ALTER TABLE search_query_daily DROP CONSTRAINT search_query_daily_pkey;
+  CREATE UNIQUE INDEX search_query_daily_key ON search_query_daily(dataset_id, md5(query), day);
+  DROP INDEX search_query_daily_rank;
+  CREATE INDEX search_query_daily_rank ON search_query_daily(dataset_id, day, searches DESC, left(query, 200));
+  ALTER TABLE rag_message_totals DROP CONSTRAINT rag_message_totals_pkey;
+  CREATE UNIQUE INDEX rag_message_totals_key ON rag_message_totals(dataset_id, md5(user_message));
+  DROP INDEX rag_message_totals_rank;
+  CREATE INDEX rag_message_totals_rank ON rag_message_totals(dataset_id, answers DESC, left(user_message, 200));
+  ALTER TABLE rag_followup_totals DROP CONSTRAINT rag_followup_totals_pkey;
+  CREATE UNIQUE INDEX rag_followup_totals_key ON rag_followup_totals(dataset_id, md5(user_message));
+  DROP INDEX rag_followup_totals_rank;
+  CREATE INDEX rag_followup_totals_rank ON rag_followup_totals(dataset_id, followups DESC, left(user_message, 200));
+  ALTER TABLE rag_followup_type_totals DROP CONSTRAINT rag_followup_type_totals_pkey;
+  CREATE UNIQUE INDEX rag_followup_type_totals_key ON rag_followup_type_totals(dataset_id, rag_type, md5(user_message));
+  DROP INDEX rag_followup_type_totals_rank;
+  CREATE INDEX rag_followup_type_totals_rank ON rag_followup_type_totals(dataset_id, rag_type, followups DESC, left(user_message, 200));
+  DROP INDEX rag_queries_followup;
+  CREATE INDEX rag_queries_followup ON rag_queries(dataset_id, created_at, rag_type, user_message) WHERE followup = 1 AND octet_length(user_message) <= 2000;
+  CREATE INDEX rag_queries_followup_long ON rag_queries(dataset_id, created_at, rag_type) WHERE followup = 1 AND octet_length(user_message) > 2000;
+  -- Without statistics on the size, the planner guesses a third of the answers long and reads the
+  -- range's answers instead of the long ones' index. Expression statistics need PostgreSQL 14
+  -- (an older server keeps the guess: the same answers, slower); EXECUTE, as older parsers refuse
+  -- the statement even where it does not run.
+  DO $$ BEGIN
+    IF current_setting('server_version_num')::int >= 140000 THEN
+      EXECUTE 'CREATE STATISTICS rag_queries_message_bytes ON (octet_length(user_message)) FROM rag_queries';
+    END IF;
+  END $$;
+  ANALYZE rag_queries;
+  `,
 ];

@@ -34,6 +34,7 @@ import {
 } from '../record-rollup-batch.js';
 import { countedFlags, countedPositions, countedRating, eventLink, flagsAfter, type LinkFlags } from '../search-rollup-batch.js';
 import { RAG_LINK } from '../event-rollup-batch.js';
+import { pgTextKey } from '../text-keys.js';
 import type { Tx } from './database.js';
 import { addEventLinks } from './event-rollup.js';
 import { flagRowsOf, groupedBy, lockRollups, ratingsOf, type FlagRow, type RatingRow } from './rollup-reads.js';
@@ -90,13 +91,13 @@ export async function applyRecordRollup(tx: Tx, source: RecordSource, rows: read
   const keys = [totals.map((d) => d.datasetId), totals.map((d) => d.message)];
   await tx.run(
     `INSERT INTO ${MESSAGE_TOTALS} AS t (dataset_id, user_message, answers) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-     ON CONFLICT (dataset_id, user_message) DO UPDATE SET answers = t.answers + excluded.answers`,
+     ON CONFLICT (dataset_id, ${pgTextKey('user_message')}) DO UPDATE SET answers = t.answers + excluded.answers`,
     [...keys, totals.map((d) => d.answers)],
   );
   if (sign < 0) {
     await tx.run(
       `DELETE FROM ${MESSAGE_TOTALS} t USING unnest($1::text[], $2::text[]) AS k(dataset_id, user_message)
-       WHERE t.dataset_id = k.dataset_id AND t.user_message = k.user_message AND t.answers <= 0`,
+       WHERE t.dataset_id = k.dataset_id AND ${pgTextKey('t.user_message')} = ${pgTextKey('k.user_message')} AND t.answers <= 0`,
       keys,
     );
   }

@@ -51,6 +51,7 @@ import type { Tx } from './database.js';
 import { addEventLinks } from './event-rollup.js';
 import { applyRecordChanges, eventRecordChanges, eventRecordState, ratingRecordChanges, type NamedStoredEvent } from './record-rollup.js';
 import { flagRowsOf, lockRollups, ratingsOf } from './rollup-reads.js';
+import { pgTextKey } from '../text-keys.js';
 
 /** The columns of `search_queries` a RETURNING clause gives {@link applySearchRollup}. */
 export const ROLLUP_RETURNING =
@@ -72,12 +73,13 @@ export async function applySearchRollup(tx: Tx, rows: readonly UnratedSearch[], 
   const keys = [totals.map((d) => d.datasetId), totals.map((d) => d.query)];
   await tx.run(
     `INSERT INTO ${QUERY_TOTALS} AS t (dataset_id, query, searches) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-     ON CONFLICT (dataset_id, query) DO UPDATE SET searches = t.searches + excluded.searches`,
+     ON CONFLICT (dataset_id, ${pgTextKey('query')}) DO UPDATE SET searches = t.searches + excluded.searches`,
     [...keys, totals.map((d) => d.searches)],
   );
   if (sign < 0) {
     await tx.run(
-      `DELETE FROM ${QUERY_TOTALS} t USING unnest($1::text[], $2::text[]) AS k(dataset_id, query) WHERE t.dataset_id = k.dataset_id AND t.query = k.query AND t.searches <= 0`,
+      `DELETE FROM ${QUERY_TOTALS} t USING unnest($1::text[], $2::text[]) AS k(dataset_id, query)
+       WHERE t.dataset_id = k.dataset_id AND ${pgTextKey('t.query')} = ${pgTextKey('k.query')} AND t.searches <= 0`,
       keys,
     );
   }
@@ -87,13 +89,13 @@ export async function applySearchRollup(tx: Tx, rows: readonly UnratedSearch[], 
     const periodKeys = [deltas.map((d) => d.datasetId), deltas.map((d) => d.query), deltas.map((d) => d.start)];
     await tx.run(
       `INSERT INTO ${t.table} AS t (dataset_id, query, ${t.column}, searches) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
-       ON CONFLICT (dataset_id, query, ${t.column}) DO UPDATE SET searches = t.searches + excluded.searches`,
+       ON CONFLICT (dataset_id, ${pgTextKey('query')}, ${t.column}) DO UPDATE SET searches = t.searches + excluded.searches`,
       [...periodKeys, deltas.map((d) => d.searches)],
     );
     if (sign < 0) {
       await tx.run(
         `DELETE FROM ${t.table} t USING unnest($1::text[], $2::text[], $3::bigint[]) AS k(dataset_id, query, start)
-         WHERE t.dataset_id = k.dataset_id AND t.query = k.query AND t.${t.column} = k.start AND t.searches <= 0`,
+         WHERE t.dataset_id = k.dataset_id AND ${pgTextKey('t.query')} = ${pgTextKey('k.query')} AND t.${t.column} = k.start AND t.searches <= 0`,
         periodKeys,
       );
     }

@@ -20,6 +20,7 @@ import { planRange, rawRange, rollupSpans, spanWhere, type Span } from './rollup
 import type { ReportWindow } from './report-rows.js';
 import { searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
 import { rollupTotals } from './search-rollup.js';
+import { keyedText, rankedText } from '../text-keys.js';
 
 /** A query text and its searches in the range. */
 export interface QueryCount {
@@ -73,7 +74,7 @@ async function readFurther(sql: ReportSql, datasetId: string, lists: readonly Ra
     const terms = part.map((l, j) => {
       params.push(j, datasetId, l.start, rows - l.read, l.read);
       return `SELECT * FROM (SELECT CAST(? AS INTEGER) AS list, t.query AS query, t.searches AS n FROM ${l.table.table} t
-        WHERE t.dataset_id = ? AND t.${l.table.column} = ? ORDER BY t.searches DESC, t.query LIMIT ? OFFSET ?) l${j}`;
+        WHERE t.dataset_id = ? AND t.${l.table.column} = ? ORDER BY t.searches DESC, ${rankedText(sql.dialect, 't.query')} LIMIT ? OFFSET ?) l${j}`;
     });
     const got = await sql.all<{ list: number; query: string; n: number }>(terms.join(' UNION ALL '), params);
     const counted = part.map(() => ({ rows: 0, last: Infinity }));
@@ -94,10 +95,11 @@ async function readFurther(sql: ReportSql, datasetId: string, lists: readonly Ra
 /** The searches of each of `queries` in the whole periods of the range (spans of `parts`). */
 async function periodCounts(sql: ReportSql, datasetId: string, parts: readonly (readonly [QueryPeriodTable, Span])[], queries: readonly string[]): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
+  const key = (expr: string): string => keyedText(sql.dialect, expr);
   for (const [table, span] of parts) {
     for (let i = 0; i < queries.length; i += QUERIES_PER_STATEMENT) {
       const part = queries.slice(i, i + QUERIES_PER_STATEMENT);
-      const where = new Where().add('t.dataset_id = ?', datasetId).add(`t.query IN (${part.map(() => '?').join(', ')})`, ...part);
+      const where = new Where().add('t.dataset_id = ?', datasetId).add(`${key('t.query')} IN (${part.map(() => key('?')).join(', ')})`, ...part);
       spanWhere(where, `t.${table.column}`, span);
       const rows = await sql.all<{ query: string; n: number }>(`SELECT t.query AS query, SUM(t.searches) AS n FROM ${table.table} t ${where.sql()} GROUP BY t.query`, where.params);
       for (const r of rows) counts.set(r.query, (counts.get(r.query) ?? 0) + Number(r.n));

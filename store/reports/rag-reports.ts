@@ -25,6 +25,7 @@
  */
 import { MESSAGE_TOTALS } from '../record-rollup-batch.js';
 import { RAG_LINK } from '../event-rollup-batch.js';
+import { rankedText } from '../text-keys.js';
 import { purchaseRevenue } from './event-rollup.js';
 import { HAS_CLICK, HAS_CONVERSION, ragSelection, type RagAnalyticsFilter } from './rag-filter.js';
 import { binaryOrder, countOverTime, linkedEventNames, perUserOverTime, ratio, shareOverTime, toPoints, type TimePoint } from './rag-series.js';
@@ -124,7 +125,7 @@ export async function popularChats(
     // Nothing narrows the answers: the all-time counts kept per message, by their rank index.
     const rows = await sql.all<{ query: string; n: number }>(
       `SELECT t.user_message AS query, t.answers AS n FROM ${MESSAGE_TOTALS} t WHERE t.dataset_id = ?
-       ORDER BY t.answers DESC, ${binaryOrder(sql.dialect, 't.user_message')} LIMIT ? OFFSET ?`,
+       ORDER BY t.answers DESC, ${rankedText(sql.dialect, 't.user_message')} LIMIT ? OFFSET ?`,
       [datasetId, req.page.limit, req.page.offset],
     );
     return { top_queries: rows.map((r) => ({ query: r.query, count: num(r.n) })) };

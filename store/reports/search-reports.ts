@@ -8,6 +8,7 @@ import type { Granularity, RangeBounds, ReportSql } from './report-sql.js';
 import type { ReportWindow, SearchQueriesRequest } from './search-events.js';
 import { histogramRank } from '../latency-histogram.js';
 import { QUERY_TOTALS } from '../search-rollup-batch.js';
+import { rankedText } from '../text-keys.js';
 import { searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
 import { rollupEventNames } from './event-rollup.js';
 import { rollupServes, rollupTotals } from './search-rollup.js';
@@ -155,7 +156,7 @@ export async function headQueries(
 ): Promise<{ queries: { query: string; count: number }[] }> {
   if (everything(req.filter)) {
     const rows = await sql.all<{ query: string; n: number }>(
-      `SELECT t.query AS query, t.searches AS n FROM ${QUERY_TOTALS} t WHERE t.dataset_id = ? ORDER BY t.searches DESC, t.query LIMIT ? OFFSET ?`,
+      `SELECT t.query AS query, t.searches AS n FROM ${QUERY_TOTALS} t WHERE t.dataset_id = ? ORDER BY t.searches DESC, ${rankedText(sql.dialect, 't.query')} LIMIT ? OFFSET ?`,
       [datasetId, req.page.limit, req.page.offset],
     );
     return { queries: rows.map((r) => ({ query: r.query, count: Number(r.n) })) };
