@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { Bm25Index, type PairQuery } from '../../workers/shard/bm25/bm25-index.js';
 import { PAIR_WEIGHT, pairFrequency, queryPairs } from '../../workers/shard/bm25/proximity.js';
 import { SequenceStore } from '../../workers/shard/bm25/sequence-store.js';
+import { Shard } from '../../workers/shard/shard.js';
+import { textDoc } from '../../workers/shard/text-doc.js';
 import { encodeVarints, MAX_VARINT_BYTES } from '../../workers/shard/bm25/varint.js';
 import { decodeBm25Snapshot, loadBm25Snapshot, saveBm25Snapshot } from '../../workers/shard/persist/bm25-snapshot.js';
 import { V2_INDEX_OPTIONS, v2Ops } from '../helpers/bm25-v2-corpus.js';
@@ -107,6 +109,17 @@ describe('SequenceStore', () => {
       expect(v.to - v.from).toBe(ids.length * v.width);
       expect(Array.from(store.get(0))).toEqual(ids);
     }
+  });
+
+  it('keeps a set of ids without positions (typo-vocabulary words), smaller than with them', () => {
+    const withPositions = new SequenceStore();
+    const setOnly = new SequenceStore();
+    const ids = [900, 3, 77, 3, 12_000, 77];
+    withPositions.set(5, ids, ids.length, null);
+    setOnly.set(5, ids, ids.length, null, false);
+    expect(Array.from(setOnly.terms(5))).toEqual([3, 77, 900, 12_000]);
+    expect(setOnly.get(5)).toHaveLength(0);
+    expect(setOnly.memoryParts().data).toBe(withPositions.memoryParts().data - ids.length);
   });
 
   it('counts proximity pairs as the brute-force count over the kept positions', () => {
@@ -240,5 +253,24 @@ describe('a version 2 snapshot (forward index + content sequences)', () => {
     expect(buf.readUInt32LE(8)).toBe(3);
     expect(decodeBm25Snapshot(buf).tokenCodes.length).toBeGreaterThan(0);
     expect(answers(loadBm25Snapshot(buf, V2_INDEX_OPTIONS))).toEqual(answers(old));
+  });
+});
+
+describe('the typo vocabulary through the stored word sets', () => {
+  it('counts each word in as many live chunks as a shard built from the live chunks alone', () => {
+    const words = ['river', 'stone', 'maple', 'cloud', 'ember', 'harbor', 'lantern', 'meadow', 'quartz', 'willow', 'aster', 'birch'];
+    const text = (i: number): string => Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * 7) % words.length]).join(' ');
+    const docs = Array.from({ length: 60 }, (_, i) => textDoc(`c${i}`, text(i)));
+    const churned = new Shard({ k1: 0.9, b: 0.4 });
+    churned.enableTypo();
+    churned.apply(docs, [], 1);
+    // Half removed, a quarter rewritten with other words.
+    churned.apply(docs.slice(40).map((d, i) => textDoc(d.chunkId, text(i + 100))), docs.slice(0, 30).map((d) => d.chunkId), 2);
+    const live = [...docs.slice(30, 40), ...docs.slice(40).map((d, i) => textDoc(d.chunkId, text(i + 100)))];
+    const fresh = new Shard({ k1: 0.9, b: 0.4 });
+    fresh.enableTypo();
+    fresh.apply(live, [], 1);
+    const lookups = words.map((word) => ({ word, maxDistance: 0 }));
+    expect(churned.typoAnswers(lookups).map((a) => a.exact)).toEqual(fresh.typoAnswers(lookups).map((a) => a.exact));
   });
 });

@@ -15,8 +15,6 @@ import type { TieBreak } from './top-k-heap.js';
 import { SequenceStore } from './bm25/sequence-store.js';
 import { Vocabulary, type VocabularyAnswer, type VocabularyLookup } from './typo/vocabulary.js';
 
-/** No id is skipped when storing vocabulary ids. */
-const NO_SKIP = new Uint8Array(0);
 import { sparseDot, type SparseVector } from '../../core/domain/sparse-vector.js';
 import { PAIR_WEIGHT, queryPairs } from './bm25/proximity.js';
 import { lastWordBeingTyped, MAX_COMPLETIONS, withCompletions } from '../../core/domain/completions.js';
@@ -49,7 +47,7 @@ export class Shard {
    * memory as the BM25 index itself, so datasets that never correct typos do not pay for it).
    */
   vocabulary: Vocabulary | null = null;
-  /** Per internal id: the vocabulary ids of the chunk's words (to uncount them when it changes). */
+  /** Per internal id: the set of vocabulary ids of the chunk's words (to uncount them when it changes), without positions. */
   vocabularyIds = new SequenceStore();
 
   constructor(readonly params: Bm25Params, index?: Bm25Index, dense?: DenseIndex | null) {
@@ -188,20 +186,20 @@ export class Shard {
   private countText(id: number, text: string): void {
     if (!this.vocabulary) return;
     const ids = this.vocabulary.addText(text);
-    this.vocabularyIds.set(id, ids, ids.length, NO_SKIP);
+    this.vocabularyIds.set(id, ids, ids.length, null, false);
   }
 
   /** Counts a chunk's words in the typo vocabulary (snapshot loading: the words, not the text). */
   countWords(id: number, words: readonly string[]): void {
     this.vocabulary ??= new Vocabulary();
     const ids = this.vocabulary.addDocument(words);
-    this.vocabularyIds.set(id, ids, ids.length, NO_SKIP);
+    this.vocabularyIds.set(id, ids, ids.length, null, false);
   }
 
   /** Uncounts a chunk's words. */
   private forgetWords(id: number): void {
     if (!this.vocabulary) return;
-    this.vocabulary.removeIds(this.vocabularyIds.get(id));
+    this.vocabulary.removeIds(this.vocabularyIds.terms(id));
     this.vocabularyIds.clear(id);
   }
 
@@ -220,7 +218,7 @@ export class Shard {
     if (!this.vocabulary) return;
     for (const d of docs) {
       const id = this.index.internalId(d.chunkId);
-      if (id !== undefined && this.vocabularyIds.get(id).length === 0) this.countText(id, d.text);
+      if (id !== undefined && this.vocabularyIds.terms(id).length === 0) this.countText(id, d.text);
     }
   }
 

@@ -55,9 +55,10 @@ export class SequenceStore {
 
   /**
    * Stores document `doc`: the distinct ids of `ids[0 .. n)`, and the positions of those whose
-   * `skip[id]` is not 1 (all when `skip` is null).
+   * `skip[id]` is not 1 (all when `skip` is null; none without `positions`: a set of ids, such as
+   * a chunk's typo-vocabulary words, whose removal needs only which ids it holds).
    */
-  set(doc: number, ids: ArrayLike<number>, n: number, skip: Uint8Array | null): void {
+  set(doc: number, ids: ArrayLike<number>, n: number, skip: Uint8Array | null, positions = true): void {
     this.clear(doc);
     if (doc >= this.start.length) {
       this.start = grown(this.start, doc + 1);
@@ -67,7 +68,7 @@ export class SequenceStore {
     const dict = this.dict;
     const width = localWidth(d);
     // Header (2 varints), the distinct ids, then a position per id at most.
-    const worst = (2 + d) * MAX_VARINT_BYTES + n * width;
+    const worst = (2 + d) * MAX_VARINT_BYTES + (positions ? n * width : 0);
     if (this.used + worst > this.pool.length) this.reserve(worst);
     const pool = this.pool;
     for (let k = 0; k < d; k++) this.localOf[dict[k]!] = k;
@@ -82,7 +83,7 @@ export class SequenceStore {
     pool.copyWithin(w, dictEnd - dictBytes, dictEnd);
     w += dictBytes;
     const localOf = this.localOf;
-    for (let i = 0; i < n; i++) {
+    for (let i = 0, last = positions ? n : 0; i < last; i++) {
       const t = ids[i]!;
       if (skip !== null && skip[t] === 1) continue;
       const l = localOf[t]!;
