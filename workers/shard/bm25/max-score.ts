@@ -1,7 +1,7 @@
 /**
  * Block-max MaxScore top-k for BM25 (Turtle & Flood 1995; windowed as in Lucene's
- * MaxScoreBulkScorer). The doc id space is cut into windows (2048-8192 doc ids, ending at a
- * block boundary of an essential list when that allows); the pruning threshold starts from a
+ * MaxScoreBulkScorer). The doc id space is cut into windows of 8192 doc ids, each starting at
+ * the next document a list that can reach the threshold holds; the pruning threshold starts from a
  * seeded floor (seed-floor.ts) instead of -Infinity; in each window every list gets a bound from its block maxima, lists whose
  * bounds together cannot reach the k-th score are non-essential there, the essential lists are
  * scored term-at-a-time into a window accumulator, and each candidate then probes the
@@ -9,7 +9,8 @@
  * skipped when an upper bound of its score is strictly below the current k-th score.
  */
 import type { Bitset } from './bitset.js';
-import { BOUND_SLACK, MaxScoreScratch, MIN_WINDOW, THETA_SLACK, WINDOW } from './max-score-scratch.js';
+import { BOUND_SLACK, MaxScoreScratch, THETA_SLACK, WINDOW } from './max-score-scratch.js';
+import { advance } from './gallop.js';
 import { BLOCK_SHIFT } from './postings-store.js';
 import { seedFloor } from './seed-floor.js';
 import type { TopKHeap } from '../top-k-heap.js';
@@ -35,25 +36,6 @@ export interface ScoringContext {
   b: number;
   /** Global average document length. */
   avgdl: number;
-}
-
-/** First index >= from whose doc is >= target (galloping, then binary search). */
-function advance(docs: Uint32Array, length: number, from: number, target: number): number {
-  let lo = from;
-  let step = 1;
-  let hi = from;
-  while (hi < length && docs[hi]! < target) {
-    lo = hi + 1;
-    hi += step;
-    step *= 2;
-  }
-  if (hi > length) hi = length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (docs[mid]! < target) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Sorts `order[0..m)` by `key` ascending (insertion sort: m is a query's term count). */
@@ -165,15 +147,7 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
       if (c < wmin) wmin = c;
     }
     if (wmin === END) break;
-    // Window end: the nearest block end of those lists (so their window bounds are block maxima), within [MIN_WINDOW, WINDOW].
-    let wmax = wmin + WINDOW - 1;
-    for (let q = globalPivot; q < m; q++) {
-      const i = globalOrder[q]!;
-      if (cur[i] === END) continue;
-      const last = blockLast[i]![pos[i]! >>> BLOCK_SHIFT]!;
-      if (last < wmax) wmax = last;
-    }
-    if (wmax < wmin + MIN_WINDOW - 1) wmax = wmin + MIN_WINDOW - 1;
+    const wmax = wmin + WINDOW - 1;
 
     // Each list's bound inside [wmin, wmax]: the max over the blocks that overlap it.
     for (let i = 0; i < m; i++) {

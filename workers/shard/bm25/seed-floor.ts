@@ -1,6 +1,7 @@
 /** Seeded pruning threshold for the block-max MaxScore top-k (see {@link seedFloor}). */
 import type { Bitset } from './bitset.js';
 import { BOUND_SLACK, SEED_MAX_K, type MaxScoreScratch } from './max-score-scratch.js';
+import { advance } from './gallop.js';
 import { BLOCK_SHIFT } from './postings-store.js';
 
 /** Postings scanned at most to seed the floor. */
@@ -86,28 +87,45 @@ export function seedFloor(s: MaxScoreScratch, k: number, docLen: Uint32Array, al
     budget -= end - (j << BLOCK_SHIFT);
   }
   if (size < k) return -Infinity;
-  // Exact scores of those k documents (binary search in every list): the k-th best, i.e. the
-  // lowest of them, is a far better floor than one list's contribution on long queries.
-  let floor = Infinity;
+  // Exact scores of those k documents: the k-th best, i.e. the lowest of them, is a far better
+  // floor than one list's contribution on long queries. Documents in ascending order and lists in
+  // query-term order (each list walked forward once, not a binary search per document and list):
+  // every exact[r] still sums its contributions in query-term order, as the final score does.
+  sortAscending(top2, k);
+  const exact = s.seedExact;
+  const norms = s.seedNorm;
   for (let r = 0; r < k; r++) {
-    const doc = top2[r]!;
-    const norm = lenBase + lenScale * docLen[doc]!;
-    let exact = 0;
-    for (let i = 0; i < m; i++) {
-      const di = docs[i]!;
-      let lo = 0;
-      let hi = len[i]!;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (di[mid]! < doc) lo = mid + 1;
-        else hi = mid;
-      }
-      if (lo === len[i]! || di[lo] !== doc) continue;
-      const tf = tfs[i]![lo]!;
-      exact += (weight[i]! * tf) / (tf + norm);
-    }
-    if (exact < floor) floor = exact;
+    exact[r] = 0;
+    norms[r] = lenBase + lenScale * docLen[top2[r]!]!;
   }
+  for (let i = 0; i < m; i++) {
+    const di = docs[i]!;
+    const ti = tfs[i]!;
+    const wi = weight[i]!;
+    const n = len[i]!;
+    let p = 0;
+    for (let r = 0; r < k && p < n; r++) {
+      const doc = top2[r]!;
+      p = advance(di, n, p, doc);
+      if (p === n || di[p] !== doc) continue;
+      const tf = ti[p]!;
+      exact[r] = exact[r]! + (wi * tf) / (tf + norms[r]!);
+    }
+  }
+  let floor = Infinity;
+  for (let r = 0; r < k; r++) if (exact[r]! < floor) floor = exact[r]!;
   return floor;
 }
 
+/** Sorts `a[0..n)` ascending (insertion sort: n is at most {@link SEED_MAX_K}, usually 10). */
+function sortAscending(a: Uint32Array, n: number): void {
+  for (let i = 1; i < n; i++) {
+    const x = a[i]!;
+    let j = i - 1;
+    while (j >= 0 && a[j]! > x) {
+      a[j + 1] = a[j]!;
+      j--;
+    }
+    a[j + 1] = x;
+  }
+}

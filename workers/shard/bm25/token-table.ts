@@ -1,119 +1,110 @@
 /**
- * Unstemmed token -> term id, keyed by the token's UTF-16 code units read straight from a range of
- * the text, so indexing ASCII text allocates no token strings and hashes no V8 strings: on SciFact
- * the regex matches, the substrings they allocate and the Map lookups on them were ~45% of the
- * indexing CPU time. Also cheaper in memory than a Map with string keys (a pool of code units).
+ * Unstemmed token -> term id, keyed by the token's UTF-8 bytes read straight from a range of the
+ * scanner's byte buffer, so indexing allocates no token strings and hashes no V8 strings: on
+ * SciFact the regex matches, the substrings they allocate and the Map lookups on them were ~45% of
+ * the indexing CPU time. Also cheaper in memory than a Map with string keys (a pool of bytes).
  */
 import { FNV_SEED, fnvStep } from '../../../core/domain/fnv1a.js';
-
-/** Code units of `s`, with ASCII A-Z mapped to a-z (the analyzer lowercases before splitting). */
-const lower = (c: number): number => (c >= 65 && c <= 90 ? c | 0x20 : c);
 
 /** Returned by {@link TokenTable.get} for a token not in the table. */
 export const ABSENT = -2;
 
+/** Int32 words per slot: hash, (offset of the bytes << 8) | length (0: empty slot), value. */
+const STRIDE = 3;
+/** Longest token kept, in bytes (its length has 8 bits of the slot); longer ones are resolved every time. */
+const MAX_LEN = 0xff;
+/** Bytes the pool may hold (its offsets have the other 23 bits). */
+const MAX_BYTES = 1 << 23;
+
 /**
- * Open-addressing (linear probing, load <= 1/2) table from a token's code units to an int value.
- * Bounded: when `maxEntries` is reached it is cleared wholesale (values can be recomputed).
+ * Open-addressing (linear probing, load <= 1/2) table from a token's bytes to an int value. A
+ * slot holds the whole entry (hash, where its bytes are, value), so a lookup reads one slot and
+ * the bytes: a vocabulary of tens of thousands of tokens outgrows the L2 cache, where one array
+ * per field costs a cache miss per field. Bounded: when `maxEntries` is reached it is cleared
+ * wholesale (values can be recomputed).
  */
 export class TokenTable {
-  /** Per slot: entry index + 1, 0 = empty. */
-  private slots = new Int32Array(1024);
+  private slots = new Int32Array(1024 * STRIDE);
   private mask = 1023;
-  private hashes = new Int32Array(512);
-  private starts = new Uint32Array(512);
-  private lens = new Uint16Array(512);
-  private values = new Int32Array(512);
-  private chars = new Uint16Array(4096);
-  private charsUsed = 0;
+  private pool = new Uint8Array(4096);
+  private poolUsed = 0;
   private count = 0;
 
   /** A table holding at most `maxEntries` tokens before it clears itself. */
-  constructor(private readonly maxEntries: number) {}
+  constructor(private readonly maxEntries: number) {
+    // Stored twice so that V8 does not compile them in as constants (see TermScanner's constructor).
+    this.slots = new Int32Array(1024 * STRIDE);
+    this.mask = 1023;
+    this.pool = new Uint8Array(4096);
+  }
 
   /** Number of tokens held. */
   get size(): number {
     return this.count;
   }
 
-  /** Value of the token `text[start .. end)` (A-Z read as a-z) whose hash is `h`, or {@link ABSENT}. */
-  get(text: string, start: number, end: number, h: number): number {
+  /** Value of the token `bytes[start .. end)` whose hash ({@link hashBytes}) is `h`, or {@link ABSENT}. */
+  get(bytes: Uint8Array, start: number, end: number, h: number): number {
     const len = end - start;
-    const { slots, mask, hashes, lens, starts, chars } = this;
+    const { slots, mask, pool } = this;
     for (let s = h & mask; ; s = (s + 1) & mask) {
-      const e = slots[s]! - 1;
-      if (e < 0) return ABSENT;
-      if (hashes[e] !== h || lens[e] !== len) continue;
-      const o = starts[e]!;
+      const at = s * STRIDE;
+      const where = slots[at + 1]!;
+      if (where === 0) return ABSENT;
+      if (slots[at] !== h || (where & MAX_LEN) !== len) continue;
+      const o = where >>> 8;
       let i = 0;
-      while (i < len && chars[o + i] === lower(text.charCodeAt(start + i))) i++;
-      if (i === len) return this.values[e]!;
+      while (i < len && pool[o + i] === bytes[start + i]) i++;
+      if (i === len) return slots[at + 2]!;
     }
   }
 
-  /** Stores `value` for the token `text[start .. end)` (A-Z read as a-z), which must be absent. */
-  set(text: string, start: number, end: number, h: number, value: number): void {
-    if (this.count >= this.maxEntries) this.clear();
+  /** Stores `value` for the token `bytes[start .. end)` whose hash is `h`, which must be absent. */
+  set(bytes: Uint8Array, start: number, end: number, h: number, value: number): void {
     const len = end - start;
-    if (len > 0xffff) return; // never cached; callers drop such tokens long before
-    const e = this.count++;
-    if (e === this.hashes.length) this.growEntries();
-    if (this.count * 2 > this.slots.length) this.rehash(this.slots.length * 2);
-    if (this.charsUsed + len > this.chars.length) {
-      const next = new Uint16Array(Math.max(this.chars.length * 2, this.charsUsed + len));
-      next.set(this.chars.subarray(0, this.charsUsed));
-      this.chars = next;
+    if (len > MAX_LEN || len === 0) return; // never cached; callers drop such tokens long before
+    if (this.count >= this.maxEntries || this.poolUsed + len > MAX_BYTES) this.clear();
+    this.count++;
+    if (this.count * 2 > this.mask + 1) this.rehash((this.mask + 1) * 2);
+    if (this.poolUsed + len > this.pool.length) {
+      const next = new Uint8Array(Math.min(MAX_BYTES, Math.max(this.pool.length * 2, this.poolUsed + len)));
+      next.set(this.pool.subarray(0, this.poolUsed));
+      this.pool = next;
     }
-    const o = this.charsUsed;
-    for (let i = 0; i < len; i++) this.chars[o + i] = lower(text.charCodeAt(start + i));
-    this.charsUsed += len;
-    this.hashes[e] = h;
-    this.starts[e] = o;
-    this.lens[e] = len;
-    this.values[e] = value;
-    this.place(e);
+    const o = this.poolUsed;
+    this.pool.set(bytes.subarray(start, end), o);
+    this.poolUsed += len;
+    this.place(h, (o << 8) | len, value);
   }
 
   /** Forgets every token (keeps the buffers). */
   clear(): void {
     this.slots.fill(0);
     this.count = 0;
-    this.charsUsed = 0;
+    this.poolUsed = 0;
   }
 
-  private place(e: number): void {
+  private place(h: number, where: number, value: number): void {
     const { slots, mask } = this;
-    let s = this.hashes[e]! & mask;
-    while (slots[s] !== 0) s = (s + 1) & mask;
-    slots[s] = e + 1;
+    let s = h & mask;
+    while (slots[s * STRIDE + 1] !== 0) s = (s + 1) & mask;
+    const at = s * STRIDE;
+    slots[at] = h;
+    slots[at + 1] = where;
+    slots[at + 2] = value;
   }
 
   private rehash(size: number): void {
-    this.slots = new Int32Array(size);
+    const old = this.slots;
+    this.slots = new Int32Array(size * STRIDE);
     this.mask = size - 1;
-    for (let e = 0; e < this.count - 1; e++) this.place(e);
-  }
-
-  private growEntries(): void {
-    const n = this.hashes.length * 2;
-    const hashes = new Int32Array(n);
-    hashes.set(this.hashes);
-    this.hashes = hashes;
-    const values = new Int32Array(n);
-    values.set(this.values);
-    this.values = values;
-    const starts = new Uint32Array(n);
-    starts.set(this.starts);
-    this.starts = starts;
-    const lens = new Uint16Array(n);
-    lens.set(this.lens);
-    this.lens = lens;
+    for (let at = 0; at < old.length; at += STRIDE) if (old[at + 1] !== 0) this.place(old[at]!, old[at + 1]!, old[at + 2]!);
   }
 }
 
-/** Hash of a whole string as {@link TokenTable} keys it (for tokens the analyzer already split). */
-export function hashOf(s: string): number {
+/** The key hash of `bytes[start .. end)`, as the scanner computes it while it splits. */
+export function hashBytes(bytes: Uint8Array, start: number, end: number): number {
   let h = FNV_SEED;
-  for (let i = 0; i < s.length; i++) h = fnvStep(h, lower(s.charCodeAt(i)));
+  for (let i = start; i < end; i++) h = fnvStep(h, bytes[i]!);
   return h;
 }
