@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Bm25Index, type PairQuery } from '../../workers/shard/bm25/bm25-index.js';
 import { PAIR_WEIGHT, pairFrequency, queryPairs } from '../../workers/shard/bm25/proximity.js';
-import { SequenceStore } from '../../workers/shard/bm25/sequence-store.js';
+import { PairSite, SequenceStore } from '../../workers/shard/bm25/sequence-store.js';
 import { Shard } from '../../workers/shard/shard.js';
 import { textDoc } from '../../workers/shard/text-doc.js';
 import { encodeVarints, MAX_VARINT_BYTES } from '../../workers/shard/bm25/varint.js';
@@ -80,17 +80,22 @@ describe('SequenceStore', () => {
           }
           const { offsets, codes } = store.export(60);
           const copy = SequenceStore.restore(offsets, codes);
+          const site = new PairSite();
           for (let d = 0; d < 60; d++) {
             const want = oracle.get(d) ?? { terms: [], kept: [] };
             for (const s of [store, copy]) {
               expect(Array.from(s.terms(d))).toEqual(want.terms);
               expect(Array.from(s.get(d))).toEqual(want.kept);
-              // Opened up to an id: the distinct ids up to the first at or past it.
-              const upTo = want.terms[want.terms.length >> 1] ?? 5;
-              const prefix = want.terms.filter((t) => t < upTo);
-              if (want.terms.includes(upTo)) prefix.push(upTo);
-              else if (want.terms.some((t) => t > upTo)) prefix.push(want.terms.find((t) => t > upTo)!);
-              expect(Array.from(s.open(d, upTo).terms)).toEqual(prefix);
+              // A pair located: the two ids' local indexes (in the asked order) and the kept positions.
+              const mid = want.terms[want.terms.length >> 1] ?? 5;
+              const last = want.terms[want.terms.length - 1] ?? 9;
+              for (const [a, b] of [[mid, want.terms[0] ?? 3], [mid, mid + 1], [last, mid], [mid, mid]] as [number, number][]) {
+                const found = s.locate(d, a, b, site);
+                expect(found).toBe(want.terms.includes(a) && want.terms.includes(b));
+                if (!found) continue;
+                expect([site.la, site.lb]).toEqual([want.terms.indexOf(a), want.terms.indexOf(b)]);
+                expect((site.to - site.from) / site.width).toBe(want.kept.length);
+              }
             }
           }
         },
@@ -132,10 +137,47 @@ describe('SequenceStore', () => {
         const kept = ids.filter((t) => skip[t] !== 1);
         // Skipped words are no content: queryPairs never asks for them, and they have no position.
         const want = skip[a] === 1 || skip[b] === 1 ? 0 : pairTf(kept, a, b);
-        expect(pairFrequency(store.open(3, Math.max(a, b)), a, b)).toBe(want);
+        const site = new PairSite();
+        const found = store.locate(3, a, b, site);
+        expect(found).toBe(ids.includes(a) && ids.includes(b));
+        expect(found ? pairFrequency(site) : 0).toBe(want);
       }),
       { numRuns: 1000 },
     );
+  });
+
+  it('locates a pair and counts it as brute force at every local-index width and id size', () => {
+    // Documents of 1-, 2- and 4-byte local indexes, ids past one varint byte, and queried ids
+    // absent below, between and above the document's (decoding stops early in each case).
+    const store = new SequenceStore();
+    const site = new PairSite();
+    const pickArb = fc.tuple(fc.nat(12), fc.nat(2));
+    fc.assert(
+      fc.property(fc.constantFrom(3, 250, 300, 70_000), fc.array(pickArb, { minLength: 1, maxLength: 200 }), fc.nat(1000), fc.nat(1000), fc.nat(7), (distinct, picks, x, y, doc) => {
+        // Distinct ids are 1 mod 3 (0 and 2 mod 3 are never present), from 3 * 2^20, with gaps of
+        // one and two varint bytes. Picked ids sit next to ids whose local index differs by 256
+        // or 65,536 (the same low byte).
+        const vocab = (i: number): number => 3 * 2 ** 20 + 1 + 3 * (i * 50 + ((i * 7919) % 50));
+        const local = ([i, high]: [number, number]): number => (i + [0, 256, 65_536][high]! < distinct ? i + [0, 256, 65_536][high]! : i);
+        const filler = Array.from({ length: distinct }, (_, i) => vocab(i));
+        const ids = [...picks.map((p) => vocab(local(p))), ...filler, ...picks.map(([i]) => vocab(i % 5))];
+        store.set(doc, ids, ids.length, null);
+        const want = (a: number, b: number): number => (ids.includes(a) && ids.includes(b) ? pairTf(ids, a, b) : -1);
+        for (const [a, b] of [
+          [ids[x % picks.length]!, ids[y % picks.length]!],
+          [vocab(x % distinct), vocab(y % distinct)],
+          [vocab(y % 5), vocab(x % 5)],
+          [x * 3, vocab(y % distinct)],
+          [vocab(x % distinct), vocab(distinct) + y],
+          [vocab(x % distinct), vocab(x % distinct)],
+        ] as [number, number][]) {
+          const found = store.locate(doc, a, b, site);
+          expect(found ? pairFrequency(site) : -1).toBe(want(a, b));
+        }
+      }),
+      { numRuns: 60 },
+    );
+    expect(store.locate(99, 1, 4, site)).toBe(false);
   });
 });
 

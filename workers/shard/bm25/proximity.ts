@@ -11,7 +11,7 @@
  */
 import { BLOCK_SHIFT } from './postings-store.js';
 import { MAX_TF } from './postings-store.js';
-import type { SequenceStore, SequenceView } from './sequence-store.js';
+import { PairSite, type SequenceStore } from './sequence-store.js';
 import { checkStop } from '../task-stop.js';
 
 /** Two content words count as a pair when at most this many content-word positions apart. */
@@ -44,24 +44,32 @@ function wideLocal(codes: Uint8Array, q: number, width: number): number {
 }
 
 /**
- * Occurrences of the pair (a, b) in an opened document: position pairs (i < j ≤ i + window)
- * holding a and b in either order. Compares the coded local indexes in place (no decoding), and
- * looks back over the window only at positions holding a or b.
+ * Occurrences of the pair at local indexes (la, lb) in a document's positions: position pairs
+ * (i < j ≤ i + window) holding them in either order. Compares the coded local indexes in place
+ * (no decoding), and looks back over the window only at positions holding la or lb; each earlier
+ * position in the window holding the other makes one pair (for la = lb, each earlier la: the same
+ * pairs as counting forward from every la).
  */
-export function pairFrequency(doc: SequenceView, a: number, b: number): number {
-  const la = doc.terms.indexOf(a);
-  const lb = doc.terms.indexOf(b);
-  if (la < 0 || lb < 0) return 0;
-  const { codes, from, to, width } = doc;
+export function pairFrequency(site: PairSite): number {
+  const { codes, from, to, width, la, lb } = site;
   let n = 0;
+  if (width === 1) {
+    // Most documents have at most 256 distinct terms: a byte per position, no width branches.
+    for (let q = from; q < to; q++) {
+      const x = codes[q]!;
+      if (x !== la && x !== lb) continue;
+      const want = x === la ? lb : la;
+      const first = q - PROXIMITY_WINDOW > from ? q - PROXIMITY_WINDOW : from;
+      for (let p = q - 1; p >= first; p--) if (codes[p] === want) n++;
+    }
+    return n;
+  }
   for (let q = from; q < to; q += width) {
-    const x = width === 1 ? codes[q]! : wideLocal(codes, q, width);
+    const x = wideLocal(codes, q, width);
     if (x !== la && x !== lb) continue;
-    // Each earlier position in the window holding the other word makes one pair (for a = b,
-    // each earlier a: the same pairs as counting forward from every a).
     const want = x === la ? lb : la;
     const first = Math.max(from, q - PROXIMITY_WINDOW * width);
-    for (let p = q - width; p >= first; p -= width) if ((width === 1 ? codes[p]! : wideLocal(codes, p, width)) === want) n++;
+    for (let p = q - width; p >= first; p -= width) if (wideLocal(codes, p, width) === want) n++;
   }
   return n;
 }
@@ -82,6 +90,8 @@ export function pairPostings(
   const [short, long] = docsA.length <= docsB.length ? [docsA, docsB] : [docsB, docsA];
   const docs = new Uint32Array(short.length);
   const tfs = new Uint16Array(short.length);
+  // One per call, not per module: checkStop may run another task's pairPostings in between.
+  const site = new PairSite();
   let n = 0;
   let p = 0;
   for (let i = 0; i < short.length && p < long.length; i++) {
@@ -102,9 +112,10 @@ export function pairPostings(
       }
     }
     if (p >= long.length || long[p] !== d || alive[d] !== 1) continue;
-    const doc = seq.open(d, a > b ? a : b);
-    checkStop((doc.to - doc.from) >> 2);
-    const f = pairFrequency(doc, a, b);
+    const found = seq.locate(d, a, b, site);
+    checkStop((site.to - site.from) >> 2);
+    if (!found) continue;
+    const f = pairFrequency(site);
     if (f > 0) {
       docs[n] = d;
       tfs[n++] = f < MAX_TF ? f : MAX_TF;

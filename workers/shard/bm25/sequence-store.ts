@@ -21,15 +21,30 @@ const MAX_ARENA_BYTES = 0xffffffff;
 /** Bytes of a local index for a document with `distinct` ids. */
 export const localWidth = (distinct: number): number => (distinct <= 0x100 ? 1 : distinct <= 0x10000 ? 2 : 4);
 
-/** One document opened by {@link SequenceStore.open}: its distinct ids (or a prefix) and where its positions are coded. */
+/** One document opened by {@link SequenceStore.open}: its distinct ids and where its positions are coded. */
 export class SequenceView {
-  /** Distinct ids ascending, up to the bound given to `open` (a view into scratch). */
+  /** Distinct ids ascending (a view into scratch). */
   terms = new Uint32Array(0);
   /** The arena; positions are `codes[from .. to)`, `width` bytes each, little-endian local indexes into {@link terms}. */
   codes = new Uint8Array(0);
   from = 0;
   to = 0;
   width = 1;
+}
+
+/**
+ * Where two ids sit in one document, filled by {@link SequenceStore.locate}: their local indexes
+ * and the document's coded positions (the fields of a {@link SequenceView} a pair count reads).
+ */
+export class PairSite {
+  /** The arena; positions are `codes[from .. to)`, `width` bytes each. */
+  codes = new Uint8Array(0);
+  from = 0;
+  to = 0;
+  width = 1;
+  /** Local indexes of the first and the second id (equal when the ids are). */
+  la = 0;
+  lb = 0;
 }
 
 /** Per-document id sequences in one byte arena. */
@@ -132,10 +147,10 @@ export class SequenceStore {
   }
 
   /**
-   * Document `doc`'s distinct ids up to `upTo` (all by default) and where its positions are: the
-   * view is reused by the next call. An unknown or cleared document has no ids and no positions.
+   * Document `doc`'s distinct ids and where its positions are: the view is reused by the next
+   * call. An unknown or cleared document has no ids and no positions.
    */
-  open(doc: number, upTo = 0xffffffff): SequenceView {
+  open(doc: number): SequenceView {
     const v = this.view;
     v.codes = this.pool;
     const len = doc < this.bytes.length ? this.bytes[doc]! : 0;
@@ -149,7 +164,6 @@ export class SequenceStore {
     const end = r + len;
     let d = 0;
     let dictBytes = 0;
-    // The two header varints, inline: this runs once per candidate of a proximity pair.
     for (let shift = 0, b = 0x80; b >= 0x80; shift += 7) d |= ((b = pool[r++]!) & 0x7f) << shift;
     for (let shift = 0, b = 0x80; b >= 0x80; shift += 7) dictBytes |= ((b = pool[r++]!) & 0x7f) << shift;
     const positions = r + dictBytes;
@@ -163,13 +177,58 @@ export class SequenceStore {
       for (let shift = 7; b >= 0x80; shift += 7) v7 = (v7 | (((b = pool[r++]!) & 0x7f) << shift)) >>> 0;
       t += v7;
       dict[k++] = t;
-      if (t >= upTo) break;
     }
     v.terms = dict.subarray(0, k);
     v.from = positions;
     v.to = end;
     v.width = localWidth(d);
     return v;
+  }
+
+  /**
+   * Whether document `doc` holds both ids `a` and `b`; fills `site` with their local indexes and
+   * its positions (`from`/`to` even when not: the caller counts them as work). A proximity pair
+   * asks this of every common document of two postings lists, so it writes no dictionary and
+   * stops decoding at the larger id, or as soon as the smaller one is passed without a match.
+   */
+  locate(doc: number, a: number, b: number, site: PairSite): boolean {
+    site.codes = this.pool;
+    const len = doc < this.bytes.length ? this.bytes[doc]! : 0;
+    if (len === 0) {
+      site.from = site.to = 0;
+      return false;
+    }
+    const pool = this.pool;
+    let r = this.start[doc]!;
+    let d = 0;
+    let dictBytes = 0;
+    // The two header varints, inline: this runs once per candidate of a proximity pair.
+    for (let shift = 0, b7 = 0x80; b7 >= 0x80; shift += 7) d |= ((b7 = pool[r++]!) & 0x7f) << shift;
+    for (let shift = 0, b7 = 0x80; b7 >= 0x80; shift += 7) dictBytes |= ((b7 = pool[r++]!) & 0x7f) << shift;
+    site.from = r + dictBytes;
+    site.to = this.start[doc]! + len;
+    site.width = localWidth(d);
+    const lo = a < b ? a : b;
+    const hi = a < b ? b : a;
+    let lLo = -1;
+    let t = 0;
+    for (let k = 0; k < d; k++) {
+      let b7 = pool[r++]!;
+      let v7 = b7 & 0x7f;
+      for (let shift = 7; b7 >= 0x80; shift += 7) v7 = (v7 | (((b7 = pool[r++]!) & 0x7f) << shift)) >>> 0;
+      t += v7;
+      if (t < lo) continue;
+      if (lLo < 0) {
+        if (t !== lo) return false;
+        lLo = k;
+      }
+      if (t < hi) continue;
+      if (t !== hi) return false;
+      site.la = a === lo ? lLo : k;
+      site.lb = a === lo ? k : lLo;
+      return true;
+    }
+    return false;
   }
 
   /** Document `doc`'s distinct ids, ascending (a view valid until the next read). */
