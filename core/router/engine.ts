@@ -262,9 +262,12 @@ export class Engine {
     // The process's CPU bounds a query's own only while its other threads idle: on a busy
     // machine, right after an ingest (snapshot writes, concurrent marking) SciFact's 0.1 ms
     // searches were seen slow three times and moved, costing every later search ~50% more CPU.
-    // A dataset whose queries are heavy is slow again when the last one runs once more.
+    // A dataset whose queries are heavy is slow again when the last one runs once more. Half the
+    // bar: the second run finds the caches the first filled (pair postings, block bounds): in the
+    // shard-growth test queries just past a 1 ms bar took 0.6-2x their time again, and failed it
+    // once in two CI runs. A light query that only looked slow stays far below (0.1 ms against 2.5).
     const confirmed = again();
-    if (confirmed <= this.config.inlineSlowQueryMs) {
+    if (confirmed <= this.config.inlineSlowQueryMs / 2) {
       this.logger.info({ dataset: datasetId, ms: Math.round(ms), again: Math.round(confirmed * 100) / 100 }, 'slow inline queries not confirmed by a second run; the dataset stays inline');
       return;
     }
