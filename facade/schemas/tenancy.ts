@@ -181,7 +181,9 @@ export const parseUpdateUser = (body: unknown) =>
 /** POST /api/auth/create_api_only_user. */
 export const parseCreateApiOnlyUser = (body: unknown) =>
   parse(
-    z.object({ user_email: z.email('user_email must be an email address'), user_name: z.string().trim().min(1).max(256) }),
+    // 254: the longest address SMTP carries (RFC 5321); emails are indexed (unique), and a longer
+    // random one would pass a PostgreSQL btree entry's 2,704 bytes (see LIMITS.keyBytes).
+    z.object({ user_email: z.email('user_email must be an email address').max(254, 'user_email must be at most 254 characters long'), user_name: z.string().trim().min(1).max(256) }),
     requireBody(body, '{"user_email": "...", "user_name": "..."}'),
   );
 

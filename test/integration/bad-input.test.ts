@@ -97,6 +97,7 @@ const ROUTES: RouteCase[] = [
       [{}, /user_email/],
       [{ user_email: 5, user_name: 'x' }, /user_email/],
       [{ user_email: 'nope', user_name: 'x' }, /user_email/],
+      [{ user_email: `${'k'.repeat(250)}@example.com`, user_name: 'x' }, /user_email must be at most 254/],
       [{ user_email: 'a@example.com' }, /user_name/],
       [{ user_email: 'a@example.com', user_name: ['x'] }, /user_name/],
     ],
