@@ -26,7 +26,7 @@ import type { ShardMessage, ShardReply, ShardTask, ThreadReply } from '../../wor
 import { GcPauses } from './gc-pauses.js';
 import { InlineScheduler } from './inline-scheduler.js';
 import { ShardNotLoadedError } from './shard-not-loaded.js';
-import { abortError, inlineTaskStop, taskStopFor } from './task-stop.js';
+import { abortError, deadlineStop, inlineTaskStop, taskStopFor } from './task-stop.js';
 
 interface Pending {
   readonly resolve: (reply: ShardReply, runMs: number) => void;
@@ -194,20 +194,23 @@ export class ShardPool {
     setTimeout(() => {
       const ms = Math.min(ended - started - this.gcPauses.within(started, ended), cpuMs);
       if (ms <= this.slowInlineMs) return;
-      const again = (): number => this.timeAgain(message);
+      const again = (): number => this.timeAgain(message, ended - started);
       for (const listener of this.slowListeners) listener(message.datasetId, ms, again);
     }, GC_ENTRY_DELAY_MS).unref();
   }
 
   /**
-   * Runs an inline query task again, now, without its caller's deadline (which may have passed),
-   * and returns its time in ms: the wall time, bounded by the process's CPU over it as in
-   * {@link checkSlow}. Query tasks only read, so running one twice changes nothing.
+   * Runs an inline query task again, now, and returns its time in ms: the wall time, bounded by
+   * the process's CPU over it as in {@link checkSlow}. Query tasks only read, so running one twice
+   * changes nothing. Its caller's deadline may have passed: the second run gets one of its own, as
+   * long as the first run took (`firstMs`), which answers "slow again" and never holds the event
+   * loop longer than the caller allowed (a query its deadline cut short would otherwise run to its end).
    */
-  private timeAgain(message: ShardMessage): number {
+  private timeAgain(message: ShardMessage, firstMs: number): number {
     const host = this.inlineHost;
     if (!host) return 0;
-    const { stop: _stop, ...task } = message;
+    // +1: Date.now() counts whole milliseconds.
+    const task = { ...message, stop: deadlineStop(Date.now() + Math.ceil(firstMs) + 1) };
     const cpu = process.cpuUsage();
     const started = performance.now();
     host.run(task);

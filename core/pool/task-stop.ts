@@ -66,7 +66,12 @@ const NEVER_CANCELLED = new Int32Array(1);
  * only, without the shared cancel flag a thread needs (a SharedArrayBuffer per call).
  */
 export function inlineTaskStop(signal: AbortSignal): TaskStop {
-  return { deadline: deadlines.get(signal) ?? Number.POSITIVE_INFINITY, cancelled: NEVER_CANCELLED };
+  return deadlineStop(deadlines.get(signal) ?? Number.POSITIVE_INFINITY);
+}
+
+/** The stop condition of an inline task that only has a deadline (`at`, epoch ms). */
+export function deadlineStop(at: number): TaskStop {
+  return { deadline: at, cancelled: NEVER_CANCELLED };
 }
 
 /** The stop condition shard tasks of the call behind `signal` carry. */

@@ -14,7 +14,7 @@ import { textDoc } from '../../workers/shard/text-doc.js';
 
 const bm25 = { k1: 0.9, b: 0.4 };
 const WORDS = Array.from({ length: 60 }, (_, i) => `w${i} alpha beta gamma`).join(' ');
-const heavyDocs: ShardDoc[] = Array.from({ length: 6000 }, (_, i) => textDoc(`h-${i}`, `alpha beta ${i % 7} ${WORDS.slice((i * 13) % 600, ((i * 13) % 600) + 200)}`));
+const heavyDocs: ShardDoc[] = Array.from({ length: 60_000 }, (_, i) => textDoc(`h-${i}`, `alpha beta ${i % 7} ${WORDS.slice((i * 13) % 600, ((i * 13) % 600) + 200)}`));
 const smallDocs: ShardDoc[] = Array.from({ length: 50 }, (_, i) => textDoc(`s-${i}`, `river stone n${i}`));
 
 type SearchTask = Extract<ShardTask, { op: 'search' }>;
@@ -64,9 +64,31 @@ describe('slow inline queries, run again', () => {
     expect(heavy && small).toBeTruthy();
     const heavyAgain = Math.min(heavy!.again(), heavy!.again());
     const smallAgain = Math.min(small!.again(), small!.again());
-    // The fulltext search over 6,000 chunks of 60 shared words takes milliseconds; the light one microseconds.
+    // The fulltext search over 60,000 chunks of 60 shared words takes milliseconds; the light one microseconds.
     expect(heavyAgain).toBeGreaterThan(2);
     expect(smallAgain).toBeLessThan(1);
     expect(heavyAgain).toBeGreaterThan(10 * smallAgain);
+  }, 60_000);
+
+  it('runs a query its deadline cut short no longer again than it first ran', async () => {
+    let full = Infinity;
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      await pool.run(search('heavy', WORDS, true), undefined, true);
+      full = Math.min(full, performance.now() - t0);
+    }
+    // The caller allows 3 ms of a query that needs `full`: it stops there, and so must its second run.
+    await new Promise((r) => setTimeout(r, 200));
+    seen.length = 0;
+    const deadline = callDeadline(Date.now() + 3, 'the test search');
+    await expect(pool.run(search('heavy', WORDS, true), deadline.signal, true)).rejects.toMatchObject({ code: 'timeout' });
+    deadline.dispose();
+    await new Promise((r) => setTimeout(r, 200));
+    const cut = seen.find((s) => s.datasetId === 'heavy');
+    expect(cut).toBeTruthy();
+    expect(full).toBeGreaterThan(40);
+    // The cut run checks its deadline every few ms, so it ran a fraction of `full` (10-25 ms of
+    // ~100 here); run again without a deadline of its own (the caller's has passed) it takes all of it.
+    expect(cut!.again()).toBeLessThan(full / 2);
   }, 60_000);
 });
