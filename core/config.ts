@@ -151,6 +151,12 @@ export interface Config {
    */
   readonly analyticsRetentionDays: number;
   /**
+   * How long the job workers hold an analytics batch for others to store it with, in ms: a group
+   * of batches is one transaction per kind of record, and shares the pages it writes. 0 stores
+   * each batch as soon as it comes, unless others are already waiting. @defaultValue `250`
+   */
+  readonly analyticsGroupMs: number;
+  /**
    * Answers one job-worker process generates at once (RAG jobs wait on the language model, so
    * many run together). @defaultValue `64`
    */
@@ -323,6 +329,7 @@ export function loadConfig(env: Env = process.env): Config {
     serverTiming: boolVar(env, 'QUARRY_SERVER_TIMING', false),
     maxChunkTextBytes: intVar(env, 'QUARRY_MAX_CHUNK_TEXT_BYTES', LIMITS.chunkTextBytes, 1, 2 ** 31 - 1),
     analyticsRetentionDays: intVar(env, 'QUARRY_ANALYTICS_RETENTION_DAYS', 90, 0, 36_500),
+    analyticsGroupMs: intVar(env, 'QUARRY_ANALYTICS_GROUP_MS', 250, 0, 60_000),
     ragConcurrency: intVar(env, 'QUARRY_RAG_CONCURRENCY', 64, 1, 10_000),
     jobLockMs: intVar(env, 'QUARRY_JOB_LOCK_MS', 10_000, 1_000, 600_000),
     loopMonitorMs: intVar(env, 'QUARRY_LOOP_MONITOR_MS', 5000, 100, 600_000),

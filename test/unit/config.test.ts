@@ -100,6 +100,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ QUARRY_ANALYTICS_RETENTION_DAYS: '-1' })).toThrow(/QUARRY_ANALYTICS_RETENTION_DAYS/);
   });
 
+  it('reads how long analytics batches wait to be stored together', () => {
+    expect(loadConfig({})).toMatchObject({ analyticsGroupMs: 250 });
+    expect(loadConfig({ QUARRY_ANALYTICS_GROUP_MS: '0' })).toMatchObject({ analyticsGroupMs: 0 });
+    expect(() => loadConfig({ QUARRY_ANALYTICS_GROUP_MS: '-1' })).toThrow(/QUARRY_ANALYTICS_GROUP_MS/);
+    expect(() => loadConfig({ QUARRY_ANALYTICS_GROUP_MS: '60001' })).toThrow(/QUARRY_ANALYTICS_GROUP_MS/);
+  });
+
   it('reads the RAG job concurrency, answer deadline and LLM request settings', () => {
     expect(loadConfig({})).toMatchObject({ ragConcurrency: 64, ragDeadlineMs: 120_000, llmTimeoutMs: 60_000, llmMaxRetries: 2 });
     expect(

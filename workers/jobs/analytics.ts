@@ -1,7 +1,8 @@
 /**
  * Analytics flush jobs: each job is one batch of records buffered by a facade; the worker stores
- * it. Idempotent: the store ignores record ids it already holds, so a retried job, or a batch the
- * facade also wrote directly on shutdown, is stored once. Also the retention purge: records older
+ * it, together with the batches of the jobs active beside it (./analytics-group.ts). Idempotent:
+ * the store ignores record ids it already holds, so a retried job, or a batch the facade also
+ * wrote directly on shutdown, is stored once. Also the retention purge: records older
  * than QUARRY_ANALYTICS_RETENTION_DAYS are deleted hourly, so the store stops growing.
  */
 import type { Job, Worker } from 'bullmq';
@@ -10,26 +11,25 @@ import type { Logger } from 'pino';
 import { ANALYTICS_ATTEMPTS, ANALYTICS_QUEUE, type AnalyticsBatch } from '../../core/domain/analytics.js';
 import type { Store } from '../../store/repository.js';
 import { jobWorker } from './job-worker.js';
+import { analyticsGroup, recordsOf, type GroupOptions, type StoredCounts } from './analytics-group.js';
 
-/** Builds the processor: stores the batch's searches, then its recommendations, then its RAG answers. */
-export function analyticsProcessor(store: Store) {
-  return async (job: Job<AnalyticsBatch>): Promise<{ searches: number; recommendations: number; rags: number }> => {
-    const searches = await store.analytics.insertSearches(job.data.searches ?? []);
-    const recommendations = await store.analytics.insertRecommendations(job.data.recommendations ?? []);
-    // Batches enqueued by a facade from before RAG carry no `rags`.
-    const rags = await store.analytics.insertRags(job.data.rags ?? []);
-    return { searches, recommendations, rags };
-  };
+/** Default group commit: batches wait up to 250 ms (QUARRY_ANALYTICS_GROUP_MS) for company, 16 at most (the worker's concurrency). */
+export const GROUP_DEFAULTS: GroupOptions = Object.freeze({ lingerMs: 250, maxBatches: 16, maxRecords: 4096 });
+
+/** Builds the processor: each job's batch is stored in a group with the batches active beside it. */
+export function analyticsProcessor(store: Store, options: GroupOptions = GROUP_DEFAULTS) {
+  const group = analyticsGroup(store.analytics, options);
+  return (job: Job<AnalyticsBatch>): Promise<StoredCounts> => group(job.data);
 }
 
 /** Starts the worker of the analytics queue on `connection` (which must have maxRetriesPerRequest null). */
-export function analyticsWorker(store: Store, connection: Redis, logger: Logger): Worker<AnalyticsBatch> {
-  // One job at a time: SQLite has one writer, and one batch is a single short transaction.
-  const worker = jobWorker(ANALYTICS_QUEUE, analyticsProcessor(store), connection, logger, { concurrency: 1 });
+export function analyticsWorker(store: Store, connection: Redis, logger: Logger, options: GroupOptions = GROUP_DEFAULTS): Worker<AnalyticsBatch> {
+  // As many jobs active as a group may hold: they are stored together, one transaction per kind.
+  const worker = jobWorker(ANALYTICS_QUEUE, analyticsProcessor(store, options), connection, logger, { concurrency: options.maxBatches });
   worker.on('failed', (job, err) => {
     if (!job) return;
     const last = job.attemptsMade >= (job.opts.attempts ?? ANALYTICS_ATTEMPTS);
-    const records = (job.data.searches?.length ?? 0) + (job.data.recommendations?.length ?? 0) + (job.data.rags?.length ?? 0);
+    const records = recordsOf(job.data);
     if (last) {
       logger.error({ batch: job.id, records, attempts: job.attemptsMade, err: err.message }, 'analytics batch failed every attempt; it stays in the failed set of the analytics queue');
     } else {

@@ -11,7 +11,7 @@ import { niceThisThread } from '../../core/domain/thread-entry.js';
 import { onShutdown } from '../../core/shutdown.js';
 import { openStore } from '../../store/open-store.js';
 import { EmbedderCache } from '../../core/embed/embedder-cache.js';
-import { analyticsWorker, startAnalyticsRetention } from './analytics.js';
+import { analyticsWorker, GROUP_DEFAULTS, startAnalyticsRetention } from './analytics.js';
 import { bulkDeleteWorker } from './bulk-delete.js';
 import { fileImportWorker } from './file-import.js';
 import { openBlobStore } from '../../core/blob/blob-store.js';
@@ -107,7 +107,7 @@ const rag = jobWorker<GenerationJob, { completed: boolean }>(
   { concurrency: config.ragConcurrency, maxStalledCount: 0, ...lockOptions(config.jobLockMs) },
 );
 
-const analytics = analyticsWorker(store, connection, logger);
+const analytics = analyticsWorker(store, connection, logger, { ...GROUP_DEFAULTS, lingerMs: config.analyticsGroupMs });
 const bulkDelete = bulkDeleteWorker(store, core, connection, logger);
 const fileImport = fileImportWorker({ store, core, blobs, jobs, config, logger }, connection);
 const stopRetention = startAnalyticsRetention(store, config.analyticsRetentionDays, logger);
