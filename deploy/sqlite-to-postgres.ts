@@ -399,22 +399,27 @@ class Target {
     return (rows[0] as Value[] | undefined) ?? null;
   }
 
-  /** Count and hash of every row, read in pages. */
+  /**
+   * Count and hash of every row, read in pages from one cursor. Keyset pages (`WHERE key > last
+   * ORDER BY key LIMIT n`) sorted the rest of a table again for each page whose key order no index
+   * gives (the rollups): 98-122 s for 1.7M hourly rows, against 2-3 s for one ordered cursor.
+   */
   async stats(plan: TablePlan): Promise<Stats> {
     const hash = createHash('sha256');
     let rows = 0;
-    let after: Value[] | null = null;
-    for (;;) {
-      const where = after ? `WHERE ${keyCompare(plan.key, '>', pgPlaceholders(plan.key.length, 1))}` : '';
-      const page = (await this.query(
-        `SELECT ${plan.columns.join(', ')} FROM ${quote(plan.name)} ${where} ORDER BY ${plan.key.join(', ')} LIMIT ${VERIFY_PAGE_ROWS}`,
-        after ?? [],
-      )) as RowValues[];
-      for (const row of page) hashRow(hash, row);
-      rows += page.length;
-      if (page.length < VERIFY_PAGE_ROWS) break;
-      const last = page[page.length - 1]!;
-      after = plan.keyIndex.map((i) => last[i]!);
+    await this.client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    try {
+      await this.client.query(`DECLARE verify_rows NO SCROLL CURSOR FOR SELECT ${plan.columns.join(', ')} FROM ${quote(plan.name)} ORDER BY ${plan.key.join(', ')}`);
+      for (;;) {
+        const page = (await this.query(`FETCH ${VERIFY_PAGE_ROWS} FROM verify_rows`)) as RowValues[];
+        for (const row of page) hashRow(hash, row);
+        rows += page.length;
+        if (page.length < VERIFY_PAGE_ROWS) break;
+      }
+      await this.client.query('COMMIT');
+    } catch (err) {
+      await this.client.query('ROLLBACK').catch(() => {});
+      throw err;
     }
     return { rows, sha256: hash.digest('hex') };
   }
