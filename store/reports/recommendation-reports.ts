@@ -19,7 +19,8 @@ import type { RecommendationKind, RecommendationRecord } from '../../core/domain
 import { clickCondition, HAS_CLICK, HAS_CONVERSION } from './linked-events.js';
 import { countOverTime, linkedEventNames, perUserOverTime, shareOverTime, toPoints, type SeriesSource, type TimePoint } from './rag-series.js';
 import { recommendationWhere, type RecommendationAnalyticsFilter } from './recommendation-filter.js';
-import { parsed, sortedBy, type ReportWindow } from './report-rows.js';
+import { parsed, type ReportWindow } from './report-rows.js';
+import { pageAcrossTies } from './tie-pages.js';
 import type { Granularity, ReportSql } from './report-sql.js';
 import { recordRollupBuckets, recordRollupCounts, recordRollupEventNames, rollupShare, type RecordRollupQuery } from './record-rollup.js';
 import { perUserFromRollup, recordUserQuery, userRollupServes } from './user-rollup.js';
@@ -81,22 +82,21 @@ const source = (sql: ReportSql, datasetId: string, filter: RecommendationAnalyti
   where: recommendationWhere(sql.dialect, datasetId, filter),
 });
 
-/** A page of the recommendations matching the filter and `condition` (SQL on `q`, or none), in `orderBy` order, ties by id. */
+/**
+ * A page of the recommendations matching the filter and `condition` (SQL on `q`, or none), sorted
+ * by `sortBy`, ties by id, read without sorting a block of ties (./tie-pages.ts).
+ */
 async function listRecommendations(
   sql: ReportSql,
   datasetId: string,
   filter: RecommendationAnalyticsFilter,
   page: ReportWindow,
-  orderBy: string,
+  sort: { readonly sortBy: string; readonly sortOrder: 'asc' | 'desc' },
   condition?: readonly [string, ...unknown[]],
 ): Promise<RecommendationRecord[]> {
   const where = recommendationWhere(sql.dialect, datasetId, filter);
   if (condition) where.add(...condition);
-  const rows = await sql.all(`SELECT ${COLUMNS} FROM recommendation_queries q ${where.sql()} ORDER BY ${orderBy}, q.id LIMIT ? OFFSET ?`, [
-    ...where.params,
-    page.limit,
-    page.offset,
-  ]);
+  const rows = await pageAcrossTies(sql, { columns: COLUMNS, from: 'recommendation_queries q', where: { sql: where.sql(), params: where.params }, ...sort, page });
   return rows.map(recordFromRow);
 }
 
@@ -107,7 +107,7 @@ export function lowConfidenceRecommendations(
   req: { filter: RecommendationAnalyticsFilter; page: ReportWindow; threshold?: number },
 ): Promise<RecommendationRecord[]> {
   const condition = req.threshold === undefined ? undefined : (['q.top_score < ?', req.threshold] as const);
-  return listRecommendations(sql, datasetId, req.filter, req.page, 'q.top_score ASC', condition);
+  return listRecommendations(sql, datasetId, req.filter, req.page, { sortBy: 'top_score', sortOrder: 'asc' }, condition);
 }
 
 /** What `recommendation_queries` asks for. */
@@ -123,7 +123,7 @@ export interface RecommendationQueriesRequest {
 /** `recommendation_queries`: a sorted page of the recommendations matching the filter (and click condition). */
 export function recommendationQueries(sql: ReportSql, datasetId: string, req: RecommendationQueriesRequest): Promise<RecommendationRecord[]> {
   const clicks = clickCondition(req.hasClicks);
-  return listRecommendations(sql, datasetId, req.filter, req.page, sortedBy(req.sortBy, req.sortOrder), clicks === undefined ? undefined : [clicks]);
+  return listRecommendations(sql, datasetId, req.filter, req.page, req, clicks === undefined ? undefined : [clicks]);
 }
 
 /** `query_details`: one recommendation of the dataset, or undefined. */

@@ -39,5 +39,3 @@ export function ratingFromRow(r: Record<string, any>, json: JsonColumn): ReportR
     : { rating: Number(r.rating_value), note: r.rating_note ?? null, metadata: json(r.rating_metadata, null) };
 }
 
-/** ORDER BY a sortable column of `q`, as a listing's `sort_by` and `sort_order` ask. */
-export const sortedBy = (column: string, order: 'asc' | 'desc'): string => `q.${column} ${order === 'asc' ? 'ASC' : 'DESC'}`;

@@ -6,7 +6,8 @@ import type { SearchKind, SearchRecord } from '../../core/domain/analytics.js';
 import { fromJson, storedJson } from '../rows.js';
 import { clickCondition } from './linked-events.js';
 import { listingIndex } from './listing-plan.js';
-import { RATING_COLUMNS, ratingFromRow, sortedBy, type ReportRating, type ReportWindow } from './report-rows.js';
+import { RATING_COLUMNS, ratingFromRow, type ReportRating, type ReportWindow } from './report-rows.js';
+import { pageAcrossTies } from './tie-pages.js';
 import type { ReportSql } from './report-sql.js';
 import { RATING_JOIN, searchSelection, type SearchAnalyticsFilter } from './search-filter.js';
 
@@ -59,20 +60,25 @@ export interface SearchListing {
   readonly page: ReportWindow;
   /** Extra conditions on `q`: SQL with `?` placeholders, then their values. */
   readonly conditions?: readonly (readonly [string, ...unknown[]])[];
-  /** `ORDER BY` columns of `q`, ties always broken by id. */
-  readonly orderBy: string;
+  /** The sort column of `q`; ties are always broken by id ascending. */
+  readonly sortBy: SearchSortColumn;
+  readonly sortOrder: 'asc' | 'desc';
   /** The index SQLite reads `q` by (./listing-plan.ts); none: the planner's choice. */
   readonly index?: string;
 }
 
-/** One page of the dataset's searches matching a listing. */
+/** One page of the dataset's searches matching a listing, read without sorting a block of ties (./tie-pages.ts). */
 export async function listSearches(sql: ReportSql, datasetId: string, listing: SearchListing): Promise<RatedSearch[]> {
   const { where } = searchSelection(sql.dialect, datasetId, listing.filter);
   for (const [condition, ...values] of listing.conditions ?? []) where.add(condition, ...values);
-  const rows = await sql.all(
-    `SELECT ${COLUMNS} FROM search_queries q ${listing.index === undefined ? '' : `INDEXED BY ${listing.index}`} ${RATING_JOIN} ${where.sql()} ORDER BY ${listing.orderBy}, q.id LIMIT ? OFFSET ?`,
-    [...where.params, listing.page.limit, listing.page.offset],
-  );
+  const rows = await pageAcrossTies(sql, {
+    columns: COLUMNS,
+    from: `search_queries q ${listing.index === undefined ? '' : `INDEXED BY ${listing.index}`} ${RATING_JOIN}`,
+    where: { sql: where.sql(), params: where.params },
+    sortBy: listing.sortBy,
+    sortOrder: listing.sortOrder,
+    page: listing.page,
+  });
   return rows.map(ratedFromRow);
 }
 
@@ -84,12 +90,12 @@ export async function lowConfidenceQueries(
 ): Promise<RatedSearch[]> {
   const conditions = req.threshold === undefined ? [] : [['q.top_score < ?', req.threshold] as const];
   const index = await listingIndex(sql, datasetId, req.filter, 'top_score', req.page);
-  return listSearches(sql, datasetId, { filter: req.filter, page: req.page, conditions, orderBy: 'q.top_score ASC', index });
+  return listSearches(sql, datasetId, { filter: req.filter, page: req.page, conditions, sortBy: 'top_score', sortOrder: 'asc', index });
 }
 
 /** `no_result_queries`: searches that found nothing, newest first. */
 export function noResultQueries(sql: ReportSql, datasetId: string, req: { filter: SearchAnalyticsFilter; page: ReportWindow }): Promise<RatedSearch[]> {
-  return listSearches(sql, datasetId, { filter: req.filter, page: req.page, conditions: [['q.result_count = 0']], orderBy: 'q.created_at DESC' });
+  return listSearches(sql, datasetId, { filter: req.filter, page: req.page, conditions: [['q.result_count = 0']], sortBy: 'created_at', sortOrder: 'desc' });
 }
 
 /** What `search_queries` asks for. */
@@ -107,7 +113,7 @@ export async function searchQueries(sql: ReportSql, datasetId: string, req: Sear
   const clicks = clickCondition(req.hasClicks);
   const conditions = clicks === undefined ? [] : [[clicks] as const];
   const index = await listingIndex(sql, datasetId, req.filter, req.sortBy, req.page, req.hasClicks);
-  return listSearches(sql, datasetId, { filter: req.filter, page: req.page, conditions, orderBy: sortedBy(req.sortBy, req.sortOrder), index });
+  return listSearches(sql, datasetId, { filter: req.filter, page: req.page, conditions, sortBy: req.sortBy, sortOrder: req.sortOrder, index });
 }
 
 /** `query_details`: one search of the dataset with its rating, or undefined. */

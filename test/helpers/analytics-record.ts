@@ -1,5 +1,5 @@
 /** The search and RAG answer record builders of the analytics store tests. */
-import type { SearchRecord } from '../../core/domain/analytics.js';
+import type { RecommendationRecord, SearchRecord } from '../../core/domain/analytics.js';
 import type { RagRecord } from '../../core/domain/rag.js';
 
 /** A search to store: a hybrid search of 'q' with one result and no user, unless given. */
@@ -35,5 +35,22 @@ export function ragRecord(a: Partial<RagRecord> & { id: string; datasetId: strin
     completionTokens: 1,
     latencyMs: 3,
     ...a,
+  };
+}
+
+/** A recommendation to store: a Chunk recommendation with no ids, results or user, unless given. */
+export function recommendationRecord(r: Partial<RecommendationRecord> & { id: string; datasetId: string; createdAt: number }): RecommendationRecord {
+  return {
+    recommendationType: 'Chunk',
+    positiveIds: [],
+    negativeIds: [],
+    positiveTrackingIds: [],
+    negativeTrackingIds: [],
+    requestParams: null,
+    results: [],
+    topScore: 0,
+    userId: null,
+    metadata: null,
+    ...r,
   };
 }
