@@ -96,11 +96,7 @@ export class Shard {
   }
 
   /** Orders internal ids by chunk id: how every index of this shard breaks score ties, as the core's merge does. */
-  private readonly byChunkId: TieBreak = (a, b) => {
-    const x = this.index.chunkId(a)!;
-    const y = this.index.chunkId(b)!;
-    return x < y ? -1 : x > y ? 1 : 0;
-  };
+  private readonly byChunkId: TieBreak = (a, b) => this.index.compareChunkIds(a, b);
 
   /** Top `k` by dense similarity (or distance), restricted by the filter and threshold. */
   searchDense(vector: Float32Array, k: number, filter: Filter | null, threshold: number | null, countTotal: boolean): SearchShardReply {

@@ -187,11 +187,7 @@ export class Bm25Index {
     this.post = new PostingsStore(this.options.k1, this.options.b);
     this.stopStems = new Set([...ENGLISH_STOP_WORDS].map((w) => this.analyzer.stem(w)));
     this.scanner = new TermScanner(this.analyzer, (stem) => this.intern(stem));
-    this.heap = new TopKHeap((a, b) => {
-      const x = this.ids.chunkIdOf(a)!;
-      const y = this.ids.chunkIdOf(b)!;
-      return x < y ? -1 : x > y ? 1 : 0;
-    });
+    this.heap = new TopKHeap((a, b) => this.ids.compare(a, b));
   }
 
   /** Term id of a stem (new ones are added), recording whether it is a stop word. */
@@ -215,6 +211,11 @@ export class Bm25Index {
   /** Internal id of a live chunk, or undefined. */
   internalId(chunkId: string): number | undefined {
     return this.ids.idOf(chunkId);
+  }
+
+  /** Order of two live internal ids' chunk ids (as JS compares the strings), without decoding them: score ties. */
+  compareChunkIds(a: number, b: number): number {
+    return this.ids.compare(a, b);
   }
 
   /** Chunk id of a live internal id, or undefined. */
@@ -395,7 +396,7 @@ export class Bm25Index {
     const ta = post.termIds.get(a);
     const tb = post.termIds.get(b);
     if (ta === undefined || tb === undefined || post.len[ta] === 0 || post.len[tb] === 0) {
-      return { docs: new Uint32Array(0), tfs: new Uint16Array(0), n: 0 };
+      return { docs: new Uint32Array(0), tfs: new Uint8Array(0), big: null, n: 0 };
     }
     const key = ta < tb ? `${ta}:${tb}` : `${tb}:${ta}`;
     const cached = this.pairCache.get(key);
@@ -470,7 +471,7 @@ export class Bm25Index {
     for (let j = termLists; j < lists.m; j++) {
       const list = pairLists[j - termLists]!;
       const bounds = listBounds(list, this.docLen, k1, b, avgdl);
-      lists.setPostings(j, list.docs, list.tfs, list.n, bounds.blockLast, bounds.blockMax, bounds.sat);
+      lists.setPostings(j, list.docs, list.tfs, list.big, list.n, bounds.blockLast, bounds.blockMax, bounds.sat);
       checkYield(list.n);
     }
     for (let j = 0; j < termLists; j++) {
@@ -479,7 +480,7 @@ export class Bm25Index {
       const docs = post.docsOf(t);
       const tfs = post.tfsOf(t);
       const sat = post.ensureBounds(t, avgdl, this.docLen, docs, tfs);
-      lists.setPostings(j, docs, tfs, post.len[t]!, post.blockLast[t]!, post.blockMax[t]!, sat);
+      lists.setPostings(j, docs, tfs, post.overflowOf(t), post.len[t]!, post.blockLast[t]!, post.blockMax[t]!, sat);
       checkYield(post.len[t]! >> 4);
     }
     this.heap.reset(k);
@@ -505,7 +506,7 @@ export class Bm25Index {
       sequences: seq.data,
       'sequences slack': seq.slack,
       'doc tables': this.docLen.byteLength + this.alive.byteLength + seq.tables + this.stopTerm.byteLength,
-      'chunk-id map and strings': this.ids.memoryBytes(),
+      'chunk ids (arena, hash table)': this.ids.memoryBytes(),
     };
   }
 
@@ -539,7 +540,7 @@ export class Bm25Index {
     const postingTfs = new Uint16Array(postingOffsets[T]!);
     for (let t = 0; t < T; t++) {
       postingDocs.set(post.docsOf(t), postingOffsets[t]);
-      postingTfs.set(post.tfsOf(t), postingOffsets[t]);
+      postingTfs.set(post.exactTfsOf(t), postingOffsets[t]);
     }
     const chunkIds: (string | undefined)[] = [];
     for (let d = 0; d < cap; d++) chunkIds.push(this.ids.chunkIdOf(d));

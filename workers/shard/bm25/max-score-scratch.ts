@@ -1,4 +1,5 @@
 /** Reusable per-search buffers and tuning constants of the block-max MaxScore top-k. */
+import type { TfOverflow } from './tf-code.js';
 
 // Upper bounds are inflated and the threshold deflated by these relative margins, so that float
 // rounding (bounds computed at another average length, partial sums added in another order) can
@@ -9,7 +10,7 @@ export const BOUND_SLACK = 1 + 1e-9;
 export const THETA_SLACK = 1 - 1e-9;
 
 const NO_DOCS = new Uint32Array(0);
-const NO_TFS = new Uint16Array(0);
+const NO_TFS = new Uint8Array(0);
 
 /**
  * Window in doc ids; sizes the accumulator (8192 slots, 256 bitset words). Windows are not cut
@@ -38,7 +39,10 @@ export class MaxScoreScratch {
   /** qtf * idf * (k1 + 1) of list i: the factor in front of the tf saturation. */
   weight = new Float64Array(16);
   docs: Uint32Array[] = [];
-  tfs: Uint16Array[] = [];
+  /** Stored tfs of list i (one byte; TF_OVERFLOW: look the doc up in `big[i]`, see tf-code.ts). */
+  tfs: Uint8Array[] = [];
+  /** Overflow map of list i, or null. */
+  big: (TfOverflow | null)[] = [];
   blockLast: Uint32Array[] = [];
   blockMax: Float64Array[] = [];
   len = new Uint32Array(16);
@@ -88,9 +92,10 @@ export class MaxScoreScratch {
   }
 
   /** Attaches list i's postings, block bounds and list-wide saturation bound. */
-  setPostings(i: number, docs: Uint32Array, tfs: Uint16Array, len: number, blockLast: Uint32Array, blockMax: Float64Array, sat: number): void {
+  setPostings(i: number, docs: Uint32Array, tfs: Uint8Array, big: TfOverflow | null, len: number, blockLast: Uint32Array, blockMax: Float64Array, sat: number): void {
     this.docs[i] = docs;
     this.tfs[i] = tfs;
+    this.big[i] = big;
     this.len[i] = len;
     this.blockLast[i] = blockLast;
     this.blockMax[i] = blockMax;
@@ -102,6 +107,7 @@ export class MaxScoreScratch {
     for (let i = 0; i < this.m; i++) {
       this.docs[i] = NO_DOCS;
       this.tfs[i] = NO_TFS;
+      this.big[i] = null;
     }
   }
 

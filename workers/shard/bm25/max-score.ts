@@ -13,6 +13,7 @@ import { BOUND_SLACK, MaxScoreScratch, THETA_SLACK, WINDOW } from './max-score-s
 import { advance } from './gallop.js';
 import { BLOCK_SHIFT } from './postings-store.js';
 import { seedFloor } from './seed-floor.js';
+import { overflowTf, TF_OVERFLOW } from './tf-code.js';
 import type { TopKHeap } from '../top-k-heap.js';
 import { checkStop, checkYield } from '../task-stop.js';
 
@@ -71,7 +72,8 @@ function probe(s: MaxScoreScratch, doc: number, score: number, norm: number, piv
       c = cur[i] = p < n ? d[p]! : END;
     }
     if (c === doc) {
-      const tf = tfs[i]![pos[i]!]!;
+      let tf = tfs[i]![pos[i]!]!;
+      if (tf === TF_OVERFLOW) tf = overflowTf(s.big[i]!, doc);
       score += (weight[i]! * tf) / (tf + norm);
     }
   }
@@ -100,7 +102,8 @@ function exactScore(s: MaxScoreScratch, doc: number, norm: number): number {
       if (cur[i] !== doc) continue;
       p = pos[i]!;
     }
-    const tf = tfs[i]![p]!;
+    let tf = tfs[i]![p]!;
+    if (tf === TF_OVERFLOW) tf = overflowTf(s.big[i]!, doc);
     exact += (weight[i]! * tf) / (tf + norm);
   }
   return exact;
@@ -206,7 +209,8 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
           if ((p & 1023) === 0) checkYield(1024);
           if (alive[doc] !== 1) continue;
           if (allowWords !== null && (doc >= allowCap || (allowWords[doc >>> 5]! & (1 << (doc & 31))) === 0)) continue;
-          const tf = et[p]!;
+          let tf = et[p]!;
+          if (tf === TF_OVERFLOW) tf = overflowTf(s.big[e]!, doc);
           const norm = lenBase + lenScale * docLen[doc]!;
           const score = (ew * tf) / (tf + norm);
           if (score + restBound < thetaLo) continue;
@@ -239,7 +243,8 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
             const doc = d[p]!;
             if (doc > wmax) break;
             const slot = doc - wmin;
-            const tf = tl[p]!;
+            let tf = tl[p]!;
+            if (tf === TF_OVERFLOW) tf = overflowTf(s.big[i]!, doc);
             // Same operation order as everywhere else (norm first), so scores are bit-identical across paths.
             const norm = lenBase + lenScale * docLen[doc]!;
             const c = (w * tf) / (tf + norm);

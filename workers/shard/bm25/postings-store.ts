@@ -5,7 +5,8 @@
  * Memory layout: most terms are rare (SciFact: 26k terms, half in one document), and a typed array
  * costs ~190 bytes of V8 objects (JSTypedArray + JSArrayBuffer + backing-store record) before its
  * first element, more than a rare term's postings. So lists of up to {@link ARENA_MAX} entries live
- * in one shared arena (a Uint32Array of doc ids and a Uint16Array of tfs indexed alike), in slots of
+ * in one shared arena (a Uint32Array of doc ids and a Uint8Array of tfs indexed alike, tfs of 255
+ * or more in a per-term overflow map: tf-code.ts), in slots of
  * a few size classes (~1.5x apart, so slack stays under a third); a list that outgrows its slot
  * moves to the next class and its old slot goes on that class's free list (linked through the
  * slot's first doc-id word), so freed space is reused without compaction. Longer lists own their
@@ -14,6 +15,7 @@
 import { ownString } from './analyzer.js';
 import { grown, grownTight } from './grow.js';
 import { arrayBytes, mapBytes, stringBytes, TYPED_ARRAY_OVERHEAD, type MemoryParts } from './memory-report.js';
+import { overflowTf, TF_OVERFLOW, type TfOverflow } from './tf-code.js';
 
 /** Largest stored term frequency; a chunk repeating one term more often is clamped (saturated anyway). */
 export const MAX_TF = 0xffff;
@@ -34,7 +36,7 @@ const NIL = 0xffffffff;
 const NO_BLOCKS_U32 = new Uint32Array(0);
 const NO_BLOCKS_F64 = new Float64Array(0);
 const NO_DOCS = new Uint32Array(0);
-const NO_TFS = new Uint16Array(0);
+const NO_TFS = new Uint8Array(0);
 
 /** Smallest arena class holding `n` entries (n <= ARENA_MAX). */
 function classFor(n: number): number {
@@ -64,7 +66,7 @@ export class PostingsStore {
   /** Arena of doc ids; a free slot's first word links to the next free slot of its class. */
   private arenaDocs = new Uint32Array(1024);
   /** Arena of term frequencies, indexed like {@link arenaDocs}. */
-  private arenaTfs = new Uint16Array(1024);
+  private arenaTfs = new Uint8Array(1024);
   /** Arena words handed out so far (free slots included). */
   private arenaUsed = 0;
   /** Head of each class's free-slot list. */
@@ -72,7 +74,9 @@ export class PostingsStore {
   /** Own doc ids of OWN terms (NO_DOCS for arena terms): a holey array would cost as much. */
   private ownDocs: Uint32Array[] = [];
   /** Own term frequencies of OWN terms, aligned with {@link ownDocs}. */
-  private ownTfs: Uint16Array[] = [];
+  private ownTfs: Uint8Array[] = [];
+  /** Per term with a tf of 255 or more: doc id -> exact tf of those postings (see tf-code.ts). */
+  private readonly big = new Map<number, Map<number, number>>();
   /** 1 when a recycled (smaller) doc id was appended after larger ones and the list needs sorting. */
   private unsorted = new Uint8Array(64);
   /**
@@ -149,11 +153,34 @@ export class PostingsStore {
     return c === 0 ? NO_DOCS : this.arenaDocs.subarray(this.off[t], this.off[t]! + this.len[t]!);
   }
 
-  /** Term t's term frequencies, aligned with {@link docsOf} (same lifetime rule). */
-  tfsOf(t: number): Uint16Array {
+  /** Term t's stored term frequencies, aligned with {@link docsOf} (same lifetime rule; see {@link overflowOf}). */
+  tfsOf(t: number): Uint8Array {
     const c = this.cls[t]!;
     if (c === OWN) return this.ownTfs[t]!.subarray(0, this.len[t]);
     return c === 0 ? NO_TFS : this.arenaTfs.subarray(this.off[t], this.off[t]! + this.len[t]!);
+  }
+
+  /** Term t's overflow map (doc -> exact tf where {@link tfsOf} holds TF_OVERFLOW), or null when it has none. */
+  overflowOf(t: number): TfOverflow | null {
+    return this.big.get(t) ?? null;
+  }
+
+  /** Term t's exact term frequencies, aligned with {@link docsOf} (a copy: snapshots and tests). */
+  exactTfsOf(t: number): Uint16Array {
+    const docs = this.docsOf(t);
+    const tfs = this.tfsOf(t);
+    const out = Uint16Array.from(tfs);
+    const big = this.overflowOf(t);
+    for (let i = 0; i < out.length; i++) if (out[i] === TF_OVERFLOW) out[i] = overflowTf(big, docs[i]!);
+    return out;
+  }
+
+  /** Notes a tf of 255 or more of `doc` in term t's overflow map; returns the byte to store. */
+  private overflow(t: number, doc: number, tf: number): number {
+    let big = this.big.get(t);
+    if (big === undefined) this.big.set(t, (big = new Map()));
+    big.set(doc, tf);
+    return TF_OVERFLOW;
   }
 
   /** Appends (doc, tf) to term t for a new live doc of length `dl`. */
@@ -165,12 +192,12 @@ export class PostingsStore {
       const docs = this.ownDocs[t]!;
       if (n > 0 && docs[n - 1]! > doc) this.unsorted[t] = 1;
       docs[n] = doc;
-      this.ownTfs[t]![n] = tf;
+      this.ownTfs[t]![n] = tf < TF_OVERFLOW ? tf : this.overflow(t, doc, tf);
     } else {
       const at = this.off[t]! + n;
       if (n > 0 && this.arenaDocs[at - 1]! > doc) this.unsorted[t] = 1;
       this.arenaDocs[at] = doc;
-      this.arenaTfs[at] = tf;
+      this.arenaTfs[at] = tf < TF_OVERFLOW ? tf : this.overflow(t, doc, tf);
     }
     this.len[t] = n + 1;
     if (this.df[t]!++ === 0) this.live++;
@@ -223,12 +250,15 @@ export class PostingsStore {
     let perTermBytes = 0;
     for (const a of perTerm) perTermBytes += a.byteLength;
     const arenaEntries = this.arenaDocs.length;
+    let overflow = mapBytes(this.big.size);
+    for (const m of this.big.values()) overflow += mapBytes(m.size);
     return {
       'postings doc ids': entries * 4,
-      'postings tfs': entries * 2,
+      'postings tfs': entries,
+      'postings tf overflow': overflow,
       // Arena: free slots, unused slot tails and the unused end; own arrays: growth room.
-      'postings slack (arena)': (arenaEntries - (entries - ownEntries)) * 6,
-      'postings slack (own arrays)': (ownCap - ownEntries) * 6,
+      'postings slack (arena)': (arenaEntries - (entries - ownEntries)) * 5,
+      'postings slack (own arrays)': (ownCap - ownEntries) * 5,
       'postings own-array headers': ownLists * 2 * TYPED_ARRAY_OVERHEAD,
       'block-max bounds': blocks + blockArrays * TYPED_ARRAY_OVERHEAD,
       // Strings, the string -> id map, per-term typed arrays and the four per-term JS arrays.
@@ -249,7 +279,7 @@ export class PostingsStore {
     if (to === OWN) {
       const cap = Math.max(need, n + (n >>> 2));
       const docs = new Uint32Array(cap);
-      const tfs = new Uint16Array(cap);
+      const tfs = new Uint8Array(cap);
       if (from === OWN) {
         docs.set(this.ownDocs[t]!.subarray(0, n));
         tfs.set(this.ownTfs[t]!.subarray(0, n));
@@ -317,7 +347,7 @@ export class PostingsStore {
    * appended since the last call are scanned (plus the rest of their first block). `docs` and
    * `tfs` are the term's current {@link docsOf} / {@link tfsOf} views.
    */
-  ensureBounds(t: number, avgdl: number, docLen: Uint32Array, docs: Uint32Array, tfs: Uint16Array): number {
+  ensureBounds(t: number, avgdl: number, docLen: Uint32Array, docs: Uint32Array, tfs: Uint8Array): number {
     if (this.satAvgdl[t]! < avgdl) {
       this.satAvgdl[t] = avgdl * 1.1;
       this.satMax[t] = 0;
@@ -336,11 +366,13 @@ export class PostingsStore {
     const base = this.k1 * (1 - this.b);
     const scale = (this.k1 * this.b) / this.satAvgdl[t]!;
     let all = this.satMax[t]!;
+    const big = this.overflowOf(t);
     for (let j = from >>> BLOCK_SHIFT; j < blocks; j++) {
       const end = Math.min(n, (j + 1) << BLOCK_SHIFT);
       let m = 0;
       for (let i = j << BLOCK_SHIFT; i < end; i++) {
-        const tf = tfs[i]!;
+        let tf = tfs[i]!;
+        if (tf === TF_OVERFLOW) tf = overflowTf(big, docs[i]!);
         const sat = tf / (tf + base + scale * docLen[docs[i]!]!);
         if (sat > m) m = sat;
       }
@@ -358,21 +390,28 @@ export class PostingsStore {
     const docs = this.docsOf(t);
     const tfs = this.tfsOf(t);
     const n = this.len[t]!;
+    const big = this.big.get(t) ?? null;
     let w = 0;
     let maxTf = 0;
     let minDl = 0xffffffff;
     for (let r = 0; r < n; r++) {
       const d = docs[r]!;
-      if (alive[d] !== 1) continue;
-      const tf = tfs[r]!;
+      const code = tfs[r]!;
+      if (alive[d] !== 1) {
+        // The id may be recycled for another document: its overflow entry goes with its posting.
+        if (code === TF_OVERFLOW) big!.delete(d);
+        continue;
+      }
+      const tf = code === TF_OVERFLOW ? overflowTf(big, d) : code;
       docs[w] = d;
-      tfs[w] = tf;
+      tfs[w] = code;
       w++;
       if (tf > maxTf) maxTf = tf;
       const dl = docLen[d]!;
       if (dl < minDl) minDl = dl;
     }
     this.len[t] = w;
+    if (big !== null && big.size === 0) this.big.delete(t);
     this.maxTf[t] = maxTf;
     this.minDl[t] = minDl;
     this.satAvgdl[t] = 0;
@@ -407,7 +446,7 @@ export class PostingsStore {
     const n = this.len[t]!;
     const docs = this.docsOf(t);
     const tfs = this.tfsOf(t);
-    // Pack (doc, tf) into one float so a native numeric sort moves both: doc < 2^32, tf < 2^16.
+    // Pack (doc, stored tf) into one float so a native numeric sort moves both: doc < 2^32, tf < 2^16.
     const keys = new Float64Array(n);
     for (let i = 0; i < n; i++) keys[i] = docs[i]! * 65536 + tfs[i]!;
     keys.sort();
@@ -421,17 +460,19 @@ export class PostingsStore {
     this.satAvgdl[t] = 0; // blocks hold other entries now
   }
 
-  /** Installs term t's postings from a snapshot (sorted, purged) with its df and bounds; t must be empty. */
+  /** Installs term t's postings from a snapshot (sorted, purged, exact tfs) with its df and bounds; t must be empty. */
   load(t: number, docs: Uint32Array, tfs: Uint16Array, df: number, maxTf: number, minDl: number): void {
     const n = docs.length;
     this.len[t] = 0;
     this.resize(t, n);
-    if (this.cls[t] === OWN) {
-      this.ownDocs[t]!.set(docs);
-      this.ownTfs[t]!.set(tfs);
-    } else if (n > 0) {
-      this.arenaDocs.set(docs, this.off[t]);
-      this.arenaTfs.set(tfs, this.off[t]);
+    const own = this.cls[t] === OWN;
+    if (own) this.ownDocs[t]!.set(docs);
+    else if (n > 0) this.arenaDocs.set(docs, this.off[t]);
+    const codes = own ? this.ownTfs[t]! : this.arenaTfs;
+    const at = own ? 0 : this.off[t]!;
+    for (let i = 0; i < n; i++) {
+      const tf = tfs[i]!;
+      codes[at + i] = tf < TF_OVERFLOW ? tf : this.overflow(t, docs[i]!, tf);
     }
     this.len[t] = n;
     if (this.df[t]! === 0 && df > 0) this.live++;

@@ -12,6 +12,7 @@
 import { BLOCK_SHIFT } from './postings-store.js';
 import { MAX_TF } from './postings-store.js';
 import { PairSite, type SequenceStore } from './sequence-store.js';
+import { overflowTf, TF_OVERFLOW } from './tf-code.js';
 import { checkStop } from '../task-stop.js';
 
 /** Two content words count as a pair when at most this many content-word positions apart. */
@@ -30,10 +31,12 @@ export function queryPairs(terms: readonly string[], isStop: (term: string) => b
   return out;
 }
 
-/** Postings of one pair in one shard: documents (ascending) and the pair's frequency in each. */
+/** Postings of one pair in one shard: documents (ascending) and the pair's frequency in each, coded as tf-code.ts says. */
 export interface PairPostings {
   docs: Uint32Array;
-  tfs: Uint16Array;
+  tfs: Uint8Array;
+  /** Doc -> exact frequency where `tfs` holds TF_OVERFLOW, or null when none does. */
+  big: Map<number, number> | null;
   n: number;
 }
 
@@ -89,7 +92,8 @@ export function pairPostings(
 ): PairPostings {
   const [short, long] = docsA.length <= docsB.length ? [docsA, docsB] : [docsB, docsA];
   const docs = new Uint32Array(short.length);
-  const tfs = new Uint16Array(short.length);
+  const tfs = new Uint8Array(short.length);
+  let big: Map<number, number> | null = null;
   // One per call, not per module: checkStop may run another task's pairPostings in between.
   const site = new PairSite();
   let n = 0;
@@ -118,10 +122,15 @@ export function pairPostings(
     const f = pairFrequency(site);
     if (f > 0) {
       docs[n] = d;
-      tfs[n++] = f < MAX_TF ? f : MAX_TF;
+      if (f < TF_OVERFLOW) {
+        tfs[n++] = f;
+      } else {
+        (big ??= new Map()).set(d, f < MAX_TF ? f : MAX_TF);
+        tfs[n++] = TF_OVERFLOW;
+      }
     }
   }
-  return { docs: docs.subarray(0, n), tfs: tfs.subarray(0, n), n };
+  return { docs: docs.subarray(0, n), tfs: tfs.subarray(0, n), big, n };
 }
 
 /** Block-max bounds of a list built at query time (the same blocks and formula as stored postings). */
@@ -142,7 +151,8 @@ export function listBounds(
     const end = Math.min(list.n, (j + 1) << BLOCK_SHIFT);
     let m = 0;
     for (let i = j << BLOCK_SHIFT; i < end; i++) {
-      const tf = list.tfs[i]!;
+      let tf = list.tfs[i]!;
+      if (tf === TF_OVERFLOW) tf = overflowTf(list.big, list.docs[i]!);
       const sat = tf / (tf + base + scale * docLen[list.docs[i]!]!);
       if (sat > m) m = sat;
     }

@@ -3,6 +3,7 @@ import type { Bitset } from './bitset.js';
 import { BOUND_SLACK, SEED_MAX_K, type MaxScoreScratch } from './max-score-scratch.js';
 import { advance } from './gallop.js';
 import { BLOCK_SHIFT } from './postings-store.js';
+import { overflowTf, TF_OVERFLOW } from './tf-code.js';
 
 /** Postings scanned at most to seed the floor. */
 const SEED_SCAN = 2048;
@@ -52,7 +53,8 @@ export function seedFloor(s: MaxScoreScratch, k: number, docLen: Uint32Array, al
       const doc = d[p]!;
       if (alive[doc] !== 1) continue;
       if (allowWords !== null && (doc >= allowCap || (allowWords[doc >>> 5]! & (1 << (doc & 31))) === 0)) continue;
-      const tf = tl[p]!;
+      let tf = tl[p]!;
+      if (tf === TF_OVERFLOW) tf = overflowTf(s.big[e]!, doc);
       const norm = lenBase + lenScale * docLen[doc]!;
       const c = (w * tf) / (tf + norm);
       if (size < k) {
@@ -108,7 +110,8 @@ export function seedFloor(s: MaxScoreScratch, k: number, docLen: Uint32Array, al
       const doc = top2[r]!;
       p = advance(di, n, p, doc);
       if (p === n || di[p] !== doc) continue;
-      const tf = ti[p]!;
+      let tf = ti[p]!;
+      if (tf === TF_OVERFLOW) tf = overflowTf(s.big[i]!, doc);
       exact[r] = exact[r]! + (wi * tf) / (tf + norms[r]!);
     }
   }
