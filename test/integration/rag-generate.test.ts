@@ -216,6 +216,22 @@ describe('POST /api/chunk/generate', () => {
     expect(reply.startsWith(s.chunks[0]!.text)).toBe(true);
   });
 
+  it('runs QUARRY_RAG_CONCURRENCY answers at once, across the job process\'s RAG workers', async () => {
+    // 40 slow answers against the default 64 at once (four BullMQ workers of 16): all 40 reach
+    // the provider before the first ends. A process running only one worker of 16 would have 16.
+    const n = 40;
+    llm.script({ reply: (body) => `${/q\d+/.exec(String(body.messages.at(-1)?.content))?.[0]} a b c d e f g h i`, tokenDelayMs: 300 });
+    const before = llm.requests.length;
+    const headers = { authorization: tenant.ownerKey, 'tr-dataset': datasetId };
+    const reads = Array.from({ length: n }, (_, i) =>
+      streamed('/api/chunk/generate', { prev_messages: [{ role: 'user', content: `q${i}` }], chunk_ids: [] }, headers).then((s) => s.read()),
+    );
+    await Promise.race(reads);
+    expect(llm.requests.length - before).toBe(n);
+    const texts = await Promise.all(reads);
+    texts.forEach((text, i) => expect(text).toBe(`q${i} a b c d e f g h i`));
+  });
+
   it('ends the body with an error line when the provider drops the connection mid-answer, and records nothing', async () => {
     const reply = 'alpha beta gamma delta epsilon';
     llm.script({ reply, tokenDelayMs: 20, dropAfterTokens: 3 });

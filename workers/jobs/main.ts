@@ -19,7 +19,7 @@ import { embedProcessor } from './embed.js';
 import { jobWorker, lockOptions } from './job-worker.js';
 import { watchEventLoop } from './loop-monitor.js';
 import { maintenanceProcessor, sweepDeleted } from './maintenance.js';
-import { ragProcessor } from './rag.js';
+import { ragLanes, ragProcessor } from './rag.js';
 import { LocalModel } from '../../core/llm/llama-cpp.js';
 import { RAG_QUEUE, type GenerationJob } from '../../core/domain/rag.js';
 
@@ -99,12 +99,11 @@ else if (localModel) logger.info({ modelPath: config.llmModelPath, threads: conf
 // Auto-pipelining: the stream writes of all answers made in one turn leave in one socket write.
 const ragRedis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
 ragRedis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (rag streams)'));
-const rag = jobWorker<GenerationJob, { completed: boolean }>(
-  RAG_QUEUE,
-  ragProcessor(ragRedis, embedders, logger, { timeoutMs: config.llmTimeoutMs, maxRetries: config.llmMaxRetries, sentenceVectors: config.ragSentenceVectors, localModel }),
-  connection,
-  logger,
-  { concurrency: config.ragConcurrency, maxStalledCount: 0, ...lockOptions(config.jobLockMs) },
+const ragProcess = ragProcessor(ragRedis, embedders, logger, { timeoutMs: config.llmTimeoutMs, maxRetries: config.llmMaxRetries, sentenceVectors: config.ragSentenceVectors, localModel });
+// Several workers share the process's answers (rag.ts, RAG_LANE_CONCURRENCY): a burst of answers
+// starts while the rest of its jobs are still being taken.
+const ragWorkers = ragLanes(config.ragConcurrency).map((concurrency) =>
+  jobWorker<GenerationJob, { completed: boolean }>(RAG_QUEUE, ragProcess, connection, logger, { concurrency, maxStalledCount: 0, ...lockOptions(config.jobLockMs) }),
 );
 
 const analytics = analyticsWorker(store, connection, logger, { ...GROUP_DEFAULTS, lingerMs: config.analyticsGroupMs });
@@ -168,7 +167,7 @@ stopAll = async () => {
     closeWithin(analytics, 'analytics', config.shutdownGraceMs),
     closeWithin(bulkDelete, 'bulk delete', config.shutdownGraceMs),
     closeWithin(fileImport, 'file import', config.shutdownGraceMs),
-    closeWithin(rag, 'rag', config.shutdownGraceMs),
+    ...ragWorkers.map((worker) => closeWithin(worker, 'rag', config.shutdownGraceMs)),
   ]);
   await embedders.close();
   await localModel?.close();

@@ -31,6 +31,23 @@ import type { EmbedderCache } from '../../core/embed/embedder-cache.js';
 import type { LocalModel } from '../../core/llm/llama-cpp.js';
 import { createProvider, type LlmDeps, type LlmProvider } from '../../core/llm/provider.js';
 
+/**
+ * Most answers one BullMQ worker of the RAG queue runs at once; a job process runs
+ * QUARRY_RAG_CONCURRENCY answers on as many workers as it takes ({@link ragLanes}). A BullMQ
+ * worker takes jobs one round trip at a time and starts none until it has taken all it may run
+ * (up to its concurrency) or the queue is empty: with one worker of 100, all but the first few
+ * answers of a burst of 100 started only once its last job was taken (bench/rag-streams.ts,
+ * stage timestamps in bench/README.md). Workers of 16 take their jobs side by side and each
+ * starts its answers after at most 16 round trips.
+ */
+export const RAG_LANE_CONCURRENCY = 16;
+
+/** The concurrency of each RAG worker of a process running `concurrency` answers at once: as even as can be, none above {@link RAG_LANE_CONCURRENCY}. */
+export function ragLanes(concurrency: number, perLane = RAG_LANE_CONCURRENCY): number[] {
+  const lanes = Math.max(1, Math.ceil(concurrency / perLane));
+  return Array.from({ length: lanes }, (_, i) => Math.floor(concurrency / lanes) + (i < concurrency % lanes ? 1 : 0));
+}
+
 /** Providers (one per endpoint) a worker keeps. */
 const PROVIDERS_KEPT = 256;
 
