@@ -182,3 +182,12 @@ export function progressedFile(current: FileRecord, progress: FileProgress, now:
     updatedAt: Math.max(now, current.updatedAt),
   };
 }
+
+/**
+ * The statement of `FileRepository.rowsToCome` with the dataset id as `param` (`?` or `$1`):
+ * SQLite reads DOUBLE PRECISION as REAL, PostgreSQL as float8, so both divide in floating point.
+ */
+export function rowsToComeSql(param: string): string {
+  return `SELECT COALESCE(SUM(CAST(size - bytes_done AS DOUBLE PRECISION) * rows_done / bytes_done), 0) AS n
+    FROM files WHERE dataset_id = ${param} AND status = 'processing' AND bytes_done > 0 AND rows_done > 0 AND size > bytes_done`;
+}

@@ -4,7 +4,7 @@
  * can satisfy it; the embedded SQLite implementation lives in `store/sqlite/`.
  */
 import type { RecommendationRecord, SearchRecord } from '../core/domain/analytics.js';
-import type { ChunkInput, ChunkPatch, ChunkRecord } from '../core/domain/chunk.js';
+import type { ChunkInput, ChunkPatch, ChunkRecord, IndexedChunkFields } from '../core/domain/chunk.js';
 import type { FileBatch, FileBatchOutcome, FileProgress, FileRecord, FileStatus, NewFile } from '../core/domain/files.js';
 import type { GroupInput, GroupRecord } from '../core/domain/group.js';
 import type { Experiment, ExperimentAssignment } from '../core/domain/experiments.js';
@@ -441,11 +441,21 @@ export interface FileRepository {
   commitBatch(id: string, datasetId: string, batch: FileBatch): Promise<FileBatchOutcome | undefined>;
   /** Deletes the file's record (its group and chunks are the caller's); false when unknown. */
   delete(datasetId: string, id: string): Promise<boolean>;
+  /**
+   * About how many more chunks the dataset's imports in progress will write: for each file
+   * `processing` with a batch committed, its bytes left at the rows per byte committed so far
+   * (rounded down; 0 without such a file). The search core lays out an index by the size it is
+   * about to reach, not only the size it has.
+   */
+  rowsToCome(datasetId: string): Promise<number>;
 }
 
-/** A chunk as the search core indexes it: the record, its group ids and its vectors of the asked models. */
+/**
+ * A chunk as the search core indexes it: the record's indexed fields (a store may give the whole
+ * record), its group ids and its vectors of the asked models.
+ */
 export interface IndexedChunk {
-  readonly chunk: ChunkRecord;
+  readonly chunk: IndexedChunkFields;
   /** Groups of the dataset the chunk belongs to, as {@link GroupRepository.groupsOfChunks} orders them. */
   readonly groupIds: readonly string[];
   readonly vector: Float32Array | null;

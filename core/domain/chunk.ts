@@ -43,6 +43,12 @@ export interface ChunkRecord {
   readonly updatedAt: number;
 }
 
+/** What the search core indexes of a stored chunk (`toShardDoc`): reads for indexing fetch only these. */
+export type IndexedChunkFields = Pick<
+  ChunkRecord,
+  'id' | 'trackingId' | 'chunkHtml' | 'link' | 'metadata' | 'tagSet' | 'timeStamp' | 'location' | 'numValue' | 'fulltextContent' | 'convertHtmlToText' | 'fulltextBoost'
+>;
+
 /** The writable fields of a chunk, as validated from a create request. */
 export interface ChunkInput {
   readonly trackingId?: string | null;

@@ -3,7 +3,7 @@ import type { ChunkRecord } from './chunk.js';
 import { htmlToText } from './html-text.js';
 
 /** fulltext_content when given, else chunk_html (as text unless told not to convert). */
-export function lexicalText(c: ChunkRecord): string {
+export function lexicalText(c: Pick<ChunkRecord, 'fulltextContent' | 'chunkHtml' | 'convertHtmlToText'>): string {
   if (c.fulltextContent != null) return c.fulltextContent;
   const html = c.chunkHtml ?? '';
   return c.convertHtmlToText ? htmlToText(html) : html;

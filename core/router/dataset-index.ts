@@ -23,6 +23,7 @@ import { DatasetTypos, type TypoCorrection } from './dataset-typos.js';
 import { fuseHybrid } from './hybrid-fusion.js';
 import { byScoreThenId, mergeHits, ShardSet, type DatasetHits } from './shard-set.js';
 import { mergeTermStats, TermStatsCache } from './term-stats.js';
+import { snapshotDue } from './snapshot-policy.js';
 
 export type { DatasetHits } from './shard-set.js';
 
@@ -52,19 +53,6 @@ const READ_SLICE = 64;
 const INLINE_SLICE_TEXT = 16_384;
 /** ...and of at most this many chunks (short chunks still cost their fields and filters). */
 const INLINE_SLICE_DOCS = 64;
-/**
- * Snapshot after this many applied changes, or after {@link SNAPSHOT_GROWTH} of the changes
- * applied since the dataset loaded when that is more... A snapshot rewrites the whole index, so a
- * fixed count made a large ingest quadratic (a million rows rewrote a growing index 50 times);
- * growing with what was applied keeps the snapshots' total work proportional to the ingest, and
- * a restart replays at most that share of it from the change log.
- */
-const SNAPSHOT_EVERY_CHANGES = 20_000;
-/** See {@link SNAPSHOT_EVERY_CHANGES}. */
-const SNAPSHOT_GROWTH = 0.25;
-/** ...or this long after the first unsnapshotted change. */
-const SNAPSHOT_EVERY_MS = 60_000;
-
 /** Candidates taken from each leg of a hybrid search (more when the page reaches deeper). */
 const HYBRID_POOL = 100;
 
@@ -379,8 +367,7 @@ export class DatasetIndex {
     if (this.unsnapshotted === 0) this.firstUnsnapshottedAt = Date.now();
     this.unsnapshotted += n;
     this.appliedSinceLoad += n;
-    const every = Math.max(SNAPSHOT_EVERY_CHANGES, Math.floor(this.appliedSinceLoad * SNAPSHOT_GROWTH));
-    if (this.unsnapshotted >= every || Date.now() - this.firstUnsnapshottedAt >= SNAPSHOT_EVERY_MS) {
+    if (snapshotDue(this.unsnapshotted, this.appliedSinceLoad, Date.now() - this.firstUnsnapshottedAt)) {
       void this.snapshot().catch((err: unknown) => this.logger.error({ err, dataset: this.datasetId }, 'snapshot failed'));
     }
   }

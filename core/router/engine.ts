@@ -203,7 +203,10 @@ export class Engine {
           this.datasets.delete(datasetId);
           await existing.drop();
         }
-        const layout = this.layoutFor(await this.store.datasets.chunkCount(datasetId), datasetId);
+        // The size an import in progress is about to give it: a large file's dataset starts on the
+        // threads instead of indexing its first rows inline and then all of them again there.
+        const [chunks, coming] = await Promise.all([this.store.datasets.chunkCount(datasetId), this.store.files.rowsToCome(datasetId)]);
+        const layout = this.layoutFor(chunks + coming, datasetId);
         const index = new DatasetIndex(datasetId, layout, params, spec.modelKey, this.pool, this.store, this.config.dataDir, this.logger, sparseKey);
         this.datasets.set(datasetId, index);
         // The chunk count chose the layout; the words indexed are known once it is loaded.
@@ -229,12 +232,21 @@ export class Engine {
 
   /**
    * Starts moving an inline dataset that outgrew {@link Config.inlineShardMaxChunks} or
-   * {@link Config.inlineShardMaxTokens} to the shard threads (once at a time per dataset).
+   * {@link Config.inlineShardMaxTokens}, or will with the rows its imports in progress are about
+   * to write, to the shard threads (once at a time per dataset). Moving at an import's first
+   * batches, not past the limit, spares indexing the limit's worth of rows inline only to index
+   * them again on the threads (a 50,000-row import: 15,000 rows twice, and the inline shard's
+   * memory until it retires).
    */
   private async checkGrowth(index: DatasetIndex): Promise<void> {
     if (!index.inline || this.growing.has(index.datasetId)) return;
     const { chunkCount, tokenCount } = await index.stats();
-    if (chunkCount <= this.config.inlineShardMaxChunks && tokenCount <= this.config.inlineShardMaxTokens) return;
+    if (chunkCount <= this.config.inlineShardMaxChunks && tokenCount <= this.config.inlineShardMaxTokens) {
+      const coming = await this.store.files.rowsToCome(index.datasetId);
+      if (chunkCount + coming <= this.config.inlineShardMaxChunks) return;
+      this.moveToThreads(index, 'an import in progress will take the dataset past its inline shard; moved to the shard threads');
+      return;
+    }
     this.moveToThreads(index, 'dataset outgrew its inline shard; moved to the shard threads');
   }
 

@@ -1,11 +1,11 @@
 /** What a shard indexes of a stored chunk. */
-import type { ChunkRecord } from '../domain/chunk.js';
+import type { IndexedChunkFields } from '../domain/chunk.js';
 import type { SparseVector } from '../domain/sparse-vector.js';
 import { lexicalText } from '../domain/lexical-text.js';
 import type { ShardDoc } from '../../workers/shard/protocol.js';
 
 /** Converts a stored chunk and its group ids into the shard's document. */
-export function toShardDoc(c: ChunkRecord, groupIds: readonly string[], vector: Float32Array | null = null, sparse: SparseVector | null = null): ShardDoc {
+export function toShardDoc(c: IndexedChunkFields, groupIds: readonly string[], vector: Float32Array | null = null, sparse: SparseVector | null = null): ShardDoc {
   return {
     chunkId: c.id,
     text: lexicalText(c),

@@ -2,7 +2,7 @@
 import { QuarryError } from '../../core/domain/errors.js';
 import type { FileBatch, FileBatchOutcome, FileProgress, FileRecord, RowError } from '../../core/domain/files.js';
 import { batchProgress, refusedForData } from '../file-batch.js';
-import { FILE_COLUMN_LIST, FILE_COLUMNS, fileFromRow, fileRowValues, newFileRecord, progressedFile } from '../file-records.js';
+import { FILE_COLUMN_LIST, FILE_COLUMNS, fileFromRow, fileRowValues, newFileRecord, progressedFile, rowsToComeSql } from '../file-records.js';
 import { datasetGone } from '../rag-records.js';
 import type { FileRepository } from '../repository.js';
 import { toJson } from '../rows.js';
@@ -31,6 +31,8 @@ const TRANSITION = `UPDATE files SET
 
 const PROGRESS = `UPDATE files SET cursor = $2, rows_done = $3, rows_imported = $4, rows_skipped = $5, bytes_done = $6, errors = $7, error_count = $8, updated_at = $9
   WHERE id = $1`;
+
+const TO_COME = rowsToComeSql('$1');
 
 /** Whether a driver error is a foreign-key violation (SQLSTATE 23503: the file's dataset is gone). */
 const isForeignKeyViolation = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '23503';
@@ -190,6 +192,9 @@ export function pgFiles(db: PgDb): FileRepository {
     },
     async delete(datasetId, id) {
       return (await db.run('DELETE FROM files WHERE dataset_id = $1 AND id = $2', [datasetId, id])) > 0;
+    },
+    async rowsToCome(datasetId) {
+      return Math.floor((await db.get<{ n: number }>(TO_COME, [datasetId]))!.n);
     },
   };
 }

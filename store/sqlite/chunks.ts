@@ -9,7 +9,7 @@ import { ChangeLogWriter } from './change-log.js';
 import { ChunkCache } from './chunk-cache.js';
 import type { WriteEpoch } from './epoch-cache.js';
 import type { Db } from './database.js';
-import { checkTrackingIds, newChunkRecord, patchedChunkRecord } from '../chunk-records.js';
+import { checkTrackingIds, newChunkRecord, patchedChunkRecord, type ReplacedChunk } from '../chunk-records.js';
 import { chunkFromRow, toJson } from '../rows.js';
 
 /** The chunk columns, in {@link rowValues} order. */
@@ -117,12 +117,10 @@ export type ChunkBatchWrite = Database.Transaction<(datasetId: string, inputs: r
 export function chunkBatchWriter(db: Db, log: ChangeLogWriter): ChunkBatchWrite {
   const membership = new Membership(db);
   const insert = db.prepare(`INSERT INTO chunks (${COLUMNS}) VALUES (${COLUMNS.split(',').map(() => '?').join(', ')})`);
-  const byTracking = db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE dataset_id = ? AND tracking_id = ?`);
+  // Only what a replacement keeps (ReplacedChunk), not a whole row parsed into a record per input.
+  const byTracking = db.prepare('SELECT id, created_at AS createdAt, updated_at AS updatedAt FROM chunks WHERE dataset_id = ? AND tracking_id = ?');
   const updateRow = db.prepare(UPDATE_ROW);
-  const stored = (datasetId: string, trackingId: string): ChunkRecord | undefined => {
-    const row = byTracking.get(datasetId, trackingId);
-    return row ? chunkFromRow(row) : undefined;
-  };
+  const stored = (datasetId: string, trackingId: string): ReplacedChunk | undefined => byTracking.get(datasetId, trackingId) as ReplacedChunk | undefined;
   return db.transaction((datasetId: string, inputs: readonly ChunkInput[], upsert: readonly boolean[]): ChunkRecord[] => {
     const existing = checkTrackingIds(inputs, upsert, (trackingId) => stored(datasetId, trackingId));
     const now = Date.now();

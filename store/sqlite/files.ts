@@ -1,7 +1,7 @@
 /** SQLite file repository: `files` (migration 7), the records of CSV/JSONL imports and documents. */
 import type { FileBatch, FileBatchOutcome, FileProgress, FileRecord, RowError } from '../../core/domain/files.js';
 import { batchProgress, refusedForData } from '../file-batch.js';
-import { FILE_COLUMN_LIST, FILE_COLUMNS, fileFromRow, fileRowValues, newFileRecord, progressedFile, transitionedFile } from '../file-records.js';
+import { FILE_COLUMN_LIST, FILE_COLUMNS, fileFromRow, fileRowValues, newFileRecord, progressedFile, rowsToComeSql, transitionedFile } from '../file-records.js';
 import { datasetGone } from '../rag-records.js';
 import type { FileRepository } from '../repository.js';
 import { toJson } from '../rows.js';
@@ -27,6 +27,7 @@ export function sqliteFiles(db: Db): FileRepository {
      WHERE id = ?`,
   );
   const remove = db.prepare('DELETE FROM files WHERE dataset_id = ? AND id = ?');
+  const toCome = db.prepare(rowsToComeSql('?')).pluck();
 
   const find = (id: string): FileRecord | undefined => {
     const row = byId.get(id) as Record<string, unknown> | undefined;
@@ -139,6 +140,9 @@ export function sqliteFiles(db: Db): FileRepository {
     },
     async delete(datasetId, id) {
       return remove.run(datasetId, id).changes > 0;
+    },
+    async rowsToCome(datasetId) {
+      return Math.floor(toCome.get(datasetId) as number);
     },
   };
 }

@@ -21,6 +21,7 @@ import { openStore } from '../../store/open-store.js';
 import { readShardSnapshot } from '../../workers/shard/persist/shard-snapshot.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { eventually } from '../helpers/eventually.js';
+import { bareFile } from '../helpers/new-file.js';
 import { randomChunks, randomQuery, rng } from '../helpers/random-corpus.js';
 import { bruteForceBm25, loadChunks } from '../helpers/search-oracle.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -306,6 +307,50 @@ describe('slow inline queries', () => {
       await pool.close();
       await store.close();
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('imports that will outgrow the inline shard', () => {
+  /** An engine over the stack's store, in this process, with the stack's inline limit and its own snapshot directory. */
+  const engineOver = (store: Awaited<ReturnType<typeof openStore>>, pool: ShardPool, dir: string): Engine =>
+    new Engine(loadConfig({ QUARRY_DATA_DIR: dir, QUARRY_INLINE_SHARD_MAX_CHUNKS: String(INLINE_MAX), QUARRY_SHARDS_PER_DATASET: '2' }), store, pool, pino({ level: 'silent' }));
+
+  it('moves a dataset to the shard threads while an import in progress is about to take it past the limit, and a restart meanwhile starts it there', async () => {
+    const small = await createTenant(stack);
+    const res = await small.ds.post('/api/chunk', payloads(0, 5));
+    expect(res.status, res.text).toBe(200);
+    const dirs = [0, 1, 2].map(() => fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-import-layout-')));
+    const store = await openStore(stack);
+    const pool = new ShardPool(2);
+    const engines = dirs.map((dir) => engineOver(store, pool, dir));
+    try {
+      const [engine, restarted, later] = engines as [Engine, Engine, Engine];
+      await engine.apply(small.datasetId, 0);
+      expect((await engine.stats(small.datasetId)).shards).toBe(1);
+      // A CSV import in progress: 10 rows committed from its first 1,000 of 10,000 bytes, so ~90 to come.
+      const file = await store.files.create(bareFile(small.datasetId, { kind: 'csv', size: 10_000 }));
+      await store.files.transition(file.id, ['queued'], 'processing');
+      await store.files.commitProgress(file.id, { cursor: { byteOffset: 1000, rowIndex: 10, header: ['id'] }, rowsDone: 10, rowsImported: 10, rowsSkipped: 0, bytesDone: 1000, errors: [] });
+      // The next apply finds 6 chunks, and ~90 rows to come past the limit of 60: the dataset moves now.
+      const more = await small.ds.post('/api/chunk', payloads(5, 1));
+      expect(more.status, more.text).toBe(200);
+      await engine.apply(small.datasetId, 0);
+      const moved = await eventually({ what: 'the dataset on 2 shards' }, async () => {
+        const s = await engine.stats(small.datasetId);
+        return s.shards === 2 && s;
+      });
+      expect(moved.chunkCount).toBe(6);
+      // A core started during the import lays the dataset out for the size it is about to have.
+      expect((await restarted.dataset(small.datasetId)).inline).toBe(false);
+      // Once the import is over, by the size it has.
+      await store.files.transition(file.id, ['processing'], 'done', { rowsTotal: 10 });
+      expect((await later.dataset(small.datasetId)).inline).toBe(true);
+    } finally {
+      for (const e of engines) await e.close();
+      await pool.close();
+      await store.close();
+      for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

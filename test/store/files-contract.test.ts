@@ -5,9 +5,10 @@
  * progress (counts added, cursor replaced, the first MAX_STORED_ROW_ERRORS errors kept and all
  * counted, nothing committed unless processing, no update lost under concurrency), batches
  * committed with their chunks in one transaction (skips, upserts, a refused row, nothing written
- * unless processing, nothing of a batch whose progress fails), deletes, the
- * 404 of an unknown dataset, purges that take a dataset's files along, and the file id of a group
- * created by an import (set on create only). The SQLite writer thread runs the same writes.
+ * unless processing, nothing of a batch whose progress fails), the rows still to come of the
+ * imports in progress, deletes, the 404 of an unknown dataset, purges that take a dataset's files
+ * along, and the file id of a group created by an import (set on create only). The SQLite writer
+ * thread runs the same writes.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -276,6 +277,31 @@ describe.each(STORE_KINDS)('%s store: files', (kind) => {
     expect(await store.files.commitProgress(f.id, batch(30, { errors: [] }))).toBe(true);
     const third = (await store.files.getById(f.id))!;
     expect([third.rowsDone, third.errorCount, third.errors.length, third.cursor]).toEqual([30, 3, 3, cursorAt(30)]);
+  });
+
+  it('estimates the rows its imports in progress are still to write, at the rows per byte committed so far', async () => {
+    expect(await store.files.rowsToCome(ds)).toBe(0);
+    // Processing, but no batch committed: no rate to go by.
+    const a = await processing();
+    expect(await store.files.rowsToCome(ds)).toBe(0);
+    // 10 rows in 1,000 bytes, 3,096 of 4,096 bytes left: 30.96 rows, rounded down.
+    await store.files.commitProgress(a.id, batch(10));
+    expect(await store.files.rowsToCome(ds)).toBe(30);
+    // A second import adds its own (20 rows in 1,000 bytes: 61.92 more), summed before rounding.
+    const b = await processing();
+    await store.files.commitProgress(b.id, batch(10, { rowsDone: 20 }));
+    expect(await store.files.rowsToCome(ds)).toBe(92);
+    // Another dataset's import and a file awaiting its upload count nothing here.
+    const c = await processing(other);
+    await store.files.commitProgress(c.id, batch(10));
+    await store.files.create(csvFile(ds));
+    expect(await store.files.rowsToCome(other)).toBe(30);
+    expect(await store.files.rowsToCome(ds)).toBe(92);
+    // Nor does a finished file, or one whose bytes are all read.
+    await store.files.transition(b.id, ['processing'], 'done', { rowsTotal: 20 });
+    expect(await store.files.rowsToCome(ds)).toBe(30);
+    await store.files.commitProgress(a.id, batch(20, { bytesDone: 3096 }));
+    expect(await store.files.rowsToCome(ds)).toBe(0);
   });
 
   it(`stores the first ${MAX_STORED_ROW_ERRORS} row errors and counts them all`, async () => {

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FileRecord, ImportCursor } from '../../core/domain/files.js';
 import type { Store } from '../../store/repository.js';
+import { bareFile } from '../helpers/new-file.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { writeBatch, type PendingRow } from '../../workers/jobs/import-batch.js';
 
@@ -31,23 +32,7 @@ beforeEach(async () => {
   const org = await store.organizations.create({ name: 'o' });
   const ds = await store.datasets.create({ organizationId: org.id, name: 'd', trackingId: null, serverConfiguration: {} });
   const id = randomUUID();
-  await store.files.create({
-    id,
-    datasetId: ds.id,
-    fileName: 'f.jsonl',
-    kind: 'jsonl',
-    status: 'queued',
-    description: '',
-    link: null,
-    metadata: null,
-    tagSet: [],
-    timeStamp: null,
-    size: 100,
-    blobKey: `datasets/${ds.id}/files/${id}`,
-    contentType: null,
-    importOptions: null,
-    splitOptions: null,
-  });
+  await store.files.create(bareFile(ds.id, { id }));
   groupId = (await store.groups.createMany(ds.id, [{ name: 'f', trackingId: 'f' }], false))[0]!.id;
   file = (await store.files.transition(id, ['queued'], 'processing', { groupId }))!;
 });
