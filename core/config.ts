@@ -157,6 +157,12 @@ export interface Config {
    */
   readonly analyticsGroupMs: number;
   /**
+   * SQLite: the job workers write analytics batches from a thread of their own in Linux's
+   * SCHED_IDLE class (nice 19 where that is not available), so that they only use a core nothing
+   * else wants. Under a machine busy for long, batches wait in Redis. @defaultValue `true`
+   */
+  readonly analyticsIdle: boolean;
+  /**
    * Answers one job-worker process generates at once (RAG jobs wait on the language model, so
    * many run together). @defaultValue `64`
    */
@@ -330,6 +336,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxChunkTextBytes: intVar(env, 'QUARRY_MAX_CHUNK_TEXT_BYTES', LIMITS.chunkTextBytes, 1, 2 ** 31 - 1),
     analyticsRetentionDays: intVar(env, 'QUARRY_ANALYTICS_RETENTION_DAYS', 90, 0, 36_500),
     analyticsGroupMs: intVar(env, 'QUARRY_ANALYTICS_GROUP_MS', 250, 0, 60_000),
+    analyticsIdle: boolVar(env, 'QUARRY_ANALYTICS_IDLE', true),
     ragConcurrency: intVar(env, 'QUARRY_RAG_CONCURRENCY', 64, 1, 10_000),
     jobLockMs: intVar(env, 'QUARRY_JOB_LOCK_MS', 10_000, 1_000, 600_000),
     loopMonitorMs: intVar(env, 'QUARRY_LOOP_MONITOR_MS', 5000, 100, 600_000),

@@ -5,7 +5,7 @@
  * Started as `node report-process-entry.js <file> <nice>` with an IPC channel.
  */
 import Database from 'better-sqlite3';
-import { niceThisThread } from '../../core/domain/thread-entry.js';
+import { niceThisProcess } from '../../core/domain/thread-entry.js';
 import type { ReportReply } from './report-process.js';
 import { encodeError } from './write-protocol.js';
 
@@ -20,7 +20,7 @@ const reply = (m: ReportReply): void => {
 const [file, nice] = process.argv.slice(2);
 if (!file) throw new Error('store/sqlite/report-process-entry needs the SQLite file as its first argument');
 // The main thread runs the statements: Linux keeps nice per thread, and this is the one that counts.
-niceThisThread(Number(nice) || 0);
+niceThisProcess(Number(nice) || 0);
 // Not opened read-only: a read-only connection intermittently read the database without the
 // commits other processes had made in the WAL (reports of rows seeded by another process came
 // back empty, 2 runs of 3), so it is a read-write connection that refuses writes instead.

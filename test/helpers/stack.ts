@@ -51,6 +51,8 @@ export interface Stack {
   output(): string;
   /** Exit codes/signals of processes that have exited, by name (last exit). */
   readonly exits: Partial<Record<ProcessName, number | string | null>>;
+  /** The process id of a running process, or undefined. */
+  pid(name: ProcessName): number | undefined;
 }
 
 const live = new Set<ChildProcess>();
@@ -211,6 +213,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     env,
     exits,
     output: () => log,
+    pid: (name) => {
+      const child = children[name];
+      return child && child.exitCode === null && child.signalCode === null ? child.pid : undefined;
+    },
     kill,
     async start(name) {
       spawnOne(name);

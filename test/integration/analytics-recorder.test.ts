@@ -29,6 +29,8 @@ let workerConnection: Redis;
 let worker: Worker<AnalyticsBatch>;
 /** Records per job the worker has run. */
 const jobSizes: number[] = [];
+/** Ids of the jobs the worker has completed, in order (a late job of an earlier test is not this test's). */
+const completedIds: string[] = [];
 const logLines: string[] = [];
 let logger: Logger;
 const running: RunningAnalytics[] = [];
@@ -104,7 +106,10 @@ beforeAll(async () => {
   workerConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
   workerConnection.on('error', () => {});
   worker = analyticsWorker(store, workerConnection, logger);
-  worker.on('completed', (job) => jobSizes.push(job.data.searches.length + job.data.recommendations.length));
+  worker.on('completed', (job) => {
+    jobSizes.push(job.data.searches.length + job.data.recommendations.length);
+    completedIds.push(job.id!);
+  });
 });
 
 afterEach(async () => {
@@ -286,13 +291,13 @@ describe('analytics recorder', () => {
     const queue = connectAnalyticsQueue(redis.url);
     try {
       const batch: AnalyticsBatch = { id: newId(), searches: [search(1), search(2)], recommendations: [recommendation(1)] };
-      const before = jobSizes.length;
+      const runs = () => completedIds.filter((id) => id === batch.id).length;
       await store.analytics.insertSearches(batch.searches);
       await queue.send(batch);
-      await until('job ran', () => jobSizes.length > before);
+      await until('job ran', () => runs() === 1);
       // After completion the job is removed: the same id enqueues a new job, which must be a no-op.
       await queue.send(batch);
-      await until('second job ran', () => jobSizes.length > before + 1);
+      await until('second job ran', () => runs() === 2);
       expect(storedCount('search_queries', batch.searches.map((r) => r.id))).toBe(2);
       expect(storedCount('recommendation_queries', batch.recommendations.map((r) => r.id))).toBe(1);
       expect(await store.analytics.insertSearches(batch.searches)).toBe(0);

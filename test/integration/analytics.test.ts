@@ -3,6 +3,7 @@
  * the store (read-only). The stack runs on a private Redis that is killed for 5 s while
  * searches go on, and killed again while the facade shuts down: no record may be lost or doubled.
  */
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiResponse } from '../helpers/api.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
@@ -201,6 +202,19 @@ describe('search analytics', () => {
     await expectRecorded(after);
     expect(await totalRows()).toBe(before + 16);
   }, 120_000);
+  it.runIf(process.platform === 'linux')('the job workers take analytics batches in one SCHED_IDLE thread; every other thread at their nice', async () => {
+    const pid = stack.pid('jobs')!;
+    // /proc/<pid>/task/<tid>/stat: after the command's ')', nice is the 17th field and the policy the 39th.
+    const threads = fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
+      const f = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return { tid, nice: Number(f[16]), policy: Number(f[38]) };
+    });
+    const SCHED_IDLE = 5;
+    expect(threads.filter((t) => t.policy === SCHED_IDLE)).toHaveLength(1);
+    // V8's platform threads started before the process lowered its priority: they must be lowered too.
+    for (const t of threads.filter((x) => x.policy !== SCHED_IDLE)) expect(t.nice, `thread ${t.tid}`).toBe(10);
+  });
+
   it('the job workers exit on SIGTERM while Redis is away, within the grace period', async () => {
     await redis.kill();
     const started = Date.now();

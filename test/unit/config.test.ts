@@ -107,6 +107,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ QUARRY_ANALYTICS_GROUP_MS: '60001' })).toThrow(/QUARRY_ANALYTICS_GROUP_MS/);
   });
 
+  it('reads whether analytics batches are stored from an idle thread', () => {
+    expect(loadConfig({})).toMatchObject({ analyticsIdle: true });
+    expect(loadConfig({ QUARRY_ANALYTICS_IDLE: 'false' })).toMatchObject({ analyticsIdle: false });
+    expect(() => loadConfig({ QUARRY_ANALYTICS_IDLE: 'sometimes' })).toThrow(/QUARRY_ANALYTICS_IDLE/);
+  });
+
   it('reads the RAG job concurrency, answer deadline and LLM request settings', () => {
     expect(loadConfig({})).toMatchObject({ ragConcurrency: 64, ragDeadlineMs: 120_000, llmTimeoutMs: 60_000, llmMaxRetries: 2 });
     expect(

@@ -7,11 +7,12 @@ import { loadConfig } from '../../core/config.js';
 import { embeddingSpec, embedsDense, spladeSpec } from '../../core/domain/dataset-config.js';
 import { EMBED_ATTEMPTS, Queues, type EmbedJob } from '../../core/domain/queues.js';
 import { createLogger } from '../../core/logger.js';
-import { niceThisThread } from '../../core/domain/thread-entry.js';
+import { niceThisProcess } from '../../core/domain/thread-entry.js';
 import { onShutdown } from '../../core/shutdown.js';
 import { openStore } from '../../store/open-store.js';
 import { EmbedderCache } from '../../core/embed/embedder-cache.js';
 import { analyticsWorker, GROUP_DEFAULTS, startAnalyticsRetention } from './analytics.js';
+import { startAnalyticsThread } from './analytics-host.js';
 import { bulkDeleteWorker } from './bulk-delete.js';
 import { fileImportWorker } from './file-import.js';
 import { openBlobStore } from '../../core/blob/blob-store.js';
@@ -31,9 +32,9 @@ const DEAD_LETTER_PAUSE_MS = 10 * 60_000;
 
 const config = loadConfig();
 // Everything here is background work (embedding, analytics batches, purges): it yields the CPU to
-// the event loops that answer requests. Set first, so the threads started below (the model's,
-// libuv's) inherit it.
-niceThisThread(config.threadNice);
+// the event loops that answer requests. Set first, for every thread V8 has started already, so
+// that the threads started below (the model's, libuv's) inherit it.
+niceThisProcess(config.threadNice);
 const logger = createLogger(config, 'jobs');
 // The signal handler goes in first: a SIGTERM while the store, Redis and the workers are still
 // opening (a restart, or a supervisor stopping everything) must end the process cleanly, not by
@@ -106,7 +107,12 @@ const ragWorkers = ragLanes(config.ragConcurrency).map((concurrency) =>
   jobWorker<GenerationJob, { completed: boolean }>(RAG_QUEUE, ragProcess, connection, logger, { concurrency, maxStalledCount: 0, ...lockOptions(config.jobLockMs) }),
 );
 
-const analytics = analyticsWorker(store, connection, logger, { ...GROUP_DEFAULTS, lingerMs: config.analyticsGroupMs });
+// The analytics batches are taken and stored by a thread of their own in SCHED_IDLE
+// (analytics-thread.ts): ~70 us a search that never holds a core a search, or this process's RAG
+// answers, could use. QUARRY_ANALYTICS_IDLE=false keeps the worker here, at the process's nice.
+const analyticsThread = config.analyticsIdle ? await startAnalyticsThread(logger) : null;
+if (analyticsThread) logger.info({ priority: analyticsThread.priority }, 'analytics worker started in a thread of its own');
+const analytics = analyticsThread ? null : analyticsWorker(store, connection, logger, { ...GROUP_DEFAULTS, lingerMs: config.analyticsGroupMs });
 const bulkDelete = bulkDeleteWorker(store, core, connection, logger);
 const fileImport = fileImportWorker({ store, core, blobs, jobs, config, logger }, connection);
 const stopRetention = startAnalyticsRetention(store, config.analyticsRetentionDays, logger);
@@ -164,7 +170,7 @@ stopAll = async () => {
   await Promise.all([
     closeWithin(maintenance, 'maintenance', config.shutdownGraceMs),
     closeWithin(embed, 'embed', config.shutdownGraceMs),
-    closeWithin(analytics, 'analytics', config.shutdownGraceMs),
+    analytics ? closeWithin(analytics, 'analytics', config.shutdownGraceMs) : analyticsThread?.close(config.shutdownGraceMs),
     closeWithin(bulkDelete, 'bulk delete', config.shutdownGraceMs),
     closeWithin(fileImport, 'file import', config.shutdownGraceMs),
     ...ragWorkers.map((worker) => closeWithin(worker, 'rag', config.shutdownGraceMs)),

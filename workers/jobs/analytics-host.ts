@@ -1,0 +1,63 @@
+/**
+ * Starts the analytics worker in its SCHED_IDLE thread (./analytics-thread.ts) and keeps it
+ * running: a thread that dies is started again after a pause (its active jobs are taken again by
+ * BullMQ's stalled-job check, and the store ignores records it already holds).
+ */
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { threadEntry } from '../../core/domain/thread-entry.js';
+
+/** Pause before a dead analytics thread is replaced, in ms. */
+const RESTART_DELAY_MS = 1000;
+
+/** The running analytics thread. */
+export interface AnalyticsThread {
+  /** How the thread got its low priority: SCHED_IDLE, or nice 19 where that is unavailable. */
+  readonly priority: 'idle' | 'nice';
+  /** Lets the active jobs finish, closes the worker, its Redis connection and its store, and ends the thread (at most `timeoutMs`). */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/** Starts the thread; resolves once its worker takes jobs. */
+export function startAnalyticsThread(logger: Logger): Promise<AnalyticsThread> {
+  let closing = false;
+  let current: Worker | null = null;
+  let restart: NodeJS.Timeout | undefined;
+
+  const start = (): Promise<'idle' | 'nice'> =>
+    new Promise((ready, failed) => {
+      const w = new Worker(threadEntry(import.meta.url, './analytics-thread'));
+      current = w;
+      let started = false;
+      w.on('message', (m: { ready: true; priority: 'idle' | 'nice' }) => {
+        if (!m.ready) return;
+        started = true;
+        ready(m.priority);
+      });
+      w.on('error', (err) => logger.error({ err }, 'analytics thread failed'));
+      w.on('exit', (code) => {
+        current = null;
+        if (!started) return failed(new Error(`analytics thread exited with code ${code} before it started`));
+        if (closing) return;
+        logger.error({ code }, 'analytics thread ended; starting it again');
+        restart = setTimeout(() => {
+          start().catch((err: unknown) => logger.error({ err }, 'analytics thread could not start again'));
+        }, RESTART_DELAY_MS);
+      });
+    });
+
+  return start().then((priority) => ({
+    priority,
+    async close(timeoutMs) {
+      closing = true;
+      clearTimeout(restart);
+      const w = current;
+      if (w === null) return;
+      const ended = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+      w.postMessage({ close: true });
+      const timer = setTimeout(() => void w.terminate(), timeoutMs);
+      await ended;
+      clearTimeout(timer);
+    },
+  }));
+}
