@@ -3,7 +3,8 @@
  * running: a thread that dies is started again after a pause (its active jobs are taken again by
  * BullMQ's stalled-job check, and the store ignores records it already holds).
  */
-import { Worker } from 'node:worker_threads';
+// A thread, not a BullMQ worker (those are built by jobWorker() only: test/unit/job-worker.test.ts).
+import { Worker as Thread } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { threadEntry } from '../../core/domain/thread-entry.js';
 
@@ -21,12 +22,12 @@ export interface AnalyticsThread {
 /** Starts the thread; resolves once its worker takes jobs. */
 export function startAnalyticsThread(logger: Logger): Promise<AnalyticsThread> {
   let closing = false;
-  let current: Worker | null = null;
+  let current: Thread | null = null;
   let restart: NodeJS.Timeout | undefined;
 
   const start = (): Promise<'idle' | 'nice'> =>
     new Promise((ready, failed) => {
-      const w = new Worker(threadEntry(import.meta.url, './analytics-thread'));
+      const w = new Thread(threadEntry(import.meta.url, './analytics-thread'));
       current = w;
       let started = false;
       w.on('message', (m: { ready: true; priority: 'idle' | 'nice' }) => {
