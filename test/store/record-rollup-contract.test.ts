@@ -47,7 +47,7 @@ import { ctrReport } from '../../store/reports/ctr-reports.js';
 import { reportTimestamp, type Granularity, type RangeBounds, type ReportSql } from '../../store/reports/report-sql.js';
 import type { Store } from '../../store/repository.js';
 import { DAY_MS, HOUR_MS } from '../../store/search-rollup-batch.js';
-import { ragRecord } from '../helpers/analytics-record.js';
+import { ragRecord, recommendationRecord } from '../helpers/analytics-record.js';
 import { openTestStore, readInRolledBackTx, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
 import { rng } from '../helpers/random-corpus.js';
 import { bucketOf, inRange } from '../helpers/report-buckets.js';
@@ -282,21 +282,8 @@ describe.each(STORE_KINDS)('%s store: record rollups', (kind) => {
     const id = (prefix: string): string => `00000000-0000-4000-${prefix}-${(n++).toString(16).padStart(12, '0')}`;
     const dataset = (): string => (r() < 0.8 ? DATASETS[0]! : DATASETS[1]!);
     const answer = (): RagRecord => ragRecord({ id: id('8000'), datasetId: dataset(), ragType: pick(RAG_TYPES), userMessage: pick(MESSAGES), createdAt: at() });
-    const recommendation = (): RecommendationRecord => ({
-      id: id('a000'),
-      datasetId: dataset(),
-      recommendationType: pick(REC_TYPES),
-      positiveIds: [],
-      negativeIds: [],
-      positiveTrackingIds: [],
-      negativeTrackingIds: [],
-      requestParams: null,
-      results: [],
-      topScore: 0.5,
-      userId: null,
-      metadata: null,
-      createdAt: at(),
-    });
+    const recommendation = (): RecommendationRecord =>
+      recommendationRecord({ id: id('a000'), datasetId: dataset(), recommendationType: pick(REC_TYPES), topScore: 0.5, createdAt: at() });
     const rating = (q: RagRecord, value: number, over: Partial<QueryRating> = {}): QueryRating => ({
       kind: 'rag',
       datasetId: q.datasetId,

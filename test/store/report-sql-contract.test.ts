@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { bucketStart, jsonObjectText, jsonText, reportTimestamp, type Granularity } from '../../store/reports/report-sql.js';
 import { recommendationQueries } from '../../store/reports/recommendation-reports.js';
 import { searchQueries } from '../../store/reports/search-events.js';
+import { recommendationRecord } from '../helpers/analytics-record.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
 import { rng } from '../helpers/random-corpus.js';
 import { userEvent } from '../helpers/user-event.js';
@@ -114,21 +115,7 @@ describe.each(STORE_KINDS)('listings with linked clicks on %s', (kind) => {
       })),
     );
     await t.store.analytics.insertRecommendations(
-      ids.map((id, i) => ({
-        id,
-        datasetId,
-        recommendationType: 'Chunk' as const,
-        positiveIds: [],
-        negativeIds: [],
-        positiveTrackingIds: [],
-        negativeTrackingIds: [],
-        requestParams: null,
-        results: [],
-        topScore: scores[i]!,
-        userId: null,
-        metadata: null,
-        createdAt: at + i * 60_000,
-      })),
+      ids.map((id, i) => recommendationRecord({ id, datasetId, topScore: scores[i]!, createdAt: at + i * 60_000 })),
     );
     await t.store.userEvents.insertMany(
       ids.flatMap((id, i) => Array.from({ length: clicks[i]! }, () => userEvent({ datasetId, eventType: 'click', requestId: id, createdAt: at + i * 60_000 }))),

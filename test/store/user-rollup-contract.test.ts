@@ -22,7 +22,7 @@ import { fillUserRollups as fillSqlite } from '../../store/sqlite/user-rollup.js
 import { ANY, USER_ORDINALS, USER_ROLLUP_TABLES, USER_SOURCES, type UserSource } from '../../store/user-rollup-batch.js';
 import { decodeUserSet } from '../../store/user-set.js';
 import { openTestStore, readInRolledBackTx, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
-import { ragRecord, searchRecord } from '../helpers/analytics-record.js';
+import { ragRecord, recommendationRecord, searchRecord } from '../helpers/analytics-record.js';
 import { rng } from '../helpers/random-corpus.js';
 import { bucketOf, inRange } from '../helpers/report-buckets.js';
 
@@ -177,21 +177,8 @@ describe.each(STORE_KINDS)('%s store: per-user rollups', (kind) => {
     const search = (): SearchRecord =>
       searchRecord({ id: id('8000'), datasetId: dataset(), kind: pick(KINDS), searchMethod: pick(METHODS), userId: user(), createdAt: at() });
     const answer = (): RagRecord => ragRecord({ id: id('9000'), datasetId: dataset(), ragType: pick(RAG_TYPES), userId: user(), createdAt: at() });
-    const recommendation = (): RecommendationRecord => ({
-      id: id('a000'),
-      datasetId: dataset(),
-      recommendationType: pick(REC_TYPES),
-      positiveIds: [],
-      negativeIds: [],
-      positiveTrackingIds: [],
-      negativeTrackingIds: [],
-      requestParams: null,
-      results: [],
-      topScore: 0.5,
-      userId: user(),
-      metadata: null,
-      createdAt: at(),
-    });
+    const recommendation = (): RecommendationRecord =>
+      recommendationRecord({ id: id('a000'), datasetId: dataset(), recommendationType: pick(REC_TYPES), topScore: 0.5, userId: user(), createdAt: at() });
 
     // Each batch spans the whole range (records arrive out of time order across batches).
     const searchBatches = Array.from({ length: 8 }, () => Array.from({ length: 40 + Math.floor(r() * 100) }, search));

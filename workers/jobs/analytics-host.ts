@@ -1,7 +1,8 @@
 /**
  * Starts the analytics worker in its SCHED_IDLE thread (./analytics-thread.ts) and keeps it
- * running: a thread that dies is started again after a pause (its active jobs are taken again by
- * BullMQ's stalled-job check, and the store ignores records it already holds).
+ * running: a thread that dies is started again after a pause, as often as it takes (its active
+ * jobs are taken again by BullMQ's stalled-job check, and the store ignores records it already
+ * holds).
  */
 // A thread, not a BullMQ worker (those are built by jobWorker() only: test/unit/job-worker.test.ts).
 import { Worker as Thread } from 'node:worker_threads';
@@ -41,11 +42,18 @@ export function startAnalyticsThread(logger: Logger): Promise<AnalyticsThread> {
         if (!started) return failed(new Error(`analytics thread exited with code ${code} before it started`));
         if (closing) return;
         logger.error({ code }, 'analytics thread ended; starting it again');
-        restart = setTimeout(() => {
-          start().catch((err: unknown) => logger.error({ err }, 'analytics thread could not start again'));
-        }, RESTART_DELAY_MS);
+        restartLater();
       });
     });
+  // A thread that cannot start again (its store or Redis away) is tried again, not given up on.
+  const restartLater = (): void => {
+    restart = setTimeout(() => {
+      start().catch((err: unknown) => {
+        logger.error({ err }, 'analytics thread could not start again; retrying');
+        if (!closing) restartLater();
+      });
+    }, RESTART_DELAY_MS);
+  };
 
   return start().then((priority) => ({
     priority,
