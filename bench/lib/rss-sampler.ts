@@ -27,16 +27,52 @@ export interface RssFigures {
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ: 100 on every Linux port Node runs on). */
 const TICKS_PER_S = 100;
 
+/** User + system CPU seconds in a `/proc/.../stat` line. */
+function statCpuSeconds(stat: string): number {
+  // The command name (field 2) may hold spaces: count fields from the parenthesis that closes it.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
+}
+
 /** User + system CPU seconds of a process so far (all its threads), or null when it is gone. */
 export function cpuSeconds(pid: number): number | null {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces: count fields from the parenthesis that closes it.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
+    return statCpuSeconds(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return null;
   }
+}
+
+/** Calls `use` with the text of `/proc/<pid>/task/<tid>/<file>` for each thread of `pid` (none when it is gone). */
+function perThread(pid: number, file: string, use: (tid: number, text: string) => void): void {
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return;
+  }
+  for (const tid of tids) {
+    let text: string;
+    try {
+      text = fs.readFileSync(`/proc/${pid}/task/${tid}/${file}`, 'utf8');
+    } catch {
+      // The thread ended between the listing and the read.
+      continue;
+    }
+    use(Number(tid), text);
+  }
+}
+
+/** CPU seconds (user + system) of each thread of a process so far, by thread id, with the thread's name; empty when it is gone. */
+export function threadCpuSeconds(pid: number): Map<number, { name: string; cpuS: number }> {
+  const out = new Map<number, { name: string; cpuS: number }>();
+  perThread(pid, 'stat', (tid, stat) => out.set(tid, { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpuS: statCpuSeconds(stat) }));
+  return out;
+}
+
+/** A `kB` field of `/proc/<pid>/status` text (VmRSS, RssAnon, ...), in bytes; 0 when absent. */
+export function statusBytes(status: string, field: string): number {
+  return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
 }
 
 /** Parsed `/proc/<pid>/status` fields, bytes; null when the process is gone. */
@@ -47,26 +83,15 @@ function readStatus(pid: number): { rss: number; hwm: number; name: string } | n
   } catch {
     return null;
   }
-  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM'), name: /^Name:\s+(.*)$/m.exec(text)?.[1] ?? '?' };
+  return { rss: statusBytes(text, 'VmRSS'), hwm: statusBytes(text, 'VmHWM'), name: /^Name:\s+(.*)$/m.exec(text)?.[1] ?? '?' };
 }
 
 /** Child process ids of `pid` (every thread's children: a child's parent is the thread that forked it). */
 function childrenOf(pid: number): number[] {
   const out: number[] = [];
-  let tids: string[];
-  try {
-    tids = fs.readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const tid of tids) {
-    try {
-      for (const c of fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ')) if (c.trim() !== '') out.push(Number(c));
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
+  perThread(pid, 'children', (_tid, text) => {
+    for (const c of text.split(' ')) if (c.trim() !== '') out.push(Number(c));
+  });
   return out;
 }
 
