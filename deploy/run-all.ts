@@ -19,6 +19,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
+import { withProcessDefaults } from '../core/process-env.js';
 
 /** One supervised entry point. */
 export interface ChildSpec {
@@ -125,12 +126,13 @@ export function runAll(config: Config, specs: readonly ChildSpec[] = childSpecs(
     const start = (child: ChildState): void => {
       child.restartTimer = undefined;
       child.startedAt = Date.now();
-      // env is passed through untouched: configuration is parsed by each child (core/config.ts).
+      // env is passed through (configuration is parsed by each child, core/config.ts), with the C
+      // library's settings of core/process-env.ts where the operator set none.
       // detached puts each child in its own process group, so a terminal Ctrl-C reaches only this
       // supervisor and every child receives exactly one forwarded signal.
       const [program, ...args] = child.spec.command ?? [process.execPath, child.spec.script];
       const proc = spawn(program, args, {
-        env: process.env,
+        env: withProcessDefaults(process.env),
         stdio: 'inherit',
         detached: true,
       });

@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from './scifact.js';
+import { withProcessDefaults } from '../../core/process-env.js';
 
 /** A running benchmark stack. */
 export interface BenchStack {
@@ -51,7 +52,8 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
   const children: ChildProcess[] = [];
   const redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir', dataDir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   children.push(redis);
-  const fullEnv: Record<string, string | undefined> = {
+  // The C library's settings deploy/run-all.ts starts every process with, unless set here.
+  const fullEnv: Record<string, string | undefined> = withProcessDefaults({
     ...process.env,
     QUARRY_DATA_DIR: dataDir,
     QUARRY_REDIS_URL: `redis://127.0.0.1:${redisPort}`,
@@ -60,7 +62,7 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
     ADMIN_API_KEY: adminKey,
     QUARRY_LOG_LEVEL: process.env.QUARRY_BENCH_LOG_DIR ? 'info' : 'warn',
     ...env,
-  };
+  });
   // Extra node flags for every quarry process (a profile: '--cpu-prof --cpu-prof-dir=/tmp/prof').
   const nodeArgs = (process.env.QUARRY_BENCH_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== '');
   // The default topology hosts the core in the HTTP process (QUARRY_CORE_IN_PROCESS, on unless

@@ -15,6 +15,7 @@ import { FAKE_DIM, startFakeEmbeddings, type FakeEmbeddings } from '../helpers/f
 import { createDataset, createTenant } from '../helpers/fixtures.js';
 import { freePort, randomKey, waitHealthy, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/eventually.js';
+import { PROCESS_ENV_DEFAULTS } from '../../core/process-env.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -120,6 +121,21 @@ afterAll(async () => {
 });
 
 describe('supervised Redis', () => {
+  it('starts every child with the C library settings of core/process-env.ts the operator did not set', () => {
+    const children = fs
+      .readdirSync(`/proc/${supervisor.pid}/task`)
+      .flatMap((tid) => fs.readFileSync(`/proc/${supervisor.pid}/task/${tid}/children`, 'utf8').split(' '))
+      .filter((c) => c.trim() !== '');
+    // The HTTP process (with the core) and the job workers. (redis-server writes its process title
+    // over the memory /proc shows as its environment, so it is not read.)
+    const nodes = children.filter((pid) => fs.readlinkSync(`/proc/${pid}/exe`) === fs.realpathSync(process.execPath));
+    expect(nodes.length).toBeGreaterThanOrEqual(2);
+    for (const pid of nodes) {
+      const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      for (const [name, value] of Object.entries(PROCESS_ENV_DEFAULTS)) expect(environ).toContain(`${name}=${value}`);
+    }
+  });
+
   it('restarts a Redis killed with SIGKILL, keeping its data, and the stack recovers', async () => {
     expect((await ds.post('/api/chunk', { chunk_html: 'first okapi rainforest', tracking_id: 'before' })).status).toBe(200);
     await holds('the first chunk was not embedded', 30_000, () => found('before', 'okapi rainforest'));

@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { freePort } from './global-setup.js';
 import { freshPgDatabase, testStore } from './pg.js';
+import { PROCESS_ENV_DEFAULTS } from '../../core/process-env.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -129,6 +130,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const given = opts.env?.QUARRY_DATABASE_URL;
   const database = !given && testStore() === 'postgres' ? await freshPgDatabase() : null;
   const env: Record<string, string> = {
+    // The C library's settings every deployment starts the processes with (deploy/run-all.ts).
+    ...PROCESS_ENV_DEFAULTS,
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? os.tmpdir(),
     NODE_ENV: 'test',
