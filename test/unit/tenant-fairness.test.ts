@@ -195,6 +195,32 @@ describe('tenantFairness', () => {
     await Promise.all([pa3, ...pm]);
   });
 
+  it('runs its writes side by side while alone, one at a time once another organization is active', async () => {
+    const mw = tenantFairness({ reads: 2, writes: 2, queue: 8, events: 2, answers: 2 });
+    const a = [0, 1, 2].map(() => request('a', 'POST /api/chunk'));
+    const pa = a.map((r) => mw(r.ctx, r.next));
+    await tick();
+    // Alone: two writes at once (one's store transaction beside the other's indexing), the third waits.
+    expect(a.map((r) => r.started)).toEqual([true, true, false]);
+    const b = request('b', 'POST /api/chunk');
+    const pb = mw(b.ctx, b.next);
+    await tick();
+    expect(b.started).toBe(true);
+    // Contended: a's third write waits until a runs none, not merely fewer than two.
+    a[0]!.finish();
+    await pa[0];
+    await tick();
+    expect(a[2]!.started).toBe(false);
+    a[1]!.finish();
+    await pa[1];
+    const waitedFrom = performance.now();
+    while (!a[2]!.started && performance.now() - waitedFrom < 500) await new Promise((r) => setTimeout(r, 1));
+    expect(a[2]!.started).toBe(true);
+    a[2]!.finish();
+    b.finish();
+    await Promise.all([pa[2], pb]);
+  });
+
   it('under contention starts the tenant that used less first: the heavy one waits while the light one runs', async () => {
     const mw = tenantFairness({ reads: 4, writes: 1, queue: 8, events: 2, answers: 2 });
     // a spends 200 ms in a request: its usage is now far above b's, and its patience (a fifth of
