@@ -20,15 +20,25 @@ export interface AnalyticsThread {
   close(timeoutMs: number): Promise<void>;
 }
 
+/** Options of {@link startAnalyticsThread}. */
+export interface AnalyticsThreadOptions {
+  /** The thread's script (tests start a stand-in). @defaultValue ./analytics-thread */
+  readonly entry?: string | URL;
+  /** Pause before a dead thread is started again, in ms. @defaultValue 1000 */
+  readonly restartDelayMs?: number;
+}
+
 /** Starts the thread; resolves once its worker takes jobs. */
-export function startAnalyticsThread(logger: Logger): Promise<AnalyticsThread> {
+export function startAnalyticsThread(logger: Logger, options: AnalyticsThreadOptions = {}): Promise<AnalyticsThread> {
+  const entry = options.entry ?? threadEntry(import.meta.url, './analytics-thread');
+  const restartDelayMs = options.restartDelayMs ?? RESTART_DELAY_MS;
   let closing = false;
   let current: Thread | null = null;
   let restart: NodeJS.Timeout | undefined;
 
   const start = (): Promise<'idle' | 'nice'> =>
     new Promise((ready, failed) => {
-      const w = new Thread(threadEntry(import.meta.url, './analytics-thread'));
+      const w = new Thread(entry);
       current = w;
       let started = false;
       w.on('message', (m: { ready: true; priority: 'idle' | 'nice' }) => {
@@ -52,7 +62,7 @@ export function startAnalyticsThread(logger: Logger): Promise<AnalyticsThread> {
         logger.error({ err }, 'analytics thread could not start again; retrying');
         if (!closing) restartLater();
       });
-    }, RESTART_DELAY_MS);
+    }, restartDelayMs);
   };
 
   return start().then((priority) => ({
