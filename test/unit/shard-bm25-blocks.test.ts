@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Bitset } from '../../workers/shard/bm25/bitset.js';
-import { Bm25Index, bm25Idf } from '../../workers/shard/bm25/bm25-index.js';
+import { Bm25Index } from '../../workers/shard/bm25/bm25-index.js';
+import { bruteForceTf as bruteForce, close } from '../helpers/bm25-tf-oracle.js';
 
 // Block-max MaxScore edge cases the small oracle test cannot reach: lists spanning many 128-posting
 // blocks, several doc-id windows, tombstones and filters inside blocks, recycled (out-of-order)
@@ -20,42 +21,6 @@ function prng(seed: number): () => number {
     return (s >>> 0) / 4294967296;
   };
 }
-
-interface Scored {
-  id: string;
-  score: number;
-}
-
-/** Exhaustive BM25 over live docs (term counts precomputed), sorted score desc then id asc. */
-function bruteForce(live: Map<string, Map<string, number>>, lens: Map<string, number>, query: string[], allow: Set<string> | null): Scored[] {
-  const N = live.size;
-  let total = 0;
-  for (const id of live.keys()) total += lens.get(id)!;
-  if (N === 0 || total === 0) return [];
-  const avgdl = total / N;
-  const df = new Map<string, number>();
-  for (const q of new Set(query)) {
-    let n = 0;
-    for (const tf of live.values()) if (tf.has(q)) n++;
-    df.set(q, n);
-  }
-  const out: Scored[] = [];
-  for (const [id, tf] of live) {
-    if (allow !== null && !allow.has(id)) continue;
-    let score = 0;
-    let matched = false;
-    for (const q of query) {
-      const f = tf.get(q) ?? 0;
-      if (f === 0) continue;
-      matched = true;
-      score += (bm25Idf(N, df.get(q)!) * f * (K1 + 1)) / (f + K1 * (1 - B + (B * lens.get(id)!) / avgdl));
-    }
-    if (matched) out.push({ id, score });
-  }
-  return out.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-const close = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
 
 describe('Bm25Index block-max pruning against brute force', () => {
   it('matches the oracle on multi-block, multi-window corpora with deletes, recycled ids and filters', () => {

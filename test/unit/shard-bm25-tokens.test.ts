@@ -104,6 +104,47 @@ describe('SequenceStore', () => {
     );
   });
 
+  it('spreads documents over pages, one larger than a page in arrays of its own, through compactions and a restore', () => {
+    // ~4 KB documents: several pages' worth, churned so that compactions rewrite them, and one
+    // document of 300,000 positions over ~95,000 distinct ids (4-byte local indexes, ~1.4 MB:
+    // more than a page).
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    const docOf = (d: number): number[] => Array.from({ length: d === 42 ? 300_000 : 1_000 + (d % 50) }, () => rand(d === 42 ? 100_000 : 200_000));
+    const store = new SequenceStore();
+    const oracle = new Map<number, number[]>();
+    for (let round = 0; round < 4; round++) {
+      for (let d = round % 2; d < 1_200; d += 2) {
+        const ids = docOf(d);
+        store.set(d, ids, ids.length, null);
+        oracle.set(d, ids);
+      }
+      for (let d = (round + 1) % 2; d < 1_200; d += 4) {
+        store.clear(d);
+        oracle.delete(d);
+      }
+    }
+    const { offsets, codes } = store.export(1_200);
+    const copy = SequenceStore.restore(offsets, codes);
+    for (const s of [store, copy]) {
+      for (let d = 0; d < 1_200; d++) {
+        const want = oracle.get(d) ?? [];
+        expect(Array.from(s.get(d))).toEqual(want);
+        expect(Array.from(s.terms(d))).toEqual([...new Set(want)].sort((x, y) => x - y));
+      }
+    }
+    // Pages are never grown by copying once full: what is not data is at most the page being
+    // filled, the unused ends of full pages and the garbage of cleared documents.
+    const live = copy.memoryParts();
+    expect(live.data).toBe(codes.length);
+    expect(live.slack).toBeLessThan(2 ** 18 + 300_000);
+  });
+
   it('codes local indexes 1, 2 or 4 bytes wide as a document has more distinct ids', () => {
     const store = new SequenceStore();
     for (const distinct of [1, 256, 257, 65_536, 65_537]) {

@@ -403,7 +403,7 @@ export class Bm25Index {
     if (cached) return cached;
     post.ensureSorted(ta);
     post.ensureSorted(tb);
-    const list = pairPostings(post.docsOf(ta), post.docsOf(tb), this.alive, this.seq, ta, tb);
+    const list = pairPostings(post.blockDocs(ta), post.blockDocs(tb), this.alive, this.seq, ta, tb);
     if (this.pairCache.size >= PAIR_CACHE_SIZE) this.pairCache.delete(this.pairCache.keys().next().value!);
     this.pairCache.set(key, list);
     return list;
@@ -477,10 +477,9 @@ export class Bm25Index {
     for (let j = 0; j < termLists; j++) {
       const t = lists.term[j]!;
       post.ensureSorted(t);
-      const docs = post.docsOf(t);
-      const tfs = post.tfsOf(t);
-      const sat = post.ensureBounds(t, avgdl, this.docLen, docs, tfs);
-      lists.setPostings(j, docs, tfs, post.overflowOf(t), post.len[t]!, post.blockLast[t]!, post.blockMax[t]!, sat);
+      const sat = post.ensureBounds(t, avgdl, this.docLen);
+      const n = post.len[t]!;
+      lists.setBlockPostings(j, post.basesOf(t), post.shiftOf(t), post.lowsOf(t), post.tfsOf(t), post.overflowOf(t), n, post.blockLast[t]!, post.blockMax[t]!, sat);
       checkYield(post.len[t]! >> 4);
     }
     this.heap.reset(k);

@@ -1,5 +1,6 @@
 /** Reusable per-search buffers and tuning constants of the block-max MaxScore top-k. */
 import type { TfOverflow } from './tf-code.js';
+import { zeroLows } from './doc-blocks.js';
 
 // Upper bounds are inflated and the threshold deflated by these relative margins, so that float
 // rounding (bounds computed at another average length, partial sums added in another order) can
@@ -11,6 +12,7 @@ export const THETA_SLACK = 1 - 1e-9;
 
 const NO_DOCS = new Uint32Array(0);
 const NO_TFS = new Uint8Array(0);
+const NO_LOWS = new Uint16Array(0);
 
 /**
  * Window in doc ids; sizes the accumulator (8192 slots, 256 bitset words). Windows are not cut
@@ -38,7 +40,12 @@ export class MaxScoreScratch {
   term = new Int32Array(16);
   /** qtf * idf * (k1 + 1) of list i: the factor in front of the tf saturation. */
   weight = new Float64Array(16);
-  docs: Uint32Array[] = [];
+  /** Doc ids of list i as doc-blocks.ts reads them: doc p is `bases[i][p >>> shift[i]] + lows[i][p]`. */
+  bases: Uint32Array[] = [];
+  /** See {@link bases}. */
+  lows: Uint16Array[] = [];
+  /** See {@link bases}. */
+  shift = new Uint8Array(16);
   /** Stored tfs of list i (one byte; TF_OVERFLOW: look the doc up in `big[i]`, see tf-code.ts). */
   tfs: Uint8Array[] = [];
   /** Overflow map of list i, or null. */
@@ -91,9 +98,27 @@ export class MaxScoreScratch {
     return i;
   }
 
-  /** Attaches list i's postings, block bounds and list-wide saturation bound. */
+  /** Attaches list i's postings (plain u32 doc ids, read as bases with zero lows), block bounds and list-wide saturation bound. */
   setPostings(i: number, docs: Uint32Array, tfs: Uint8Array, big: TfOverflow | null, len: number, blockLast: Uint32Array, blockMax: Float64Array, sat: number): void {
-    this.docs[i] = docs;
+    this.setBlockPostings(i, docs, 0, zeroLows(len), tfs, big, len, blockLast, blockMax, sat);
+  }
+
+  /** Like {@link setPostings} with doc ids coded as doc-blocks.ts says. */
+  setBlockPostings(
+    i: number,
+    bases: Uint32Array,
+    shift: number,
+    lows: Uint16Array,
+    tfs: Uint8Array,
+    big: TfOverflow | null,
+    len: number,
+    blockLast: Uint32Array,
+    blockMax: Float64Array,
+    sat: number,
+  ): void {
+    this.bases[i] = bases;
+    this.lows[i] = lows;
+    this.shift[i] = shift;
     this.tfs[i] = tfs;
     this.big[i] = big;
     this.len[i] = len;
@@ -105,7 +130,8 @@ export class MaxScoreScratch {
   /** Drops the postings views of the last search (they may pin a since-reallocated arena). */
   detach(): void {
     for (let i = 0; i < this.m; i++) {
-      this.docs[i] = NO_DOCS;
+      this.bases[i] = NO_DOCS;
+      this.lows[i] = NO_LOWS;
       this.tfs[i] = NO_TFS;
       this.big[i] = null;
     }
@@ -134,6 +160,7 @@ export class MaxScoreScratch {
     this.globalPrefix = new Float64Array(n);
     this.essential = new Uint8Array(n);
     this.rescan = new Uint32Array(n);
+    this.shift = new Uint8Array(n);
   }
 }
 

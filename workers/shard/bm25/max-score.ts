@@ -59,17 +59,19 @@ function sortBy(order: Uint32Array, key: Float64Array, m: number): void {
  * is left cannot lift the document to `thetaLo`.
  */
 function probe(s: MaxScoreScratch, doc: number, score: number, norm: number, pivot: number, thetaLo: number): number {
-  const { order, prefix, cur, pos, docs, len, tfs, weight } = s;
+  const { order, prefix, cur, pos, bases, shift, lows, len, tfs, weight } = s;
   for (let q = pivot - 1; q >= 0; q--) {
     if (score + prefix[q]! < thetaLo) return -1;
     const i = order[q]!;
     let c = cur[i]!;
     if (c < doc) {
-      const d = docs[i]!;
+      const b = bases[i]!;
+      const sh = shift[i]!;
+      const lo = lows[i]!;
       const n = len[i]!;
-      const p = advance(d, n, pos[i]!, doc);
+      const p = advance(b, sh, lo, n, pos[i]!, doc);
       pos[i] = p;
-      c = cur[i] = p < n ? d[p]! : END;
+      c = cur[i] = p < n ? (sh === 0 ? b[p]! : b[p >>> sh]! + lo[p]!) : END;
     }
     if (c === doc) {
       let tf = tfs[i]![pos[i]!]!;
@@ -87,17 +89,19 @@ function probe(s: MaxScoreScratch, doc: number, score: number, norm: number, piv
  * window postings are searched again from a forward-only `rescan` cursor (candidates ascend).
  */
 function exactScore(s: MaxScoreScratch, doc: number, norm: number): number {
-  const { m, essential, rescan, cur, pos, docs, tfs, weight } = s;
+  const { m, essential, rescan, cur, pos, bases, shift, lows, tfs, weight } = s;
   let exact = 0;
   for (let i = 0; i < m; i++) {
     let p: number;
     if (essential[i] === 1) {
-      const d = docs[i]!;
+      const b = bases[i]!;
+      const sh = shift[i]!;
+      const lo = lows[i]!;
       const end = pos[i]!;
       p = rescan[i]!;
-      if (p < end && d[p]! < doc) p = advance(d, end, p, doc);
+      if (p < end && (sh === 0 ? b[p]! : b[p >>> sh]! + lo[p]!) < doc) p = advance(b, sh, lo, end, p, doc);
       rescan[i] = p;
-      if (p >= end || d[p] !== doc) continue;
+      if (p >= end || (sh === 0 ? b[p]! : b[p >>> sh]! + lo[p]!) !== doc) continue;
     } else {
       if (cur[i] !== doc) continue;
       p = pos[i]!;
@@ -113,7 +117,7 @@ function exactScore(s: MaxScoreScratch, doc: number, norm: number): number {
 export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopKHeap): void {
   const m = s.m;
   if (m === 0) return;
-  const { docs, tfs, blockLast, blockMax, len, weight, bound, pos, cur, windowBound, order, prefix, globalOrder, globalPrefix } = s;
+  const { bases, shift, lows, tfs, blockLast, blockMax, len, weight, bound, pos, cur, windowBound, order, prefix, globalOrder, globalPrefix } = s;
   const { docLen, alive, allow } = ctx;
   const allowWords = allow === null ? null : allow.words;
   const allowCap = allow === null ? 0 : allow.capacity;
@@ -126,7 +130,7 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
 
   for (let i = 0; i < m; i++) {
     pos[i] = 0;
-    cur[i] = len[i]! > 0 ? docs[i]![0]! : END;
+    cur[i] = len[i]! > 0 ? bases[i]![0]! + lows[i]![0]! : END;
     globalOrder[i] = i;
   }
   // Lists sorted by list-wide bound: a prefix that cannot reach theta on its own never starts a window.
@@ -155,12 +159,14 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
     // Each list's bound inside [wmin, wmax]: the max over the blocks that overlap it.
     for (let i = 0; i < m; i++) {
       let c = cur[i]!;
-      const d = docs[i]!;
+      const b = bases[i]!;
+      const sh = shift[i]!;
+      const lo = lows[i]!;
       const n = len[i]!;
       if (c < wmin) {
-        const p = advance(d, n, pos[i]!, wmin);
+        const p = advance(b, sh, lo, n, pos[i]!, wmin);
         pos[i] = p;
-        c = cur[i] = p < n ? d[p]! : END;
+        c = cur[i] = p < n ? (sh === 0 ? b[p]! : b[p >>> sh]! + lo[p]!) : END;
       }
       if (c > wmax) {
         windowBound[i] = 0;
@@ -172,7 +178,7 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
       let j = pos[i]! >>> BLOCK_SHIFT;
       let mx = bmax[j]!;
       let wb = 0;
-      for (let scanned = 0; last[j]! < wmax && j + 1 < blocks && d[(j + 1) << BLOCK_SHIFT]! <= wmax; scanned++) {
+      for (let scanned = 0; last[j]! < wmax && j + 1 < blocks && b[((j + 1) << BLOCK_SHIFT) >>> sh]! + lo[(j + 1) << BLOCK_SHIFT]! <= wmax; scanned++) {
         if (scanned === MAX_BLOCK_SCAN) {
           wb = bound[i]!;
           break;
@@ -196,14 +202,16 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
       if (pivot === m - 1) {
         // One essential list: document-at-a-time over its postings in the window.
         const e = order[pivot]!;
-        const ed = docs[e]!;
+        const eb = bases[e]!;
+        const esh = shift[e]!;
+        const elo = lows[e]!;
         const et = tfs[e]!;
         const en = len[e]!;
         const ew = weight[e]!;
         essential.fill(0, 0, m);
         let p = pos[e]!;
         for (; p < en; p++) {
-          const doc = ed[p]!;
+          const doc = esh === 0 ? eb[p]! : eb[p >>> esh]! + elo[p]!;
           if (doc > wmax) break;
           // Mid-window the scratch is in use: only yield the thread (see task-stop.ts).
           if ((p & 1023) === 0) checkYield(1024);
@@ -226,13 +234,15 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
           }
         }
         pos[e] = p;
-        cur[e] = p < en ? ed[p]! : END;
+        cur[e] = p < en ? (esh === 0 ? eb[p]! : eb[p >>> esh]! + elo[p]!) : END;
       } else {
         // Several essential lists: term-at-a-time into the window accumulator, then candidates in doc order.
         essential.fill(0, 0, m);
         for (let q = pivot; q < m; q++) {
           const i = order[q]!;
-          const d = docs[i]!;
+          const b = bases[i]!;
+          const sh = shift[i]!;
+          const lo = lows[i]!;
           const tl = tfs[i]!;
           const n = len[i]!;
           const w = weight[i]!;
@@ -240,7 +250,7 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
           essential[i] = 1;
           rescan[i] = p;
           for (; p < n; p++) {
-            const doc = d[p]!;
+            const doc = sh === 0 ? b[p]! : b[p >>> sh]! + lo[p]!;
             if (doc > wmax) break;
             const slot = doc - wmin;
             let tf = tl[p]!;
@@ -259,7 +269,7 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
           }
           checkYield(p - rescan[i]);
           pos[i] = p;
-          cur[i] = p < n ? d[p]! : END;
+          cur[i] = p < n ? (sh === 0 ? b[p]! : b[p >>> sh]! + lo[p]!) : END;
         }
         const words = ((wmax - wmin) >>> 5) + 1;
         for (let word = 0; word < words; word++) {
@@ -294,11 +304,13 @@ export function maxScoreTopK(s: MaxScoreScratch, ctx: ScoringContext, heap: TopK
     for (let q = globalPivot; q < m; q++) {
       const i = globalOrder[q]!;
       if (cur[i]! <= wmax) {
-        const d = docs[i]!;
+        const b = bases[i]!;
+        const sh = shift[i]!;
+        const lo = lows[i]!;
         const n = len[i]!;
-        const p = advance(d, n, pos[i]!, wmax + 1);
+        const p = advance(b, sh, lo, n, pos[i]!, wmax + 1);
         pos[i] = p;
-        cur[i] = p < n ? d[p]! : END;
+        cur[i] = p < n ? (sh === 0 ? b[p]! : b[p >>> sh]! + lo[p]!) : END;
       }
     }
   }

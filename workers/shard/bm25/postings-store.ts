@@ -10,10 +10,12 @@
  * a few size classes (~1.5x apart, so slack stays under a third); a list that outgrows its slot
  * moves to the next class and its old slot goes on that class's free list (linked through the
  * slot's first doc-id word), so freed space is reused without compaction. Longer lists own their
- * arrays, where the object overhead is a few percent of the data.
+ * arrays, where the object overhead is a few percent of the data, with their doc ids as a u32
+ * base per group and a u16 offset per entry where they fit (doc-blocks.ts), else plain u32.
  */
 import { ownString } from './analyzer.js';
 import { grown, grownTight } from './grow.js';
+import { appendNarrow, decodeNarrow, encodeNarrow, NARROW_MIN_ENTRIES, narrowShift, zeroLows, type BlockDocs } from './doc-blocks.js';
 import { arrayBytes, mapBytes, stringBytes, TYPED_ARRAY_OVERHEAD, type MemoryParts } from './memory-report.js';
 import { overflowTf, TF_OVERFLOW, type TfOverflow } from './tf-code.js';
 
@@ -28,8 +30,10 @@ const CLASS_CAP = [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 25
 const TOP_CLASS = CLASS_CAP.length - 1;
 /** Longest list kept in the arena; longer ones own their arrays. */
 export const ARENA_MAX = CLASS_CAP[TOP_CLASS]!;
-/** Class of a list that owns its arrays. */
+/** Class of a list that owns its arrays, doc ids plain u32. */
 const OWN = 255;
+/** Class of a list that owns its arrays, doc ids as bases and u16 offsets (doc-blocks.ts). */
+const NARROW = 254;
 /** End of a free list. */
 const NIL = 0xffffffff;
 
@@ -37,6 +41,7 @@ const NO_BLOCKS_U32 = new Uint32Array(0);
 const NO_BLOCKS_F64 = new Float64Array(0);
 const NO_DOCS = new Uint32Array(0);
 const NO_TFS = new Uint8Array(0);
+const NO_LOWS = new Uint16Array(0);
 
 /** Smallest arena class holding `n` entries (n <= ARENA_MAX). */
 function classFor(n: number): number {
@@ -59,7 +64,7 @@ export class PostingsStore {
   maxTf = new Uint16Array(64);
   /** Per term: min length of a doc in its entries (a lower bound between purges). */
   minDl = new Uint32Array(64);
-  /** Per term: arena size class, or {@link OWN} when the list has its own arrays. */
+  /** Per term: arena size class, or {@link OWN} / {@link NARROW} when the list has its own arrays. */
   private cls = new Uint8Array(64);
   /** Per term: offset of its arena slot (meaningless for class 0 and OWN). */
   private off = new Uint32Array(64);
@@ -71,8 +76,12 @@ export class PostingsStore {
   private arenaUsed = 0;
   /** Head of each class's free-slot list. */
   private readonly freeHead = new Uint32Array(CLASS_CAP.length).fill(NIL);
-  /** Own doc ids of OWN terms (NO_DOCS for arena terms): a holey array would cost as much. */
+  /** Own doc ids of OWN terms, group bases of NARROW ones (NO_DOCS for arena terms): a holey array would cost as much. */
   private ownDocs: Uint32Array[] = [];
+  /** Doc-id offsets from their group's base of NARROW terms (NO_LOWS for the others). */
+  private ownLows: Uint16Array[] = [];
+  /** Per NARROW term: log2 of its group size (0 for the others: their doc ids read as bases). */
+  private shift = new Uint8Array(64);
   /** Own term frequencies of OWN terms, aligned with {@link ownDocs}. */
   private ownTfs: Uint8Array[] = [];
   /** Per term with a tf of 255 or more: doc id -> exact tf of those postings (see tf-code.ts). */
@@ -125,6 +134,7 @@ export class PostingsStore {
     this.terms.push(own);
     this.termIds.set(own, t);
     this.ownDocs.push(NO_DOCS);
+    this.ownLows.push(NO_LOWS);
     this.ownTfs.push(NO_TFS);
     this.blockLast.push(NO_BLOCKS_U32);
     this.blockMax.push(NO_BLOCKS_F64);
@@ -134,6 +144,7 @@ export class PostingsStore {
       this.df = grown(this.df, need);
       this.maxTf = grown(this.maxTf, need);
       this.cls = grown(this.cls, need);
+      this.shift = grown(this.shift, need);
       this.off = grown(this.off, need);
       this.unsorted = grown(this.unsorted, need);
       this.covered = grown(this.covered, need);
@@ -146,17 +157,44 @@ export class PostingsStore {
     return t;
   }
 
-  /** Term t's doc ids (`len[t]` entries; a view into the arena or its own array: do not keep across writes). */
+  /**
+   * Term t's doc ids (`len[t]` entries): a view into the arena or its own array (do not keep
+   * across writes), or for a NARROW list a decoded copy (so not for the query path: read
+   * {@link basesOf}, {@link shiftOf} and {@link lowsOf} there).
+   */
   docsOf(t: number): Uint32Array {
     const c = this.cls[t]!;
+    if (c === NARROW) return decodeNarrow(this.ownDocs[t]!, this.shift[t]!, this.ownLows[t]!, this.len[t]!, new Uint32Array(this.len[t]!));
     if (c === OWN) return this.ownDocs[t]!.subarray(0, this.len[t]);
+    return this.basesOf(t);
+  }
+
+  /** Term t's doc-id bases as doc-blocks.ts reads them: the group bases of a NARROW list, else its doc ids (same lifetime rule as {@link docsOf}). */
+  basesOf(t: number): Uint32Array {
+    const c = this.cls[t]!;
+    if (c === OWN || c === NARROW) return this.ownDocs[t]!;
     return c === 0 ? NO_DOCS : this.arenaDocs.subarray(this.off[t], this.off[t]! + this.len[t]!);
+  }
+
+  /** Term t's doc-id offsets (shared zeros unless NARROW), aligned with {@link tfsOf}. */
+  lowsOf(t: number): Uint16Array {
+    return this.cls[t] === NARROW ? this.ownLows[t]! : zeroLows(this.len[t]!);
+  }
+
+  /** Term t's doc ids for reading in place (same lifetime rule as {@link docsOf}). */
+  blockDocs(t: number): BlockDocs {
+    return { bases: this.basesOf(t), shift: this.shift[t]!, lows: this.lowsOf(t), n: this.len[t]! };
+  }
+
+  /** log2 of term t's doc-id group size (0: {@link basesOf} holds the doc ids themselves). */
+  shiftOf(t: number): number {
+    return this.shift[t]!;
   }
 
   /** Term t's stored term frequencies, aligned with {@link docsOf} (same lifetime rule; see {@link overflowOf}). */
   tfsOf(t: number): Uint8Array {
     const c = this.cls[t]!;
-    if (c === OWN) return this.ownTfs[t]!.subarray(0, this.len[t]);
+    if (c === OWN || c === NARROW) return this.ownTfs[t]!.subarray(0, this.len[t]);
     return c === 0 ? NO_TFS : this.arenaTfs.subarray(this.off[t], this.off[t]! + this.len[t]!);
   }
 
@@ -187,23 +225,44 @@ export class PostingsStore {
   append(t: number, doc: number, tf: number, dl: number): void {
     const n = this.len[t]!;
     let c = this.cls[t]!;
-    if (c === OWN ? n === this.ownDocs[t]!.length : n === CLASS_CAP[c]) c = this.resize(t, n + 1);
+    let relayout = false;
+    if (c === OWN || c === NARROW ? n === this.ownTfs[t]!.length : n === CLASS_CAP[c]) c = this.resize(t, n + 1);
+    if (c === NARROW && !this.appendNarrow(t, n, doc, tf)) {
+      // Out of its group's range: appended as plain u32, then coded again at a shift that fits.
+      this.widen(t);
+      c = OWN;
+      relayout = true;
+    }
     if (c === OWN) {
       const docs = this.ownDocs[t]!;
       if (n > 0 && docs[n - 1]! > doc) this.unsorted[t] = 1;
       docs[n] = doc;
       this.ownTfs[t]![n] = tf < TF_OVERFLOW ? tf : this.overflow(t, doc, tf);
-    } else {
+    } else if (c !== NARROW) {
       const at = this.off[t]! + n;
       if (n > 0 && this.arenaDocs[at - 1]! > doc) this.unsorted[t] = 1;
       this.arenaDocs[at] = doc;
       this.arenaTfs[at] = tf < TF_OVERFLOW ? tf : this.overflow(t, doc, tf);
     }
     this.len[t] = n + 1;
+    // At most one re-coding per shift given up (7 to 2), then plain until the list grows 1.25x.
+    if (relayout) this.narrowIfFits(t);
     if (this.df[t]!++ === 0) this.live++;
     // Bounds only ever loosen between purges, so they stay valid bounds after deletes.
     if (tf > this.maxTf[t]!) this.maxTf[t] = tf;
     if (dl < this.minDl[t]!) this.minDl[t] = dl;
+  }
+
+  /** Appends (doc, tf) as entry n of NARROW term t; false (nothing written) when doc is out of its group's range. */
+  private appendNarrow(t: number, n: number, doc: number, tf: number): boolean {
+    const bases = this.ownDocs[t]!;
+    const sh = this.shift[t]!;
+    const lows = this.ownLows[t]!;
+    const prev = n > 0 ? bases[(n - 1) >>> sh]! + lows[n - 1]! : 0;
+    if (!appendNarrow(bases, sh, lows, n, doc)) return false;
+    if (doc < prev) this.unsorted[t] = 1;
+    this.ownTfs[t]![n] = tf < TF_OVERFLOW ? tf : this.overflow(t, doc, tf);
+    return true;
   }
 
   /** One live document containing term t was deleted (its entry stays until purged). */
@@ -212,10 +271,14 @@ export class PostingsStore {
   }
 
   /** Arena words in use and arena capacity (diagnostics and tests). */
-  arenaStats(): { used: number; capacity: number; ownLists: number } {
+  arenaStats(): { used: number; capacity: number; ownLists: number; narrowLists: number } {
     let ownLists = 0;
-    for (let t = 0; t < this.terms.length; t++) if (this.cls[t] === OWN) ownLists++;
-    return { used: this.arenaUsed, capacity: this.arenaDocs.length, ownLists };
+    let narrowLists = 0;
+    for (let t = 0; t < this.terms.length; t++) {
+      if (this.cls[t] === OWN) ownLists++;
+      if (this.cls[t] === NARROW) narrowLists++;
+    }
+    return { used: this.arenaUsed, capacity: this.arenaDocs.length, ownLists: ownLists + narrowLists, narrowLists };
   }
 
   /**
@@ -230,6 +293,11 @@ export class PostingsStore {
     let ownEntries = 0;
     let ownCap = 0;
     let ownLists = 0;
+    let narrowLists = 0;
+    let narrowEntries = 0;
+    let narrowCap = 0;
+    let narrowBases = 0;
+    let narrowBaseCap = 0;
     let blocks = 0;
     let blockArrays = 0;
     let strings = 0;
@@ -239,6 +307,12 @@ export class PostingsStore {
         ownEntries += this.len[t]!;
         ownCap += this.ownDocs[t]!.length;
         ownLists++;
+      } else if (this.cls[t] === NARROW) {
+        narrowLists++;
+        narrowEntries += this.len[t]!;
+        narrowCap += this.ownLows[t]!.length;
+        narrowBases += (this.len[t]! + (1 << this.shift[t]!) - 1) >>> this.shift[t]!;
+        narrowBaseCap += this.ownDocs[t]!.length;
       }
       if (this.blockLast[t]!.length > 0) {
         blocks += this.blockLast[t]!.byteLength + this.blockMax[t]!.byteLength;
@@ -246,20 +320,20 @@ export class PostingsStore {
       }
       strings += stringBytes(this.terms[t]!);
     }
-    const perTerm = [this.len, this.df, this.maxTf, this.minDl, this.cls, this.off, this.unsorted, this.satAvgdl, this.satMax, this.covered];
+    const perTerm = [this.len, this.df, this.maxTf, this.minDl, this.cls, this.shift, this.off, this.unsorted, this.satAvgdl, this.satMax, this.covered];
     let perTermBytes = 0;
     for (const a of perTerm) perTermBytes += a.byteLength;
     const arenaEntries = this.arenaDocs.length;
     let overflow = mapBytes(this.big.size);
     for (const m of this.big.values()) overflow += mapBytes(m.size);
     return {
-      'postings doc ids': entries * 4,
+      'postings doc ids': (entries - narrowEntries) * 4 + narrowEntries * 2 + narrowBases * 4,
       'postings tfs': entries,
       'postings tf overflow': overflow,
       // Arena: free slots, unused slot tails and the unused end; own arrays: growth room.
-      'postings slack (arena)': (arenaEntries - (entries - ownEntries)) * 5,
-      'postings slack (own arrays)': (ownCap - ownEntries) * 5,
-      'postings own-array headers': ownLists * 2 * TYPED_ARRAY_OVERHEAD,
+      'postings slack (arena)': (arenaEntries - (entries - ownEntries - narrowEntries)) * 5,
+      'postings slack (own arrays)': (ownCap - ownEntries) * 5 + (narrowCap - narrowEntries) * 3 + (narrowBaseCap - narrowBases) * 4,
+      'postings own-array headers': (ownLists * 2 + narrowLists * 3) * TYPED_ARRAY_OVERHEAD,
       'block-max bounds': blocks + blockArrays * TYPED_ARRAY_OVERHEAD,
       // Strings, the string -> id map, per-term typed arrays and the four per-term JS arrays.
       'term dictionary': strings + mapBytes(this.termIds.size) + arrayBytes(T) * 5 + perTermBytes,
@@ -269,8 +343,8 @@ export class PostingsStore {
   /**
    * Moves term t's `len[t]` entries to storage for at least `need` entries: the smallest arena
    * class that fits, else own arrays with 1.25x room (past the arena a list is long; 1.5x left a
-   * fifth of the own arrays' bytes unused at 1M chunks, and copies stay amortised O(1)). Own
-   * lists that shrank to arena size move back. Returns the new class.
+   * fifth of the own arrays' bytes unused at 1M chunks, and copies stay amortised O(1)), narrow
+   * when its doc ids allow. Own lists that shrank to arena size move back. Returns the new class.
    */
   private resize(t: number, need: number): number {
     const n = this.len[t]!;
@@ -278,36 +352,91 @@ export class PostingsStore {
     const to = need <= ARENA_MAX ? classFor(need) : OWN;
     if (to === OWN) {
       const cap = Math.max(need, n + (n >>> 2));
-      const docs = new Uint32Array(cap);
       const tfs = new Uint8Array(cap);
-      if (from === OWN) {
-        docs.set(this.ownDocs[t]!.subarray(0, n));
-        tfs.set(this.ownTfs[t]!.subarray(0, n));
-      } else if (from !== 0) {
-        const o = this.off[t]!;
-        docs.set(this.arenaDocs.subarray(o, o + n));
-        tfs.set(this.arenaTfs.subarray(o, o + n));
-        this.freeSlot(from, o);
-      }
-      this.ownDocs[t] = docs;
+      tfs.set(this.tfsOf(t));
+      const src = this.off[t]!;
       this.ownTfs[t] = tfs;
-    } else {
-      const o = to === 0 ? 0 : this.allocSlot(to); // may reallocate the arena: read it after
-      if (from === OWN) {
-        this.arenaDocs.set(this.ownDocs[t]!.subarray(0, n), o);
-        this.arenaTfs.set(this.ownTfs[t]!.subarray(0, n), o);
-        this.ownDocs[t] = NO_DOCS;
-        this.ownTfs[t] = NO_TFS;
-      } else if (from !== 0) {
-        const src = this.off[t]!;
-        this.arenaDocs.copyWithin(o, src, src + n);
-        this.arenaTfs.copyWithin(o, src, src + n);
-        this.freeSlot(from, src);
+      if (from === NARROW) {
+        // Its entries fit its shift: copied as they are (a new look at the layout, decoding
+        // and scanning the list, cost 4% more indexing CPU at 1M chunks).
+        this.growNarrow(t, cap);
+        return NARROW;
       }
-      this.off[t] = o;
+      this.setOwnDocs(t, this.docsOf(t), n, cap);
+      // Freeing writes the slot's first word: only once its doc ids are copied.
+      if (from !== OWN && from !== NARROW && from !== 0) this.freeSlot(from, src);
+      return this.cls[t]!;
     }
+    const o = to === 0 ? 0 : this.allocSlot(to); // may reallocate the arena: read it after
+    if (from === OWN || from === NARROW) {
+      this.arenaDocs.set(this.docsOf(t), o);
+      this.arenaTfs.set(this.ownTfs[t]!.subarray(0, n), o);
+      this.ownDocs[t] = NO_DOCS;
+      this.ownLows[t] = NO_LOWS;
+      this.ownTfs[t] = NO_TFS;
+      this.shift[t] = 0;
+    } else if (from !== 0) {
+      const src = this.off[t]!;
+      this.arenaDocs.copyWithin(o, src, src + n);
+      this.arenaTfs.copyWithin(o, src, src + n);
+      this.freeSlot(from, src);
+    }
+    this.off[t] = o;
     this.cls[t] = to;
     return to;
+  }
+
+  /**
+   * Gives term t own doc-id arrays for `cap` entries holding `docs[0 .. n)` (which must not be
+   * a view of them): NARROW at the largest shift that fits when the list is sorted, else plain
+   * u32 (OWN). Returns the class.
+   */
+  private setOwnDocs(t: number, docs: Uint32Array, n: number, cap: number): number {
+    const sh = this.unsorted[t] === 1 || cap < NARROW_MIN_ENTRIES ? -1 : narrowShift(docs, n);
+    if (sh < 0) {
+      const own = new Uint32Array(cap);
+      own.set(docs.subarray(0, n));
+      this.ownDocs[t] = own;
+      this.ownLows[t] = NO_LOWS;
+      this.shift[t] = 0;
+      this.cls[t] = OWN;
+      return OWN;
+    }
+    const bases = new Uint32Array((cap + (1 << sh) - 1) >>> sh);
+    const lows = new Uint16Array(cap);
+    encodeNarrow(docs, n, sh, bases, lows);
+    this.ownDocs[t] = bases;
+    this.ownLows[t] = lows;
+    this.shift[t] = sh;
+    this.cls[t] = NARROW;
+    return NARROW;
+  }
+
+  /** Moves NARROW term t's bases and offsets to arrays for `cap` entries, same shift. */
+  private growNarrow(t: number, cap: number): void {
+    const sh = this.shift[t]!;
+    const bases = new Uint32Array((cap + (1 << sh) - 1) >>> sh);
+    bases.set(this.ownDocs[t]!.subarray(0, Math.min(bases.length, this.ownDocs[t]!.length)));
+    const lows = new Uint16Array(cap);
+    lows.set(this.ownLows[t]!.subarray(0, this.len[t]));
+    this.ownDocs[t] = bases;
+    this.ownLows[t] = lows;
+  }
+
+  /** Turns a NARROW list into plain u32 doc ids of the same capacity. */
+  private widen(t: number): void {
+    const cap = this.ownLows[t]!.length;
+    this.ownDocs[t] = decodeNarrow(this.ownDocs[t]!, this.shift[t]!, this.ownLows[t]!, this.len[t]!, new Uint32Array(cap));
+    this.ownLows[t] = NO_LOWS;
+    this.shift[t] = 0;
+    this.cls[t] = OWN;
+  }
+
+  /** Codes an OWN list NARROW when its (sorted) doc ids fit, keeping its capacity. */
+  private narrowIfFits(t: number): void {
+    if (this.cls[t] !== OWN) return;
+    const docs = this.ownDocs[t]!;
+    this.setOwnDocs(t, docs, this.len[t]!, docs.length);
   }
 
   /** A slot of class c: the head of its free list, else fresh space at the arena's end. */
@@ -344,10 +473,9 @@ export class PostingsStore {
    * returns the list-wide bound of tf / (tf + k1 (1 - b + b dl / avgdl)). The saturation only
    * grows with the average length, so bounds computed at A >= avgdl stay valid; A is set 10%
    * above avgdl so that a growing corpus does not rescan lists on every query. Only entries
-   * appended since the last call are scanned (plus the rest of their first block). `docs` and
-   * `tfs` are the term's current {@link docsOf} / {@link tfsOf} views.
+   * appended since the last call are scanned (plus the rest of their first block).
    */
-  ensureBounds(t: number, avgdl: number, docLen: Uint32Array, docs: Uint32Array, tfs: Uint8Array): number {
+  ensureBounds(t: number, avgdl: number, docLen: Uint32Array): number {
     if (this.satAvgdl[t]! < avgdl) {
       this.satAvgdl[t] = avgdl * 1.1;
       this.satMax[t] = 0;
@@ -367,16 +495,21 @@ export class PostingsStore {
     const scale = (this.k1 * this.b) / this.satAvgdl[t]!;
     let all = this.satMax[t]!;
     const big = this.overflowOf(t);
+    const bases = this.basesOf(t);
+    const sh = this.shift[t]!;
+    const lows = this.lowsOf(t);
+    const tfs = this.tfsOf(t);
     for (let j = from >>> BLOCK_SHIFT; j < blocks; j++) {
       const end = Math.min(n, (j + 1) << BLOCK_SHIFT);
       let m = 0;
       for (let i = j << BLOCK_SHIFT; i < end; i++) {
+        const doc = bases[i >>> sh]! + lows[i]!;
         let tf = tfs[i]!;
-        if (tf === TF_OVERFLOW) tf = overflowTf(big, docs[i]!);
-        const sat = tf / (tf + base + scale * docLen[docs[i]!]!);
+        if (tf === TF_OVERFLOW) tf = overflowTf(big, doc);
+        const sat = tf / (tf + base + scale * docLen[doc]!);
         if (sat > m) m = sat;
       }
-      last[j] = docs[end - 1]!;
+      last[j] = bases[(end - 1) >>> sh]! + lows[end - 1]!;
       max[j] = m;
       if (m > all) all = m;
     }
@@ -387,6 +520,8 @@ export class PostingsStore {
 
   /** Drops entries of docs that are not alive and recomputes term t's bounds from what remains. */
   purge(t: number, alive: Uint8Array, docLen: Uint32Array): void {
+    // A NARROW list is purged as plain u32 ids and coded again once it is (sorted) as before.
+    if (this.cls[t] === NARROW) this.widen(t);
     const docs = this.docsOf(t);
     const tfs = this.tfsOf(t);
     const n = this.len[t]!;
@@ -425,6 +560,7 @@ export class PostingsStore {
     if (c === OWN) {
       const cap = this.ownDocs[t]!.length;
       if (w <= ARENA_MAX || w * 4 < cap) this.shrinkOwn(t, w);
+      else this.narrowIfFits(t);
     } else if (c !== 0 && classFor(w) < c) {
       this.resize(t, w);
     }
@@ -436,13 +572,14 @@ export class PostingsStore {
       this.resize(t, w);
       return;
     }
-    this.ownDocs[t] = this.ownDocs[t]!.slice(0, w * 2);
     this.ownTfs[t] = this.ownTfs[t]!.slice(0, w * 2);
+    this.setOwnDocs(t, this.ownDocs[t]!, w, w * 2);
   }
 
   /** Restores ascending doc order of term t if recycled ids were appended out of order. */
   ensureSorted(t: number): void {
     if (this.unsorted[t] !== 1) return;
+    if (this.cls[t] === NARROW) this.widen(t);
     const n = this.len[t]!;
     const docs = this.docsOf(t);
     const tfs = this.tfsOf(t);
@@ -458,18 +595,26 @@ export class PostingsStore {
     }
     this.unsorted[t] = 0;
     this.satAvgdl[t] = 0; // blocks hold other entries now
+    this.narrowIfFits(t);
   }
 
   /** Installs term t's postings from a snapshot (sorted, purged, exact tfs) with its df and bounds; t must be empty. */
   load(t: number, docs: Uint32Array, tfs: Uint16Array, df: number, maxTf: number, minDl: number): void {
     const n = docs.length;
     this.len[t] = 0;
-    this.resize(t, n);
-    const own = this.cls[t] === OWN;
-    if (own) this.ownDocs[t]!.set(docs);
-    else if (n > 0) this.arenaDocs.set(docs, this.off[t]);
-    const codes = own ? this.ownTfs[t]! : this.arenaTfs;
-    const at = own ? 0 : this.off[t]!;
+    this.unsorted[t] = 0;
+    let codes: Uint8Array;
+    let at = 0;
+    if (n > ARENA_MAX) {
+      // Exact-size own arrays: a loaded list grows only if written to.
+      this.ownTfs[t] = codes = new Uint8Array(n);
+      this.setOwnDocs(t, docs, n, n);
+    } else {
+      this.resize(t, n);
+      if (n > 0) this.arenaDocs.set(docs, this.off[t]);
+      codes = this.arenaTfs;
+      at = this.off[t]!;
+    }
     for (let i = 0; i < n; i++) {
       const tf = tfs[i]!;
       codes[at + i] = tf < TF_OVERFLOW ? tf : this.overflow(t, docs[i]!, tf);

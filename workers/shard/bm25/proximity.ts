@@ -9,6 +9,8 @@
  * (test); the pair's idf must be its own document frequency (the smaller or the mean of the two
  * words' idfs gave nothing). Stop words are skipped when forming pairs.
  */
+import type { BlockDocs } from './doc-blocks.js';
+import { advance } from './gallop.js';
 import { BLOCK_SHIFT } from './postings-store.js';
 import { MAX_TF } from './postings-store.js';
 import { PairSite, type SequenceStore } from './sequence-store.js';
@@ -82,40 +84,21 @@ export function pairFrequency(site: PairSite): number {
  * Walks the shorter list and gallops in the longer one. `seq` holds each document's content
  * positions (stop words left out).
  */
-export function pairPostings(
-  docsA: Uint32Array,
-  docsB: Uint32Array,
-  alive: Uint8Array,
-  seq: SequenceStore,
-  a: number,
-  b: number,
-): PairPostings {
-  const [short, long] = docsA.length <= docsB.length ? [docsA, docsB] : [docsB, docsA];
-  const docs = new Uint32Array(short.length);
-  const tfs = new Uint8Array(short.length);
+export function pairPostings(docsA: BlockDocs, docsB: BlockDocs, alive: Uint8Array, seq: SequenceStore, a: number, b: number): PairPostings {
+  const [short, long] = docsA.n <= docsB.n ? [docsA, docsB] : [docsB, docsA];
+  const { bases: sb, shift: ssh, lows: slo, n: sn } = short;
+  const { bases: lb, shift: lsh, lows: llo, n: ln } = long;
+  const docs = new Uint32Array(sn);
+  const tfs = new Uint8Array(sn);
   let big: Map<number, number> | null = null;
   // One per call, not per module: checkStop may run another task's pairPostings in between.
   const site = new PairSite();
   let n = 0;
   let p = 0;
-  for (let i = 0; i < short.length && p < long.length; i++) {
-    const d = short[i]!;
-    if (long[p]! < d) {
-      let step = 1;
-      let hi = p;
-      while (hi < long.length && long[hi]! < d) {
-        p = hi + 1;
-        hi += step;
-        step *= 2;
-      }
-      hi = Math.min(hi, long.length);
-      while (p < hi) {
-        const mid = (p + hi) >>> 1;
-        if (long[mid]! < d) p = mid + 1;
-        else hi = mid;
-      }
-    }
-    if (p >= long.length || long[p] !== d || alive[d] !== 1) continue;
+  for (let i = 0; i < sn && p < ln; i++) {
+    const d = (ssh === 0 ? sb[i]! : (ssh === 0 ? sb[i]! : sb[i >>> ssh]! + slo[i]!));
+    if ((lsh === 0 ? lb[p]! : (lsh === 0 ? lb[p]! : lb[p >>> lsh]! + llo[p]!)) < d) p = advance(lb, lsh, llo, ln, p, d);
+    if (p >= ln || (lsh === 0 ? lb[p]! : (lsh === 0 ? lb[p]! : lb[p >>> lsh]! + llo[p]!)) !== d || alive[d] !== 1) continue;
     const found = seq.locate(d, a, b, site);
     checkStop((site.to - site.from) >> 2);
     if (!found) continue;

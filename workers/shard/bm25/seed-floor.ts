@@ -18,7 +18,7 @@ const SEED_SCAN = 2048;
  */
 export function seedFloor(s: MaxScoreScratch, k: number, docLen: Uint32Array, alive: Uint8Array, allow: Bitset | null, lenBase: number, lenScale: number): number {
   if (k <= 0 || k > SEED_MAX_K) return -Infinity;
-  const { m, globalOrder, len, docs, tfs, weight, blockMax } = s;
+  const { m, globalOrder, len, bases, shift, lows, tfs, weight, blockMax } = s;
   let e = -1;
   for (let q = m - 1; q >= 0; q--) {
     if (len[globalOrder[q]!]! >= k) {
@@ -27,7 +27,9 @@ export function seedFloor(s: MaxScoreScratch, k: number, docLen: Uint32Array, al
     }
   }
   if (e < 0) return -Infinity;
-  const d = docs[e]!;
+  const eb = bases[e]!;
+  const esh = shift[e]!;
+  const elo = lows[e]!;
   const tl = tfs[e]!;
   const n = len[e]!;
   const w = weight[e]!;
@@ -50,7 +52,7 @@ export function seedFloor(s: MaxScoreScratch, k: number, docLen: Uint32Array, al
     if (size === k && w * bmax[j]! * BOUND_SLACK <= top[0]!) continue;
     const end = Math.min(n, (j + 1) << BLOCK_SHIFT);
     for (let p = j << BLOCK_SHIFT; p < end; p++) {
-      const doc = d[p]!;
+      const doc = (esh === 0 ? eb[p]! : (esh === 0 ? eb[p]! : eb[p >>> esh]! + elo[p]!));
       if (alive[doc] !== 1) continue;
       if (allowWords !== null && (doc >= allowCap || (allowWords[doc >>> 5]! & (1 << (doc & 31))) === 0)) continue;
       let tf = tl[p]!;
@@ -101,15 +103,17 @@ export function seedFloor(s: MaxScoreScratch, k: number, docLen: Uint32Array, al
     norms[r] = lenBase + lenScale * docLen[top2[r]!]!;
   }
   for (let i = 0; i < m; i++) {
-    const di = docs[i]!;
+    const bi = bases[i]!;
+    const shi = shift[i]!;
+    const loi = lows[i]!;
     const ti = tfs[i]!;
     const wi = weight[i]!;
     const n = len[i]!;
     let p = 0;
     for (let r = 0; r < k && p < n; r++) {
       const doc = top2[r]!;
-      p = advance(di, n, p, doc);
-      if (p === n || di[p] !== doc) continue;
+      p = advance(bi, shi, loi, n, p, doc);
+      if (p === n || (shi === 0 ? bi[p]! : (shi === 0 ? bi[p]! : bi[p >>> shi]! + loi[p]!)) !== doc) continue;
       let tf = ti[p]!;
       if (tf === TF_OVERFLOW) tf = overflowTf(s.big[i]!, doc);
       exact[r] = exact[r]! + (wi * tf) / (tf + norms[r]!);
