@@ -16,7 +16,9 @@ let stack: Stack;
 let llm: FakeLlm;
 let ds: Client;
 
-const DEADLINE_MS = 1500;
+// Long enough that the answer's first token (after 400 ms) is in well before it on a loaded CI
+// machine: at 1,500 ms a job taken late by a starved worker answered 504 instead of cutting a stream.
+const DEADLINE_MS = 4000;
 
 beforeAll(async () => {
   llm = await startFakeLlm();
@@ -35,7 +37,7 @@ const question = { prev_messages: [{ role: 'user', content: 'Take your time.' }]
 
 describe('the RAG deadline', () => {
   it('cuts a slow stream at the deadline with an error line, aborts the upstream request, and records nothing', async () => {
-    llm.script({ reply: Array.from({ length: 40 }, (_, i) => `slow${i}`).join(' '), tokenDelayMs: 200 });
+    llm.script({ reply: Array.from({ length: 40 }, (_, i) => `slow${i}`).join(' '), tokenDelayMs: 400 });
     const aborted = llm.aborted;
     const started = Date.now();
     const res = await ds.post('/api/chunk/generate', question);
@@ -52,7 +54,7 @@ describe('the RAG deadline', () => {
   });
 
   it.each([true, false])('answers 504 when nothing came before the deadline (stream_response %s)', async (stream) => {
-    llm.script({ reply: 'too late', tokenDelayMs: 5000 });
+    llm.script({ reply: 'too late', tokenDelayMs: 2 * DEADLINE_MS });
     const started = Date.now();
     const res = await ds.post('/api/chunk/generate', { ...question, stream_response: stream });
     expect(res.status, res.text).toBe(504);
