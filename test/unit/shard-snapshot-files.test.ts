@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { commitShardSnapshot, prepareShardSnapshot, readShardSnapshot, removeStaleTemps, STALE_TMP_MS } from '../../workers/shard/persist/shard-snapshot.js';
+import { commitShardSnapshot, prepareShardSnapshot, readShardSnapshot, removeStaleTemps, STALE_TMP_MS, writeParts } from '../../workers/shard/persist/shard-snapshot.js';
 import type { ShardDoc } from '../../workers/shard/protocol.js';
 import { Shard } from '../../workers/shard/shard.js';
 
@@ -32,6 +32,26 @@ function shardOf(n: number, seq: number): Shard {
 }
 
 describe('shard snapshot files', () => {
+  it('writes every part in order however few bytes each write takes, and fails a write that makes no progress', async () => {
+    const parts = [Buffer.from('magic-'), Buffer.alloc(0), Buffer.from('0123456789abcdef'), Buffer.from('x'), Buffer.from('tail')];
+    const size = parts.reduce((n, p) => n + p.length, 0);
+    for (const most of [1, 3, 7, 100]) {
+      const file = Buffer.alloc(size, '.');
+      // A file handle whose writes take at most `most` bytes, at the position asked.
+      const handle = {
+        writev: async (buffers: readonly NodeJS.ArrayBufferView[], position?: number | null) => {
+          const bytes = Buffer.concat(buffers.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength))).subarray(0, most);
+          bytes.copy(file, position ?? 0);
+          return { bytesWritten: bytes.length, buffers: [...buffers] };
+        },
+      };
+      await writeParts(handle as never, parts, size);
+      expect(file.toString()).toBe('magic-0123456789abcdefxtail');
+    }
+    const stuck = { writev: async (buffers: readonly NodeJS.ArrayBufferView[]) => ({ bytesWritten: 0, buffers: [...buffers] }) };
+    await expect(writeParts(stuck as never, parts, size)).rejects.toThrow(/no progress at byte 0 of 27/);
+  });
+
   it('a written snapshot reads back as the shard, and the next one replaces it with nothing left over', async () => {
     const dir = tempDir();
     await commitShardSnapshot(prepareShardSnapshot(dir, 0, shardOf(5, 7)));

@@ -35,7 +35,10 @@ type Tag = (typeof Tag)[keyof typeof Tag];
 
 const NO_STRING = 0xffffffff;
 
-/** Little-endian section builder; chunks are concatenated once at the end. */
+/**
+ * Little-endian section builder. Its parts are kept as pushed (typed arrays as views, not copies)
+ * and written out one after another ({@link bm25StateParts}), or concatenated once.
+ */
 class Writer {
   private chunks: Buffer[] = [];
   private size = 0;
@@ -85,8 +88,9 @@ class Writer {
     this.u32(body.size);
     for (const c of body.chunks) this.push(c);
   }
-  toBuffer(): Buffer {
-    return Buffer.concat(this.chunks, this.size);
+  /** The parts, in order, and their total length in bytes. */
+  parts(): { parts: Buffer[]; size: number } {
+    return { parts: this.chunks, size: this.size };
   }
 }
 
@@ -166,6 +170,17 @@ export function saveBm25Snapshot(index: Bm25Index): Buffer {
 
 /** Serialises an index's exported state (a private copy: it may be written after the index changed). */
 export function saveBm25State(s: Bm25State): Buffer {
+  const { parts, size } = bm25StateParts(s);
+  return Buffer.concat(parts, size);
+}
+
+/**
+ * The bytes of {@link saveBm25State} as parts to write one after another: the arrays of `s` are
+ * views, so a snapshot written this way never holds a second copy of the index (the concatenated
+ * buffer, then one more for the shard file, held ~3x the file at its peak). `s` must not change
+ * until they are written.
+ */
+export function bm25StateParts(s: Bm25State): { parts: Buffer[]; size: number } {
   assertLittleEndian();
   const out = new Writer();
   out.push(BM25_SNAPSHOT_MAGIC);
@@ -211,7 +226,7 @@ export function saveBm25State(s: Bm25State): Buffer {
   out.section(Tag.Tokens, tokens);
 
   out.section(Tag.End, new Writer());
-  return out.toBuffer();
+  return out.parts();
 }
 
 /** Decodes a snapshot buffer into plain index state, validating shape as it goes. */

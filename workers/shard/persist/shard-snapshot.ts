@@ -11,7 +11,7 @@ import { Shard } from '../shard.js';
 import { DenseSnapshotError, loadDenseSnapshot, saveDenseSnapshot } from '../dense/dense-snapshot.js';
 import type { DenseIndex } from '../dense/dense-index.js';
 import type { Bm25State } from '../bm25/bm25-index.js';
-import { loadBm25Snapshot, saveBm25State, SnapshotFormatError } from './bm25-snapshot.js';
+import { bm25StateParts, loadBm25Snapshot, SnapshotFormatError } from './bm25-snapshot.js';
 
 /** A chunk as the snapshot's JSON holds it: its fields, its words (typo vocabulary) and SPLADE vector. */
 type SnapshotDoc = Omit<ShardDoc, 'text' | 'sparse'> & { words?: number[]; sparse?: { indices: number[]; values: number[] } };
@@ -70,12 +70,13 @@ function captureShard(shard: Shard, denseFile: string | null): CapturedShard {
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
- * Encodes a captured shard. Layout: magic, u32 version, f64 seq, u32 bm25 length, bm25, u32
+ * Encodes a captured shard as parts to write in order (the BM25 arrays are views of the
+ * captured state, not copies). Layout: magic, u32 version, f64 seq, u32 bm25 length, bm25, u32
  * fields length, fields JSON (which also names the dense snapshot file written just before, or
- * null). The thread serves other tasks between the parts.
+ * null). The thread serves other tasks between the steps.
  */
-async function encodeCaptured(c: CapturedShard): Promise<Buffer> {
-  const bm25 = saveBm25State(c.state);
+async function encodeCaptured(c: CapturedShard): Promise<{ parts: Buffer[]; size: number }> {
+  const bm25 = bm25StateParts(c.state);
   await nextTurn();
   const fields = Buffer.from(JSON.stringify({ docs: c.docs, denseFile: c.denseFile, words: c.words, typo: c.typo }), 'utf8');
   await nextTurn();
@@ -84,10 +85,33 @@ async function encodeCaptured(c: CapturedShard): Promise<Buffer> {
   let o = SHARD_SNAPSHOT_MAGIC.length;
   head.writeUInt32LE(SHARD_SNAPSHOT_VERSION, o);
   head.writeDoubleLE(c.seq, (o += 4));
-  head.writeUInt32LE(bm25.length, (o += 8));
+  head.writeUInt32LE(bm25.size, (o += 8));
   const mid = Buffer.alloc(4);
   mid.writeUInt32LE(fields.length, 0);
-  return Buffer.concat([head, bm25, mid, fields]);
+  return { parts: [head, ...bm25.parts, mid, fields], size: head.length + bm25.size + mid.length + fields.length };
+}
+
+/** Writes `parts` in order at the start of `handle` (a write may take fewer bytes than given: the rest follows). */
+export async function writeParts(handle: Pick<fs.promises.FileHandle, 'writev'>, parts: readonly Buffer[], size: number): Promise<void> {
+  let written = 0;
+  let rest = parts.filter((p) => p.length > 0);
+  while (written < size) {
+    const { bytesWritten } = await handle.writev(rest, written);
+    if (bytesWritten <= 0) throw new Error(`snapshot write made no progress at byte ${written} of ${size}`);
+    written += bytesWritten;
+    // Drop what went out; a part cut in the middle continues from where it was cut.
+    let skip = bytesWritten;
+    while (skip > 0 && rest.length > 0) {
+      const first = rest[0]!;
+      if (first.length <= skip) {
+        skip -= first.length;
+        rest = rest.slice(1);
+      } else {
+        rest = [first.subarray(skip), ...rest.slice(1)];
+        skip = 0;
+      }
+    }
+  }
 }
 
 /** Decodes a shard snapshot; throws {@link SnapshotFormatError} on anything unexpected. */
@@ -180,12 +204,12 @@ function removeStaleDense(p: PreparedSnapshot): void {
  * write and its fsync: 60-120 ms for SciFact's 10.9 MB here).
  */
 export async function commitShardSnapshot(p: PreparedSnapshot): Promise<void> {
-  const bytes = await encodeCaptured(p.captured);
+  const { parts, size } = await encodeCaptured(p.captured);
   const file = shardFile(p.dir, p.shardNo);
   const tmp = tmpName(file);
   const handle = await fs.promises.open(tmp, 'w');
   try {
-    await handle.writeFile(bytes);
+    await writeParts(handle, parts, size);
     await handle.sync();
   } finally {
     await handle.close();
