@@ -32,6 +32,31 @@ function shardOf(n: number, seq: number): Shard {
 }
 
 describe('shard snapshot files', () => {
+  it('writes the fields of many chunks a slice at a time as one JSON document, typo words included', async () => {
+    const dir = tempDir();
+    const shard = new Shard(PARAMS);
+    shard.enableTypo();
+    // More chunks than one slice of the fields' JSON (4,096), with tags and text for the typo words.
+    const docs = Array.from({ length: 9_000 }, (_, i): ShardDoc => ({ chunkId: `c${i}`, text: `alpha w${i} tail${i % 7}`, trackingId: `t${i}`, link: null, tagSet: [`g${i % 3}`], numValue: i, timeStamp: null, lat: null, lon: null, groupIds: [], metadata: { i } }));
+    shard.apply(docs, [], 3);
+    await commitShardSnapshot(prepareShardSnapshot(dir, 0, shard));
+    const raw = fs.readFileSync(path.join(dir, 'shard-0.bin'));
+    // The fields section (after magic, version, seq, the BM25 bytes and its own length) parses whole.
+    const bm25Len = raw.readUInt32LE(8 + 4 + 8);
+    const fieldsAt = 8 + 4 + 8 + 4 + bm25Len;
+    expect(raw.readUInt32LE(fieldsAt)).toBe(raw.length - fieldsAt - 4);
+    const fields = JSON.parse(raw.subarray(fieldsAt + 4).toString('utf8')) as { docs: { chunkId: string; numValue: number }[]; words: string[]; typo: boolean };
+    expect(fields.docs.map((d) => d.chunkId)).toEqual(docs.map((d) => d.chunkId));
+    expect(fields.typo).toBe(true);
+    const back = readShardSnapshot(dir, 0, PARAMS)!;
+    expect(back.stats().chunkCount).toBe(9_000);
+    for (const i of [0, 4095, 4096, 8191, 8192, 8999]) {
+      const id = back.index.internalId(`c${i}`)!;
+      expect(back.fields.doc(id)).toMatchObject({ chunkId: `c${i}`, trackingId: `t${i}`, tagSet: [`g${i % 3}`], numValue: i, metadata: { i } });
+    }
+    expect(back.typoAnswers([{ word: 'tail3', maxDistance: 1 }])).toEqual(shard.typoAnswers([{ word: 'tail3', maxDistance: 1 }]));
+  });
+
   it('writes every part in order however few bytes each write takes, and fails a write that makes no progress', async () => {
     const parts = [Buffer.from('magic-'), Buffer.alloc(0), Buffer.from('0123456789abcdef'), Buffer.from('x'), Buffer.from('tail')];
     const size = parts.reduce((n, p) => n + p.length, 0);
