@@ -16,10 +16,15 @@
  * own rate and the bench then waits (at most `--embed-wait-s`) for `chunks_pending_embedding` to
  * reach 0 and reports how long that took.
  *
+ * After the import (and the embedding wait), `--after-s` more seconds (default 15; 0: none) are
+ * sampled as a phase of their own: what the stack still does for the import once it is `done`
+ * (a snapshot still being written, say) shows there, and the peak over both phases is printed
+ * against the reading before the import.
+ *
  * Goal (issue 14): ≥ 20,000 rows/s lexical on this machine, RSS growth under 300 MB.
  *
  *   npm run build && npx tsx bench/file-import.ts [--rows 1000000] [--only csv|jsonl] [--embeddings]
- *       [--embed-wait-s 600] [--batch-rows N] [--seed 14] [--import-timeout-s 3600] [--keep-files]
+ *       [--embed-wait-s 600] [--batch-rows N] [--seed 14] [--import-timeout-s 3600] [--after-s 15] [--keep-files]
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -47,6 +52,8 @@ const BATCH_ROWS = argValue('--batch-rows');
 const SEED = Math.floor(numArg('--seed', 14));
 const IMPORT_TIMEOUT_S = numArg('--import-timeout-s', 3600);
 const KEEP_FILES = process.argv.includes('--keep-files');
+/** Seconds sampled after the import (0: none). */
+const AFTER_S = argValue('--after-s') === '0' ? 0 : numArg('--after-s', 15);
 const POLL_MS = 250;
 const PROGRESS_EVERY_MS = 5_000;
 const GOAL_ROWS_PER_S = 20_000;
@@ -304,6 +311,8 @@ interface RunResult {
   readonly pendingAtEnd: number;
   readonly rssImport: RssFigures[];
   readonly rssEmbed: RssFigures[] | null;
+  /** The `--after-s` seconds after the import (and the embedding wait); null with `--after-s 0`. */
+  readonly rssAfter: RssFigures[] | null;
   readonly failures: string[];
 }
 
@@ -461,7 +470,12 @@ async function runOne(format: Format, mode: Mode, data: { file: string; bytes: n
         }
         rssEmbed = rss.phase();
       }
-      return { format, mode, bytes: data.bytes, uploadS, importS, startS, status: String(file.status), file, chunkCount, searchHits, embedS, pendingAtEnd, rssImport, rssEmbed, failures };
+      let rssAfter: RssFigures[] | null = null;
+      if (AFTER_S > 0) {
+        await sleep(AFTER_S * 1000);
+        rssAfter = rss.phase();
+      }
+      return { format, mode, bytes: data.bytes, uploadS, importS, startS, status: String(file.status), file, chunkCount, searchHits, embedS, pendingAtEnd, rssImport, rssEmbed, rssAfter, failures };
     } finally {
       rss.stop();
     }
@@ -530,6 +544,17 @@ async function main(): Promise<void> {
         console.log('');
         console.log(`### ${r.format} ${r.mode}: memory while waiting for embeddings (start = at the import's end)`);
         for (const l of rssTable(r.rssEmbed)) console.log(l);
+      }
+      if (r.rssAfter) {
+        console.log('');
+        console.log(`### ${r.format} ${r.mode}: memory in the ${AFTER_S} s after (start = at the end of the phase before)`);
+        for (const l of rssTable(r.rssAfter)) console.log(l);
+        // The import's growth goal, held to the after phase too: its peak against the reading before the import.
+        const growth = r.rssImport.map((f) => {
+          const after = r.rssAfter!.find((a) => a.pid === f.pid);
+          return `${f.label} ${mb(Math.max(f.peak, after?.peak ?? 0) - f.start)} MiB, CPU ${(f.cpuS + (after?.cpuS ?? 0)).toFixed(1)} s`;
+        });
+        console.log(`import and after, from before the import: peak growth and CPU: ${growth.join('; ')}`);
       }
       const f = r.file;
       console.log('');

@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { RowImportOptions } from '../core/domain/files.js';
 import { readRows } from '../core/files/row-reader.js';
-import { rowToChunk } from '../core/files/row-to-chunk.js';
+import { rowToChunk, type RowFile } from '../core/files/row-to-chunk.js';
 import { machine } from './lib/spawn-stack.js';
 
 const PIECE = 64 * 1024;
@@ -55,6 +55,9 @@ function opener(data: Buffer) {
   };
 }
 
+/** The file the rows belong to: no file metadata, a group id as the import passes it. */
+const FILE: RowFile = { options: OPTIONS, metadata: null, groupId: '00000000-0000-7000-8000-000000000000' };
+
 /** Milliseconds to read every row (and map it to a chunk when `map`); checks the count. */
 async function run(kind: 'csv' | 'jsonl', data: Buffer, rows: number, map: boolean): Promise<number> {
   const started = performance.now();
@@ -63,7 +66,7 @@ async function run(kind: 'csv' | 'jsonl', data: Buffer, rows: number, map: boole
   for await (const r of readRows(kind, opener(data), null)) {
     n++;
     if (r.value === null) failed++;
-    else if (map && 'error' in rowToChunk(r.value, r.rowIndex, OPTIONS, null)) failed++;
+    else if (map && 'error' in rowToChunk(r.value, r.rowIndex, FILE)) failed++;
   }
   const ms = performance.now() - started;
   if (n !== rows || failed !== 0) throw new Error(`read ${n} rows (${failed} failed), expected ${rows}`);

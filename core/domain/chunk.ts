@@ -55,6 +55,11 @@ export interface ChunkInput {
   readonly chunkHtml?: string | null;
   readonly link?: string | null;
   readonly metadata?: unknown;
+  /**
+   * `JSON.stringify(metadata)`, when the caller has made it already (a file import splices it from
+   * the row's JSON): the store writes it instead of serialising the metadata again.
+   */
+  readonly metadataJson?: string;
   readonly tagSet?: readonly string[] | null;
   readonly timeStamp?: number | null;
   readonly weight?: number | null;
@@ -73,7 +78,7 @@ export interface ChunkInput {
 }
 
 /** An update: `undefined` keeps the stored value, anything else replaces it. */
-export interface ChunkPatch extends ChunkInput {
+export interface ChunkPatch extends Omit<ChunkInput, 'metadataJson'> {
   /** New tracking id; must not belong to another chunk. */
   readonly newTrackingId?: string | null;
 }

@@ -1,24 +1,28 @@
 /**
- * A CSV/JSONL row turned into one chunk of a `POST /api/chunk` body, as the reference's file
- * worker builds it: `chunk_html` is the row as JSON and `metadata` the row over the file's
- * metadata (top-level null values dropped from both); the request's column mappings fill chunk fields.
- * Array targets (tag_set, image_urls, group_tracking_ids) accumulate over all their mappings,
- * `boost_phrase` values are joined with spaces, and every other target takes the last mapping
- * whose column the row has. A `time_stamp` column holds an ISO 8601 timestamp, or Unix time as a
- * number (or a string of one): seconds, or milliseconds from 1e11 on (see SECONDS_BELOW). A column
- * the row lacks, or holds null, is not applied.
+ * A CSV/JSONL row turned into one chunk input of the write path of `POST /api/chunk`, as the
+ * reference's file worker builds it: `chunk_html` is the row as JSON and `metadata` the row over
+ * the file's metadata (top-level null values dropped from both); the request's column mappings
+ * fill chunk fields. Array targets (tag_set, image_urls, group_tracking_ids) accumulate over all
+ * their mappings, `boost_phrase` values are joined with spaces, and every other target takes the
+ * last mapping whose column the row has. A `time_stamp` column holds an ISO 8601 timestamp, or
+ * Unix time as a number (or a string of one): seconds, or milliseconds from 1e11 on (see
+ * SECONDS_BELOW). A column the row lacks, or holds null, is not applied.
  *
- * Every cap the chunk body schema enforces (facade/schemas/chunk.ts, core/domain/limits.ts) is
- * checked here, so a row either makes a chunk that the schema accepts or a row error that names
- * the column: one bad row never fails its batch. No zod: this runs once per row, a million times
- * for a large file.
+ * Every check the chunk body schema makes (facade/schemas/chunk.ts, core/domain/limits.ts) is
+ * made here, so a row either makes the input that schema would make of the same chunk or a row
+ * error that names the column: one bad row never fails its batch. The input is built once, in the
+ * write path's shape (epoch ms, the metadata's JSON text beside it): no wire body parsed again by
+ * zod, no time stamp formatted to be parsed back, no metadata serialised a second time by the
+ * store. This runs once per row, a million times for a large file.
  */
+import type { ChunkInput, FulltextBoost, GeoPoint, SemanticBoost } from '../domain/chunk.js';
 import type { RowImportOptions } from '../domain/files.js';
 import { LIMITS, measureJson, utf8Length } from '../domain/limits.js';
-import { formatTimestamp, parseTimestamp } from '../domain/time.js';
+import { parseTimestamp } from '../domain/time.js';
+import { metadataJsonOf } from './row-metadata-json.js';
 
-/** A row's chunk (the wire shape of one `POST /api/chunk` body), or why the row cannot be one. */
-export type RowChunk = { chunk: Record<string, unknown> } | { error: string };
+/** A row's chunk input, ready for the store's write, or why the row cannot be one. */
+export type RowChunk = { input: ChunkInput } | { error: string };
 
 /** Longest excerpt of an offending value quoted in a row error. */
 const MAX_QUOTED = 100;
@@ -129,7 +133,9 @@ function toEpochMs(value: unknown): number | undefined {
   }
   const n = toNumber(value);
   if (n === undefined) return undefined;
-  return Math.abs(n) < SECONDS_BELOW ? Math.round(n * 1000) : Math.round(n);
+  const ms = Math.abs(n) < SECONDS_BELOW ? Math.round(n * 1000) : Math.round(n);
+  // -0 (a tiny negative time) is the instant 0, as the wire's text of it reads back.
+  return ms === 0 ? 0 : ms;
 }
 
 /** The elements an array target takes from one column: an array's elements, or a scalar itself. */
@@ -156,20 +162,37 @@ const notA = (field: string, target: string, what: string, value: unknown): { er
   error: `column "${field}" (${target}) is not ${what}: ${quoted(value)}`,
 });
 
-/**
- * A row turned into one chunk of a `POST /api/chunk` body (the wire shape), or why it cannot be.
- * `maxTextBytes` is the chunk text cap in force (QUARRY_MAX_CHUNK_TEXT_BYTES).
- */
-export function rowToChunk(
-  value: Record<string, unknown>,
-  rowIndex: number,
-  options: RowImportOptions,
-  fileMetadata: unknown,
-  maxTextBytes: number = LIMITS.chunkTextBytes,
-): RowChunk {
+/** The file a row belongs to: what each of its rows' chunks takes from it. */
+export interface RowFile {
+  readonly options: RowImportOptions;
+  /** The file's metadata, under each row's (only when it is a JSON object). */
+  readonly metadata: unknown;
+  /**
+   * The file's group, which every chunk joins by id, not by tracking id: a batch written after the
+   * group was deleted (DELETE /api/file with delete_chunks) fails whole instead of making it again.
+   */
+  readonly groupId: string;
+  /**
+   * The chunk text cap in force (QUARRY_MAX_CHUNK_TEXT_BYTES), in UTF-8 bytes.
+   * @defaultValue LIMITS.chunkTextBytes
+   */
+  readonly maxTextBytes?: number;
+}
+
+/** Why an identifier the store indexes is over its caps (the schema's boundedKey), or null. */
+function keyProblem(text: string, what: string): string | null {
+  if (text.length > LIMITS.trackingIdLength) return `${what} is longer than ${LIMITS.trackingIdLength} characters`;
+  if (utf8Length(text, LIMITS.keyBytes) > LIMITS.keyBytes) return `${what} is over ${LIMITS.keyBytes} bytes as UTF-8`;
+  return null;
+}
+
+/** A row turned into the chunk input the write path stores (`rowIndex` is 0-based), or why it cannot be one. */
+export function rowToChunk(value: Record<string, unknown>, rowIndex: number, file: RowFile): RowChunk {
+  const { options } = file;
+  const maxTextBytes = file.maxTextBytes ?? LIMITS.chunkTextBytes;
   const row = withoutNulls(value);
   const tags: string[] = options.tagSet.slice();
-  const groups: string[] = [options.groupTrackingId];
+  const groups: string[] = [];
   let images: string[] | null = null;
   let phrase = '';
   // The single-valued targets: the column of the last mapping the row has.
@@ -237,6 +260,7 @@ export function rowToChunk(
   if (htmlBytes > maxTextBytes) {
     return { error: `the row is ${utf8Length(chunkHtml)} bytes as JSON, over the chunk text limit of ${maxTextBytes} bytes` };
   }
+  const fileMetadata = file.metadata;
   const fileObject = fileMetadata !== null && typeof fileMetadata === 'object' && !Array.isArray(fileMetadata) ? fileMetadata : null;
   const metadata = fileObject === null ? row : { ...fileObject, ...row };
   const problem = metadataProblem(metadata, htmlBytes, fileObject, !isFlat(row));
@@ -246,25 +270,25 @@ export function rowToChunk(
   if (trackingField !== undefined) {
     const text = scalarText(row[trackingField]);
     if (text === undefined) return notA(trackingField, 'tracking_id', 'a string', row[trackingField]);
-    if (text.length > LIMITS.trackingIdLength) return { error: `column "${trackingField}" (tracking_id) is longer than ${LIMITS.trackingIdLength} characters` };
+    const tooLong = keyProblem(text, `column "${trackingField}" (tracking_id)`);
+    if (tooLong !== null) return { error: tooLong };
     if (text !== '') trackingId = text;
   }
-  const chunk: Record<string, unknown> = { chunk_html: chunkHtml, metadata, tracking_id: trackingId };
 
-  const groupIds = groups.length === 1 && groups[0] !== '' ? groups : [...new Set(groups.filter((g) => g !== ''))];
-  const groupProblem = listProblem(groupIds, LIMITS.groupsPerChunk, LIMITS.trackingIdLength, 'group_tracking_ids');
-  if (groupProblem !== null) return { error: groupProblem };
-  chunk.group_tracking_ids = groupIds;
-
-  if (tags.length > 0) {
-    const tagProblem = listProblem(tags, LIMITS.tagsPerChunk, LIMITS.tagLength, 'tags');
-    if (tagProblem !== null) return { error: tagProblem };
-    chunk.tag_set = tags;
+  // The file's own group goes by id (RowFile.groupId): the mapped ones, without it or repeats.
+  const groupTrackingIds = groups.length === 0 ? groups : [...new Set(groups.filter((g) => g !== '' && g !== options.groupTrackingId))];
+  const groupCount = groupTrackingIds.length + 1;
+  if (groupCount > LIMITS.groupsPerChunk) return { error: `the row has ${groupCount} group_tracking_ids, at most ${LIMITS.groupsPerChunk} allowed` };
+  for (const g of groupTrackingIds) {
+    const tooLong = keyProblem(g, 'a value of group_tracking_ids');
+    if (tooLong !== null) return { error: `${tooLong}: ${quoted(g)}` };
   }
-  if (images !== null && images.length > 0) {
+
+  const tagProblem = listProblem(tags, LIMITS.tagsPerChunk, LIMITS.tagLength, 'tags');
+  if (tagProblem !== null) return { error: tagProblem };
+  if (images !== null) {
     const imageProblem = listProblem(images, LIMITS.imageUrlsPerChunk, LIMITS.urlLength, 'image_urls');
     if (imageProblem !== null) return { error: imageProblem };
-    chunk.image_urls = images;
   }
 
   let link = options.link;
@@ -272,33 +296,31 @@ export function rowToChunk(
     link = scalarText(row[linkField]) ?? null;
     if (link === null) return notA(linkField, 'link', 'a string', row[linkField]);
   }
-  if (link !== null) {
-    if (link.length > LIMITS.urlLength) return { error: `the link is longer than ${LIMITS.urlLength} characters` };
-    chunk.link = link;
-  }
+  if (link !== null && link.length > LIMITS.urlLength) return { error: `the link is longer than ${LIMITS.urlLength} characters` };
 
   let timeStamp = options.timeStamp;
   if (timeField !== undefined) {
     timeStamp = toEpochMs(row[timeField]) ?? null;
     if (timeStamp === null) return notA(timeField, 'time_stamp', 'a timestamp', row[timeField]);
   }
-  if (timeStamp !== null) {
-    if (!(timeStamp >= FIRST_MS && timeStamp < AFTER_MS)) {
-      return { error: `the time stamp ${timeField === undefined ? '' : `of column "${timeField}" `}is outside the years 0000-9999` };
-    }
-    chunk.time_stamp = formatTimestamp(timeStamp);
+  // The years the wire format writes: the chunk's time stamp must read back as it was stored.
+  if (timeStamp !== null && !(timeStamp >= FIRST_MS && timeStamp < AFTER_MS)) {
+    return { error: `the time stamp ${timeField === undefined ? '' : `of column "${timeField}" `}is outside the years 0000-9999` };
   }
 
+  let numValue: number | null = null;
   if (numField !== undefined) {
     const n = toNumber(row[numField]);
     if (n === undefined) return notA(numField, 'num_value', 'a number', row[numField]);
-    chunk.num_value = n;
+    numValue = n;
   }
+  let weight = 0;
   if (weightField !== undefined) {
     const n = toNumber(row[weightField]);
     if (n === undefined) return notA(weightField, 'weight', 'a number', row[weightField]);
-    chunk.weight = n;
+    weight = n;
   }
+  let location: GeoPoint | null = null;
   if (latField !== undefined || lonField !== undefined) {
     if (latField === undefined) return { error: `the row has a lon (column "${lonField}") but no lat` };
     if (lonField === undefined) return { error: `the row has a lat (column "${latField}") but no lon` };
@@ -308,13 +330,36 @@ export function rowToChunk(
     if (lon === undefined) return notA(lonField, 'lon', 'a number', row[lonField]);
     if (lat < -90 || lat > 90) return { error: `column "${latField}" (lat) is outside -90..90: ${lat}` };
     if (lon < -180 || lon > 180) return { error: `column "${lonField}" (lon) is outside -180..180: ${lon}` };
-    chunk.location = { lat, lon };
+    location = { lat, lon };
   }
 
+  let fulltextBoost: FulltextBoost | null = null;
+  let semanticBoost: SemanticBoost | null = null;
   if (phrase !== '') {
     if (phrase.length > LIMITS.queryLength) return { error: `the boost phrase is longer than ${LIMITS.queryLength} characters` };
-    if (options.fulltextBoostFactor !== null) chunk.fulltext_boost = { phrase, boost_factor: options.fulltextBoostFactor };
-    if (options.semanticBoostFactor !== null) chunk.semantic_boost = { phrase, distance_factor: options.semanticBoostFactor };
+    if (options.fulltextBoostFactor !== null) fulltextBoost = { phrase, boost_factor: options.fulltextBoostFactor };
+    if (options.semanticBoostFactor !== null) semanticBoost = { phrase, distance_factor: options.semanticBoostFactor };
   }
-  return { chunk };
+  // Every field, in one shape for every row: the defaults are what the schema's input gives an absent field.
+  const input: ChunkInput = {
+    trackingId,
+    chunkHtml,
+    link,
+    metadata,
+    metadataJson: metadataJsonOf(metadata, row, chunkHtml, fileObject),
+    tagSet: tags,
+    timeStamp,
+    weight,
+    imageUrls: images !== null && images.length > 0 ? images : null,
+    location,
+    numValue,
+    semanticContent: null,
+    fulltextContent: null,
+    convertHtmlToText: true,
+    fulltextBoost,
+    semanticBoost,
+    groupIds: [file.groupId],
+    groupTrackingIds,
+  };
+  return { input };
 }

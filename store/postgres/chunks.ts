@@ -36,15 +36,15 @@ const WRITTEN: readonly (readonly [string, string])[] = [
 /** The chunk columns every read of records selects. */
 export const COLUMNS = WRITTEN.map(([c]) => c).join(', ');
 
-/** Row values of a record, in {@link WRITTEN} order. */
-function rowValues(c: ChunkRecord): unknown[] {
+/** Row values of a record (`metadataJson`: its metadata's JSON text, when the input came with it), in {@link WRITTEN} order. */
+function rowValues(c: ChunkRecord, metadataJson: string | null = toJson(c.metadata)): unknown[] {
   return [
     c.id,
     c.datasetId,
     c.trackingId,
     c.chunkHtml,
     c.link,
-    toJson(c.metadata),
+    metadataJson,
     JSON.stringify(c.tagSet),
     c.timeStamp,
     c.weight,
@@ -64,10 +64,10 @@ function rowValues(c: ChunkRecord): unknown[] {
   ];
 }
 
-/** Records as one array per column (the parameters of {@link INSERT} and {@link UPDATE}). */
-function columnsOf(records: readonly ChunkRecord[]): unknown[][] {
+/** Records as one array per column (the parameters of {@link INSERT} and {@link UPDATE}); `inputs[i]` made `records[i]`, when given. */
+function columnsOf(records: readonly ChunkRecord[], inputs?: readonly ChunkInput[]): unknown[][] {
   const out: unknown[][] = WRITTEN.map(() => []);
-  for (const r of records) rowValues(r).forEach((v, j) => out[j]!.push(v));
+  records.forEach((r, i) => rowValues(r, inputs?.[i]?.metadataJson).forEach((v, j) => out[j]!.push(v)));
   return out;
 }
 
@@ -207,8 +207,8 @@ export async function writeChunks(tx: Tx, datasetId: string, inputs: readonly Ch
   const records = inputs.map((input, i) => newChunkRecord(datasetId, input, existing.get(i), now));
   const fresh = records.filter((_, i) => !existing.has(i));
   const replaced = records.filter((_, i) => existing.has(i));
-  if (fresh.length > 0) await tx.run(INSERT, columnsOf(fresh));
-  if (replaced.length > 0) await tx.run(UPDATE, columnsOf(replaced));
+  if (fresh.length > 0) await tx.run(INSERT, columnsOf(fresh, inputs.filter((_, i) => !existing.has(i))));
+  if (replaced.length > 0) await tx.run(UPDATE, columnsOf(replaced, inputs.filter((_, i) => existing.has(i))));
   // An upsert adds the groups it names to those the chunk had (SQLite's add, not replace).
   await membership.add(
     tx,

@@ -16,15 +16,15 @@ import { chunkFromRow, toJson } from '../rows.js';
 export const COLUMNS =
   'id, dataset_id, tracking_id, chunk_html, link, metadata, tag_set, time_stamp, weight, image_urls, lat, lon, num_value, semantic_content, fulltext_content, convert_html_to_text, fulltext_boost, semantic_boost, created_at, updated_at, semantic_hash';
 
-/** Row values of a record, in {@link COLUMNS} order. */
-function rowValues(c: ChunkRecord): unknown[] {
+/** Row values of a record (`metadataJson`: its metadata's JSON text, when the input came with it), in {@link COLUMNS} order. */
+function rowValues(c: ChunkRecord, metadataJson: string | null = toJson(c.metadata)): unknown[] {
   return [
     c.id,
     c.datasetId,
     c.trackingId,
     c.chunkHtml,
     c.link,
-    toJson(c.metadata),
+    metadataJson,
     JSON.stringify(c.tagSet),
     c.timeStamp,
     c.weight,
@@ -64,23 +64,29 @@ export class Membership {
 
   /**
    * Resolves group ids (which must exist) and group tracking ids (created when missing) to ids.
-   * Runs inside the caller's transaction so a failure leaves nothing behind.
+   * Runs inside the caller's transaction so a failure leaves nothing behind. `known` holds what
+   * earlier calls of the same transaction resolved (group ids found, and tracking id -> group id):
+   * a batch whose chunks all join one group looks it up once, not once a chunk.
    */
-  resolve(datasetId: string, groupIds: readonly string[] = [], trackingIds: readonly string[] = [], now: number): string[] {
+  resolve(datasetId: string, groupIds: readonly string[] = [], trackingIds: readonly string[] = [], now: number, known?: Map<string, string>): string[] {
     const out = new Set<string>();
     for (const id of groupIds) {
-      if (!this.groupById.get(datasetId, id)) throw notFound(`group with id ${id} does not exist in this dataset`);
+      if (known?.get(id) !== id) {
+        if (!this.groupById.get(datasetId, id)) throw notFound(`group with id ${id} does not exist in this dataset`);
+        known?.set(id, id);
+      }
       out.add(id);
     }
     for (const tid of trackingIds) {
-      const found = this.groupByTracking.get(datasetId, tid) as { id: string } | undefined;
-      if (found) {
-        out.add(found.id);
-      } else {
-        const id = newId();
+      // Tracking ids are keyed apart from ids: a tracking id may spell another group's id.
+      const key = `\u0000${tid}`;
+      let id = known?.get(key) ?? (this.groupByTracking.get(datasetId, tid) as { id: string } | undefined)?.id;
+      if (id === undefined) {
+        id = newId();
         this.createGroup.run(id, datasetId, tid, tid, now, now);
-        out.add(id);
       }
+      known?.set(key, id);
+      out.add(id);
     }
     return [...out];
   }
@@ -106,8 +112,12 @@ const UPDATE_ROW = `UPDATE chunks SET ${COLUMNS.split(', ')
   .map((c) => `${c} = ?`)
   .join(', ')} WHERE id = ?`;
 
-/** A batch write of chunks (see {@link chunkBatchWriter}): a transaction function, a savepoint when nested. */
-export type ChunkBatchWrite = Database.Transaction<(datasetId: string, inputs: readonly ChunkInput[], upsert: readonly boolean[]) => ChunkRecord[]>;
+/**
+ * A batch write of chunks (see {@link chunkBatchWriter}): a transaction function, a savepoint when
+ * nested. `absent`: the caller found none of the inputs' tracking ids stored, in the same
+ * transaction (a file import skipping the stored ones), so they are not looked up again.
+ */
+export type ChunkBatchWrite = Database.Transaction<(datasetId: string, inputs: readonly ChunkInput[], upsert: readonly boolean[], absent?: boolean) => ChunkRecord[]>;
 
 /**
  * The batch write of `createMany` (all or nothing, change-log entries, groups) as a better-sqlite3
@@ -121,18 +131,19 @@ export function chunkBatchWriter(db: Db, log: ChangeLogWriter): ChunkBatchWrite 
   const byTracking = db.prepare('SELECT id, created_at AS createdAt, updated_at AS updatedAt FROM chunks WHERE dataset_id = ? AND tracking_id = ?');
   const updateRow = db.prepare(UPDATE_ROW);
   const stored = (datasetId: string, trackingId: string): ReplacedChunk | undefined => byTracking.get(datasetId, trackingId) as ReplacedChunk | undefined;
-  return db.transaction((datasetId: string, inputs: readonly ChunkInput[], upsert: readonly boolean[]): ChunkRecord[] => {
-    const existing = checkTrackingIds(inputs, upsert, (trackingId) => stored(datasetId, trackingId));
+  return db.transaction((datasetId: string, inputs: readonly ChunkInput[], upsert: readonly boolean[], absent = false): ChunkRecord[] => {
+    const existing = checkTrackingIds(inputs, upsert, (trackingId) => (absent ? undefined : stored(datasetId, trackingId)));
     const now = Date.now();
+    const known = new Map<string, string>();
     return inputs.map((input, i) => {
       const before = existing.get(i);
       const record = newChunkRecord(datasetId, input, before, now);
-      const groups = membership.resolve(datasetId, input.groupIds, input.groupTrackingIds, now);
+      const groups = membership.resolve(datasetId, input.groupIds, input.groupTrackingIds, now, known);
       if (before) {
-        updateRow.run(...rowValues(record).slice(2), record.id);
+        updateRow.run(...rowValues(record, input.metadataJson).slice(2), record.id);
         if (groups.length > 0) membership.add(record.id, groups, now);
       } else {
-        insert.run(...rowValues(record));
+        insert.run(...rowValues(record, input.metadataJson));
         membership.add(record.id, groups, now);
       }
       log.upsert(datasetId, record.id, now);

@@ -71,6 +71,9 @@ export function sqliteFiles(db: Db): FileRepository {
   // batch stored and the cursor that passes them commit together or not at all.
   const writeChunks = chunkBatchWriter(db, new ChangeLogWriter(db));
   const trackingTaken = db.prepare('SELECT 1 FROM chunks WHERE dataset_id = ? AND tracking_id = ?').pluck();
+  // Without upsert the rows whose tracking ids are stored were left out already (commitBatchOne),
+  // in this transaction: the batch's write need not look them up again (`absent`; it still
+  // refuses a tracking id repeated within the batch).
   const writeRows = (datasetId: string, rows: FileBatch['rows'], upsert: boolean): { imported: number; errors: RowError[] } => {
     if (rows.length === 0) return { imported: 0, errors: [] };
     try {
@@ -78,6 +81,7 @@ export function sqliteFiles(db: Db): FileRepository {
         datasetId,
         rows.map((r) => r.input),
         rows.map(() => upsert),
+        !upsert,
       );
       return { imported: rows.length, errors: [] };
     } catch (err) {
@@ -88,6 +92,7 @@ export function sqliteFiles(db: Db): FileRepository {
     let imported = 0;
     for (const r of rows) {
       try {
+        // Looked up again: an earlier row of this batch, written alone just before, may hold its tracking id.
         writeChunks(datasetId, [r.input], [upsert]);
         imported++;
       } catch (err) {

@@ -483,6 +483,36 @@ describe.each(STORE_KINDS)('%s store: files', (kind) => {
     expect([now.rowsDone, now.rowsImported, now.rowsSkipped, now.cursor]).toEqual([9, 7, 3, cursorAt(7)]);
   });
 
+  it('writes the metadata JSON text an input brings as it is, and serialises the metadata of one without it', async () => {
+    const { file, groupId } = await importing();
+    const rows = rowsOf(groupId, 1, 2);
+    // The text lists the keys in another order than the object: what is read back says which was written.
+    rows[0] = { row: 1, input: { ...rows[0]!.input, metadata: { a: 1, b: 'x' }, metadataJson: '{"b":"x","a":1}' } };
+    rows[1] = { row: 2, input: { ...rows[1]!.input, metadata: { a: 2, b: 'y' } } };
+    expect(await store.files.commitBatch(file.id, ds, { rows, upsert: true, progress: progressOf(2, 2) })).toEqual({ imported: 2, skipped: 0, errors: [] });
+    const [first, second] = await store.chunks.getManyByTrackingIds(ds, ['rows|0', 'rows|1']);
+    expect(JSON.stringify(first!.metadata)).toBe('{"b":"x","a":1}');
+    expect(JSON.stringify(second!.metadata)).toBe('{"a":2,"b":"y"}');
+    // An upsert replacing a chunk writes it too.
+    rows[0] = { row: 1, input: { ...rows[0].input, metadata: { a: 3 }, metadataJson: '{"a":3}' } };
+    expect(await store.files.commitBatch(file.id, ds, { rows: rows.slice(0, 1), upsert: true, progress: progressOf(3, 1) })).toEqual({ imported: 1, skipped: 0, errors: [] });
+    expect((await store.chunks.getManyByTrackingIds(ds, ['rows|0']))[0]!.metadata).toEqual({ a: 3 });
+  });
+
+  it('without upsert, refuses a tracking id repeated within a batch as a row error and skips the stored ones', async () => {
+    const { file, groupId } = await importing();
+    expect(await store.files.commitBatch(file.id, ds, { rows: rowsOf(groupId, 1, 1, 'first'), upsert: false, progress: progressOf(1, 1) })).toEqual({ imported: 1, skipped: 0, errors: [] });
+    // Rows 2 and 4 share a tracking id (the import folds such repeats before the store; the store holds anyway); row 1's is stored.
+    const rows = rowsOf(groupId, 1, 4, 'second');
+    rows[3] = { row: 4, input: { ...rows[3]!.input, trackingId: 'rows|1' } };
+    const outcome = await store.files.commitBatch(file.id, ds, { rows, upsert: false, progress: progressOf(5, 4) });
+    expect(outcome!.imported).toBe(2);
+    expect(outcome!.skipped).toBe(1);
+    expect(outcome!.errors.map((e) => e.row)).toEqual([4]);
+    expect(outcome!.errors[0]!.reason).toMatch(/rows\|1/);
+    expect((await chunkRows()).map((c) => `${c.tracking_id} ${c.chunk_html}`)).toEqual(['rows|0 first 1', 'rows|1 second 2', 'rows|2 second 3']);
+  });
+
   it('writes a batch refused for one row\'s sake row by row: that row is a row error, in row order with the others', async () => {
     const { file, groupId } = await importing();
     const rows = rowsOf(groupId, 1, 4);

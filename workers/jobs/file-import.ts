@@ -28,7 +28,7 @@ import type { DatasetRecord } from '../../core/domain/tenancy.js';
 import { documentSections, type DocumentType } from '../../core/files/document-text.js';
 import { documentChunkHtml } from '../../core/files/document-chunk-html.js';
 import { FileFormatError, readRows } from '../../core/files/row-reader.js';
-import { rowToChunk } from '../../core/files/row-to-chunk.js';
+import { rowToChunk, type RowChunk, type RowFile } from '../../core/files/row-to-chunk.js';
 import { splitDocument, type DocumentChunk } from '../../core/files/split-document.js';
 import { parseCreateChunks } from '../../facade/schemas/chunk.js';
 import type { Store } from '../../store/repository.js';
@@ -113,7 +113,7 @@ function applier(core: CoreClient, datasetId: string, logger: Logger) {
   };
 }
 
-/** The row as a validated chunk input (the body check of `POST /api/chunk`), in the file's group. */
+/** A document chunk's body as a validated chunk input (the body check of `POST /api/chunk`), in the file's group. */
 function toInput(chunk: Record<string, unknown>, groupId: string, options: RowImportOptions, maxTextBytes: number): PendingRow['input'] {
   const input = parseCreateChunks(chunk, 1, maxTextBytes).inputs[0]!;
   // The file's own group by id, not tracking id: a batch written after the group was deleted
@@ -204,6 +204,7 @@ async function importRows(deps: FileImportDeps, file: FileRecord, options: RowIm
   let cursor: ImportCursor = file.cursor ?? { byteOffset: 0, rowIndex: 0, header: null };
   let committedBytes = cursor.byteOffset;
   let batch: Batch = { rows: [], errors: [], count: 0 };
+  const rowFile: RowFile = { options, metadata: file.metadata, groupId: file.groupId!, maxTextBytes: config.maxChunkTextBytes };
   const flush = async (): Promise<boolean> => {
     if (batch.count === 0) return true;
     const ok = await commit(deps, file, batch, cursor, cursor.byteOffset - committedBytes, options.upsertByTrackingId);
@@ -217,7 +218,7 @@ async function importRows(deps: FileImportDeps, file: FileRecord, options: RowIm
       batch.count++;
       cursor = r.cursor;
       if (r.error !== null || r.value === null) batch.errors.push({ row: r.row, reason: r.error ?? 'unreadable row' });
-      else addRow(batch, r.row, rowToChunk(r.value, r.rowIndex, options, file.metadata, config.maxChunkTextBytes), file, options, config.maxChunkTextBytes);
+      else addRow(batch, r.row, rowToChunk(r.value, r.rowIndex, rowFile));
       if (batch.count >= config.importBatchRows) {
         if (!(await flush())) return 'gone';
         // Leaving the loop ends the read: the generator's return closes the blob stream.
@@ -234,16 +235,9 @@ async function importRows(deps: FileImportDeps, file: FileRecord, options: RowIm
 }
 
 /** Adds a mapped row to the batch, or its reason to the batch's errors. */
-function addRow(batch: Batch, row: number, mapped: ReturnType<typeof rowToChunk>, file: FileRecord, options: RowImportOptions, maxTextBytes: number): void {
-  if ('error' in mapped) {
-    batch.errors.push({ row, reason: mapped.error });
-    return;
-  }
-  try {
-    batch.rows.push({ row, input: toInput(mapped.chunk, file.groupId!, options, maxTextBytes) });
-  } catch (err) {
-    batch.errors.push({ row, reason: reasonOf(err) });
-  }
+function addRow(batch: Batch, row: number, mapped: RowChunk): void {
+  if ('error' in mapped) batch.errors.push({ row, reason: mapped.error });
+  else batch.rows.push({ row, input: mapped.input });
 }
 
 /** Reads and splits a document (deterministic: a resumed job finds the same chunks at the same indexes). */
