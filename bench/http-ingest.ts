@@ -14,6 +14,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { RssSampler, statusBytes, threadCpuSeconds } from './lib/rss-sampler.js';
 import { machine, post, startBenchStack } from './lib/spawn-stack.js';
@@ -76,7 +77,7 @@ async function main(): Promise<void> {
     const started = performance.now();
     let segmentStart = started;
     let segmentDone = 0;
-    console.log(`${machine()}\n${DOCS.toLocaleString('en')} synthetic chunks (seed ${SEED}, ~60 words, 1-3 tags), batches of ${BATCH}, ${CLIENTS} clients`);
+    console.log(`${machine()}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n${DOCS.toLocaleString('en')} synthetic chunks (seed ${SEED}, ~60 words, 1-3 tags), batches of ${BATCH}, ${CLIENTS} clients`);
     const client = async (): Promise<void> => {
       for (;;) {
         const batch: SyntheticDoc[] = [];
@@ -120,7 +121,8 @@ async function main(): Promise<void> {
     const found = hits.chunks.some((h) => h.chunk.tracking_id === last!.id);
 
     const rate = DOCS / seconds;
-    console.log(`\nwhole run: ${seconds.toFixed(1)} s, ${rate.toFixed(0)} chunks/s (goal >= ${GOAL_PER_S.toLocaleString('en')}, flat to 1M): ${rate >= GOAL_PER_S ? 'met' : 'not met'}`);
+    console.log(`\nload average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    console.log(`whole run: ${seconds.toFixed(1)} s, ${rate.toFixed(0)} chunks/s (goal >= ${GOAL_PER_S.toLocaleString('en')}, flat to 1M): ${rate >= GOAL_PER_S ? 'met' : 'not met'}`);
     console.log(`dataset chunk_count ${usage.chunk_count} (want ${DOCS}); a bm25 search for "${word}" finds the last chunk: ${found}`);
     console.log('\nprocess                      CPU s   CPU us/chunk   RSS start    peak      end    growth');
     for (const f of figures) {
