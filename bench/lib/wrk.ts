@@ -54,8 +54,10 @@ end
   const out = connections.map((c) => {
     const r = spawnSync('wrk', ['-t1', `-c${c}`, `-d${seconds}s`, '--latency', '-s', script, url], { encoding: 'utf8' });
     return {
-      p50: /50%\s+(\S+)/.exec(r.stdout)?.[1] ?? '?',
-      p99: /99%\s+(\S+)/.exec(r.stdout)?.[1] ?? '?',
+      // The latency distribution's own lines: a bare /50%/ also matched the thread stats' "+/-
+      // Stdev" column (e.g. "83.50%" before "Req/Sec") and printed "p50 Req/Sec".
+      p50: /^\s*50%\s+(\S+)/m.exec(r.stdout)?.[1] ?? '?',
+      p99: /^\s*99%\s+(\S+)/m.exec(r.stdout)?.[1] ?? '?',
       rps: /Requests\/sec:\s+(\S+)/.exec(r.stdout)?.[1] ?? '?',
       non2xx: /Non-2xx or 3xx responses:\s+(\d+)/.exec(r.stdout)?.[1] ?? '0',
     };
