@@ -93,3 +93,26 @@ export interface AnalyticsBatch {
   /** RAG answers (`rag_queries`). Batches sent before RAG existed lack it: readers take it as empty. */
   readonly rags?: readonly RagRecord[];
 }
+
+/**
+ * Payload of a flush job whose batch travels as bytes: the batch's JSON (an {@link AnalyticsBatch})
+ * is a field of the job's own hash ({@link ANALYTICS_PAYLOAD_FIELD}), set right after the job is
+ * added, so it goes with the job when it completes and stays with it in the failed set. The
+ * facade's records then never sit in its heap as objects or as one large string (the search p99
+ * waited for the young-generation collections that copied them).
+ */
+export interface AnalyticsBatchRef {
+  readonly id: string;
+  /** Records in the batch (for logs). */
+  readonly records: number;
+  readonly payload: 'job-hash';
+}
+
+/** What a flush job carries: a batch (jobs queued by earlier releases) or a reference to its bytes. */
+export type AnalyticsJobData = AnalyticsBatch | AnalyticsBatchRef;
+
+/** The field of a flush job's hash that holds its batch's JSON. */
+export const ANALYTICS_PAYLOAD_FIELD = 'quarry_payload';
+
+/** Whether a flush job's batch is in its hash rather than in its data. */
+export const isBatchRef = (data: AnalyticsJobData): data is AnalyticsBatchRef => (data as Partial<AnalyticsBatchRef>).payload === 'job-hash';

@@ -2,8 +2,11 @@
  * Buffers analytics records off the request path and hands them to the job workers in batches.
  *
  * `recordSearch`/`recordRecommendation`/`recordRag` only push into memory, so a request never waits for Redis.
- * A flusher cuts the buffer into batches (every `flushIntervalMs`, or at once when `batchSize`
- * records wait) and sends them one at a time, oldest first. A batch keeps its id across retries,
+ * Each record is encoded as JSON bytes (off the V8 heap) right after the request that made it
+ * has answered, so nothing of it stays in the heap: the young-generation collections that copied
+ * buffered records, and each batch's JSON string while it was sent, were what the search p99
+ * waited for. A flusher cuts the buffer into batches (every `flushIntervalMs`, or at once when
+ * `batchSize` records wait) and sends them one at a time, oldest first. A batch keeps its id across retries,
  * so a send whose reply was lost and is sent again is deduplicated (BullMQ job id, then the
  * store's insert-or-ignore). While Redis is away batches stay in memory and are retried with
  * backoff; past `maxBuffered` records the oldest are dropped, counted and logged. On close the
@@ -13,7 +16,6 @@ import type { Logger } from 'pino';
 import type { AnalyticsBatch, RecommendationRecord, SearchRecord } from '../../core/domain/analytics.js';
 import type { RagRecord } from '../../core/domain/rag.js';
 import { newId } from '../../core/domain/ids.js';
-import { measureJson } from '../../core/domain/limits.js';
 
 /** Tunables of the recorder. */
 export interface RecorderOptions {
@@ -21,8 +23,8 @@ export interface RecorderOptions {
   readonly flushIntervalMs: number;
   /**
    * Most records per batch (one BullMQ job); a full batch is sent without waiting for the
-   * interval. Serializing a batch holds the event loop (~6 us a record): 500 records stalled
-   * every search in flight for ~3 ms four times a second, the search p99. @defaultValue `64`
+   * interval. (When batches were serialized as they were sent, 500 records stalled every search
+   * in flight for ~3 ms four times a second; records are now encoded one at a time.) @defaultValue `64`
    */
   readonly batchSize: number;
   /** Most records held in memory while Redis is away; beyond it the oldest are dropped. @defaultValue `100000` */
@@ -54,22 +56,37 @@ export const RECORDER_DEFAULTS: RecorderOptions = Object.freeze({
   closeTimeoutMs: 5000,
 });
 
+/** A batch as it is sent: its id, how many records it holds, and its {@link AnalyticsBatch} as JSON in UTF-8. */
+export interface EncodedBatch {
+  readonly id: string;
+  readonly records: number;
+  readonly json: Buffer;
+}
+
 /** Where batches go: `send` to the job workers, `store` as the last resort on close. */
 export interface RecorderSinks {
   /** Enqueues a batch; rejects when it could not. Must be idempotent by `batch.id`. */
-  send(batch: AnalyticsBatch): Promise<void>;
+  send(batch: EncodedBatch): Promise<void>;
   /** Writes a batch to the store directly (idempotent by record id). */
   store(batch: AnalyticsBatch): Promise<void>;
 }
 
-/** A buffered record and its size as JSON (what it costs in memory, roughly). */
-type Entry = (
-  | { readonly type: 'search'; readonly record: SearchRecord }
-  | { readonly type: 'recommendation'; readonly record: RecommendationRecord }
-  | { readonly type: 'rag'; readonly record: RagRecord }
-) & {
-  readonly bytes: number;
-};
+/** The kinds of record, as the batch's JSON names their lists. */
+type Kind = 'searches' | 'recommendations' | 'rags';
+
+/**
+ * A buffered record: the object until it is encoded (right after its request answered), then its
+ * JSON bytes; `bytes` is what it holds in memory (an estimate until encoded).
+ */
+interface Entry {
+  readonly kind: Kind;
+  record: SearchRecord | RecommendationRecord | RagRecord | null;
+  json: Buffer | null;
+  bytes: number;
+}
+
+/** What an entry is counted as until it is encoded (a few at most: they are encoded on the next turn). */
+const UNENCODED_BYTES = 1024;
 
 /** A batch being delivered; its entries change only while it is not in flight (oldest-record drops). */
 interface PendingBatch {
@@ -92,43 +109,35 @@ export interface RecorderStats {
 /** Milliseconds between two "buffer full" warnings: an outage must not flood the log. */
 const DROP_WARN_INTERVAL_MS = 5000;
 
-function payload(batch: PendingBatch): AnalyticsBatch {
-  const searches: SearchRecord[] = [];
-  const recommendations: RecommendationRecord[] = [];
-  const rags: RagRecord[] = [];
-  for (const e of batch.entries) {
-    if (e.type === 'search') searches.push(e.record);
-    else if (e.type === 'recommendation') recommendations.push(e.record);
-    else rags.push(e.record);
-  }
-  return { id: batch.id, searches, recommendations, rags };
+/** Encodes an entry in place (idempotent); returns the change of its counted bytes. */
+function encode(entry: Entry): number {
+  if (entry.json !== null) return 0;
+  entry.json = Buffer.from(JSON.stringify(entry.record), 'utf8');
+  entry.record = null;
+  const change = entry.json.length - entry.bytes;
+  entry.bytes = entry.json.length;
+  return change;
 }
 
-/**
- * An upper bound of a record's size as JSON: the free-form parts (request params, metadata;
- * capped) measured, the rest from string lengths at 3 bytes a unit. Walking the whole record was
- * ~13 us of every search, most of it printing the scores to count their digits.
- */
-function sizeOf(record: SearchRecord | RecommendationRecord): number {
-  let bytes = 512 + measureJson(record.requestParams, Infinity, Infinity).bytes + measureJson(record.metadata, Infinity, Infinity).bytes;
-  bytes += 3 * (record.userId?.length ?? 0);
-  // A result is {"id":...,"score":...}: its id, and at most 24 characters of number.
-  for (const r of record.results) bytes += 3 * r.id.length + 40;
-  if ('query' in record) bytes += 3 * (record.query.length + record.searchMethod.length);
-  else {
-    for (const list of [record.positiveIds, record.negativeIds, record.positiveTrackingIds, record.negativeTrackingIds]) {
-      for (const id of list) bytes += 3 * id.length + 3;
+const KINDS: readonly Kind[] = ['searches', 'recommendations', 'rags'];
+const COMMA = Buffer.from(',');
+
+/** A batch's {@link AnalyticsBatch} JSON, from its encoded entries (the bytes copied once). */
+function encodeBatch(batch: PendingBatch): EncodedBatch {
+  const parts: Buffer[] = [];
+  KINDS.forEach((kind, k) => {
+    parts.push(Buffer.from(k === 0 ? `{"id":${JSON.stringify(batch.id)},"${kind}":[` : `],"${kind}":[`));
+    let first = true;
+    for (const e of batch.entries) {
+      if (e.kind !== kind) continue;
+      encode(e);
+      if (!first) parts.push(COMMA);
+      parts.push(e.json!);
+      first = false;
     }
-  }
-  return bytes;
-}
-
-/** An upper bound of a RAG record's size as JSON, as {@link sizeOf}: the answer and the question dominate. */
-function ragSizeOf(record: RagRecord): number {
-  let bytes = 512 + measureJson(record.metadata, Infinity, Infinity).bytes;
-  bytes += 3 * (record.userMessage.length + record.llmResponse.length + (record.userId?.length ?? 0));
-  for (const r of record.results) bytes += 3 * r.id.length + 40;
-  return bytes;
+  });
+  parts.push(Buffer.from(']}'));
+  return { id: batch.id, records: batch.entries.length, json: Buffer.concat(parts) };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
@@ -154,6 +163,10 @@ export class AnalyticsRecorder {
   private delivered = 0;
   private dropped = 0;
   private droppedSinceWarn = 0;
+  /** Entries of `open` from this index on are not encoded yet. */
+  private encodedUpTo = 0;
+  /** Whether {@link turn} is scheduled (it runs after the current turn's responses). */
+  private turnScheduled = false;
   private lastDropWarn = 0;
   private failures = 0;
   private pumping: Promise<void> | null = null;
@@ -179,17 +192,17 @@ export class AnalyticsRecorder {
 
   /** Buffers a search record; returns at once. */
   recordSearch(record: SearchRecord): void {
-    this.push({ type: 'search', record, bytes: sizeOf(record) });
+    this.push('searches', record);
   }
 
   /** Buffers a recommendation record; returns at once. */
   recordRecommendation(record: RecommendationRecord): void {
-    this.push({ type: 'recommendation', record, bytes: sizeOf(record) });
+    this.push('recommendations', record);
   }
 
   /** Buffers a RAG answer's record; returns at once. */
   recordRag(record: RagRecord): void {
-    this.push({ type: 'rag', record, bytes: ragSizeOf(record) });
+    this.push('rags', record);
   }
 
   /** Current counters. */
@@ -219,7 +232,7 @@ export class AnalyticsRecorder {
         if (left <= 0) break;
         if (!this.pending.includes(batch)) continue;
         try {
-          await within(this.sinks.send(payload(batch)), Math.min(left, this.options.sendTimeoutMs));
+          await within(this.sinks.send(encodeBatch(batch)), Math.min(left, this.options.sendTimeoutMs));
         } catch {
           break;
         }
@@ -235,7 +248,8 @@ export class AnalyticsRecorder {
     }
   }
 
-  private push(entry: Entry): void {
+  private push(kind: Kind, record: SearchRecord | RecommendationRecord | RagRecord): void {
+    const entry: Entry = { kind, record, json: null, bytes: UNENCODED_BYTES };
     if (this.closed) {
       // Only a request that outlived the drain gets here; it goes straight to the store.
       void this.writeDirect({ id: newId(), entries: [entry] });
@@ -244,8 +258,34 @@ export class AnalyticsRecorder {
     this.open.push(entry);
     this.size++;
     this.bytes += entry.bytes;
-    while ((this.size > this.options.maxBuffered || this.bytes > this.options.maxBufferedBytes) && this.dropOldest());
+    // While Redis is away, or the buffer is large, the byte bound must be exact at once.
+    if (this.failures > 0 || this.bytes > this.options.maxBufferedBytes / 4) this.encodeOpen();
+    this.bound();
+    if (!this.turnScheduled) {
+      // After the response: the request that made the record waits neither for its encoding nor for a send.
+      this.turnScheduled = true;
+      setImmediate(() => this.turn());
+    }
+  }
+
+  /** Encodes the records of the turn that just ended, bounds the buffer, and sends a full batch. */
+  private turn(): void {
+    this.turnScheduled = false;
+    if (this.closed) return;
+    this.encodeOpen();
+    this.bound();
     if (this.open.length >= this.options.batchSize) this.flushSoon();
+  }
+
+  /** Drops the oldest records while the buffer holds too many or too many bytes. */
+  private bound(): void {
+    while ((this.size > this.options.maxBuffered || this.bytes > this.options.maxBufferedBytes) && this.dropOldest());
+  }
+
+  /** Encodes the open entries not encoded yet. */
+  private encodeOpen(): void {
+    for (let i = this.encodedUpTo; i < this.open.length; i++) this.bytes += encode(this.open[i]!);
+    this.encodedUpTo = this.open.length;
   }
 
   /** Cuts the buffer into batches and starts delivering unless a retry is already scheduled. */
@@ -255,11 +295,13 @@ export class AnalyticsRecorder {
   }
 
   private cut(): void {
+    this.encodeOpen();
     const { batchSize } = this.options;
     for (let i = 0; i < this.open.length; i += batchSize) {
       this.pending.push({ id: newId(), entries: this.open.slice(i, i + batchSize) });
     }
     this.open = [];
+    this.encodedUpTo = 0;
   }
 
   /** Sends pending batches one at a time until none is left or a send fails. */
@@ -270,7 +312,7 @@ export class AnalyticsRecorder {
         const batch = this.pending[0]!;
         this.inFlight = batch;
         try {
-          await within(this.sinks.send(payload(batch)), this.options.sendTimeoutMs);
+          await within(this.sinks.send(encodeBatch(batch)), this.options.sendTimeoutMs);
         } catch (err) {
           this.scheduleRetry(err as Error);
           return;
@@ -314,6 +356,7 @@ export class AnalyticsRecorder {
       if (batch.entries.length === 0) this.pending.splice(this.pending.indexOf(batch), 1);
     } else if (this.open.length > 0) {
       dropped = this.open.shift();
+      this.encodedUpTo = Math.max(0, this.encodedUpTo - 1);
     } else {
       return false;
     }
@@ -345,7 +388,7 @@ export class AnalyticsRecorder {
 
   private async writeDirect(batch: PendingBatch): Promise<void> {
     try {
-      await this.sinks.store(payload(batch));
+      await this.sinks.store(JSON.parse(encodeBatch(batch).json.toString('utf8')) as AnalyticsBatch);
       this.delivered += batch.entries.length;
     } catch (err) {
       this.logger.error({ err, records: batch.entries.length, batch: batch.id }, 'analytics: could not write records to the store; they are lost');

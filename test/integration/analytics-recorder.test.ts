@@ -7,13 +7,22 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { Worker } from 'bullmq';
+import { Queue, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { AnalyticsBatch, RecommendationRecord, SearchRecord } from '../../core/domain/analytics.js';
+import {
+  ANALYTICS_FLUSH_JOB,
+  ANALYTICS_PAYLOAD_FIELD,
+  ANALYTICS_QUEUE,
+  isBatchRef,
+  type AnalyticsBatch,
+  type AnalyticsJobData,
+  type RecommendationRecord,
+  type SearchRecord,
+} from '../../core/domain/analytics.js';
 import { newId } from '../../core/domain/ids.js';
-import { connectAnalyticsQueue } from '../../facade/analytics/analytics-queue.js';
+import { connectAnalyticsQueue, payloadWriter } from '../../facade/analytics/analytics-queue.js';
 import { startAnalytics, type RunningAnalytics } from '../../facade/analytics/start-analytics.js';
 import { RECORDER_DEFAULTS } from '../../facade/analytics/recorder.js';
 import type { Store } from '../../store/repository.js';
@@ -26,7 +35,7 @@ let redis: OwnRedis;
 let dataDir: string;
 let store: Store;
 let workerConnection: Redis;
-let worker: Worker<AnalyticsBatch>;
+let worker: Worker<AnalyticsJobData>;
 /** Records per job the worker has run. */
 const jobSizes: number[] = [];
 /** Ids of the jobs the worker has completed, in order (a late job of an earlier test is not this test's). */
@@ -92,6 +101,9 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A batch as the recorder sends it. */
+const encoded = (batch: AnalyticsBatch) => ({ id: batch.id, records: batch.searches.length + batch.recommendations.length, json: Buffer.from(JSON.stringify(batch)) });
+
 function recorder(options: Parameters<typeof startAnalytics>[3] = {}): RunningAnalytics {
   const r = startAnalytics(redis.url, store.analytics, logger, { sendTimeoutMs: 2000, maxBackoffMs: 500, ...options });
   running.push(r);
@@ -107,7 +119,7 @@ beforeAll(async () => {
   workerConnection.on('error', () => {});
   worker = analyticsWorker(store, workerConnection, logger);
   worker.on('completed', (job) => {
-    jobSizes.push(job.data.searches.length + job.data.recommendations.length);
+    jobSizes.push(isBatchRef(job.data) ? job.data.records : job.data.searches.length + job.data.recommendations.length);
     completedIds.push(job.id!);
   });
 });
@@ -293,16 +305,83 @@ describe('analytics recorder', () => {
       const batch: AnalyticsBatch = { id: newId(), searches: [search(1), search(2)], recommendations: [recommendation(1)] };
       const runs = () => completedIds.filter((id) => id === batch.id).length;
       await store.analytics.insertSearches(batch.searches);
-      await queue.send(batch);
+      await queue.send(encoded(batch));
       await until('job ran', () => runs() === 1);
       // After completion the job is removed: the same id enqueues a new job, which must be a no-op.
-      await queue.send(batch);
+      await queue.send(encoded(batch));
       await until('second job ran', () => runs() === 2);
       expect(storedCount('search_queries', batch.searches.map((r) => r.id))).toBe(2);
       expect(storedCount('recommendation_queries', batch.recommendations.map((r) => r.id))).toBe(1);
       expect(await store.analytics.insertSearches(batch.searches)).toBe(0);
     } finally {
       await queue.close();
+    }
+  });
+
+  it('stores the records in the job hash, which goes with the job; a job of an earlier release (records in its data) is stored too', async () => {
+    const a = recorder();
+    const records = Array.from({ length: 30 }, (_, i) => search(i));
+    for (const r of records) a.recorder.recordSearch(r);
+    await until('records stored', () => storedCount('search_queries', records.map((r) => r.id)) === 30);
+    expect(await store.analytics.getSearch(DATASET, records[7]!.id)).toEqual(records[7]);
+    // Completed jobs are removed with their payload: no hash of this queue holds one.
+    const client = new Redis(redis.url);
+    const queue = new Queue(ANALYTICS_QUEUE, { connection: client });
+    try {
+      await until('completed jobs removed', async () => {
+        const keys = await client.keys(`${queue.toKey('')}*`);
+        const hashes = await Promise.all(keys.map(async (k) => ((await client.type(k)) === 'hash' ? ((await client.hexists(k, ANALYTICS_PAYLOAD_FIELD)) === 1 ? k : null) : null)));
+        return hashes.every((k) => k === null);
+      });
+      const old: AnalyticsBatch = { id: newId(), searches: [search(100), search(101)], recommendations: [recommendation(100)] };
+      await queue.add(ANALYTICS_FLUSH_JOB, old, { jobId: old.id, removeOnComplete: true });
+      await until('the earlier release job stored', () => storedCount('search_queries', old.searches.map((r) => r.id)) === 2);
+      expect(storedCount('recommendation_queries', old.recommendations.map((r) => r.id))).toBe(1);
+    } finally {
+      await queue.close();
+      client.disconnect();
+    }
+  });
+
+  it('a job taken before its records are in its hash waits for them, and fails (to be retried) when they never come', async () => {
+    const client = new Redis(redis.url);
+    const queue = new Queue(ANALYTICS_QUEUE, { connection: client });
+    try {
+      const late: AnalyticsBatch = { id: newId(), searches: [search(200)], recommendations: [] };
+      await queue.add(ANALYTICS_FLUSH_JOB, { id: late.id, records: 1, payload: 'job-hash' }, { jobId: late.id, removeOnComplete: true });
+      await sleep(100);
+      await client.hset(queue.toKey(late.id), ANALYTICS_PAYLOAD_FIELD, JSON.stringify(late));
+      await until('the late payload stored', () => storedCount('search_queries', [late.searches[0]!.id]) === 1);
+      expect(logLines.some((l) => l.includes(late.id) && l.includes('failed'))).toBe(false);
+
+      const missing: AnalyticsBatch = { id: newId(), searches: [search(300)], recommendations: [] };
+      await queue.add(ANALYTICS_FLUSH_JOB, { id: missing.id, records: 1, payload: 'job-hash' }, { jobId: missing.id, removeOnComplete: true, attempts: 3, backoff: { type: 'fixed', delay: 300 } });
+      await until('the first attempt failed', () => logLines.some((l) => l.includes('analytics batch failed; will retry') && l.includes(missing.id)));
+      expect(logLines.find((l) => l.includes(missing.id))).toMatch(/are not in its job/);
+      expect(storedCount('search_queries', [missing.searches[0]!.id])).toBe(0);
+      // Its records arrive: the retry stores them.
+      await client.hset(queue.toKey(missing.id), ANALYTICS_PAYLOAD_FIELD, JSON.stringify(missing));
+      await until('stored on retry', () => storedCount('search_queries', [missing.searches[0]!.id]) === 1);
+    } finally {
+      await queue.close();
+      client.disconnect();
+    }
+  });
+
+  it('writes a batch into its job only while the job exists: a late resend leaves nothing behind', async () => {
+    const client = new Redis(redis.url);
+    try {
+      const write = payloadWriter(client);
+      const gone = `bull:${ANALYTICS_QUEUE}:${newId()}`;
+      expect(await write(gone, Buffer.from('{}'))).toBe(false);
+      expect(await client.exists(gone)).toBe(0);
+      const job = `bull:${ANALYTICS_QUEUE}:${newId()}`;
+      await client.hset(job, 'data', '{}');
+      expect(await write(job, Buffer.from('{"id":"x"}'))).toBe(true);
+      expect(await client.hget(job, ANALYTICS_PAYLOAD_FIELD)).toBe('{"id":"x"}');
+      await client.del(job);
+    } finally {
+      client.disconnect();
     }
   });
 });

@@ -8,7 +8,7 @@
 import type { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { ANALYTICS_ATTEMPTS, ANALYTICS_QUEUE, type AnalyticsBatch } from '../../core/domain/analytics.js';
+import { ANALYTICS_ATTEMPTS, ANALYTICS_PAYLOAD_FIELD, ANALYTICS_QUEUE, isBatchRef, type AnalyticsBatch, type AnalyticsJobData } from '../../core/domain/analytics.js';
 import type { Store } from '../../store/repository.js';
 import { jobWorker } from './job-worker.js';
 import { analyticsGroup, recordsOf, type GroupOptions, type StoredCounts } from './analytics-group.js';
@@ -16,20 +16,43 @@ import { analyticsGroup, recordsOf, type GroupOptions, type StoredCounts } from 
 /** Default group commit: batches wait up to 250 ms (QUARRY_ANALYTICS_GROUP_MS) for company, 16 at most (the worker's concurrency). */
 export const GROUP_DEFAULTS: GroupOptions = Object.freeze({ lingerMs: 250, maxBatches: 16, maxRecords: 4096 });
 
+/**
+ * Pauses before each further look for a payload that is not in the job's hash yet (the facade
+ * sets it right after adding the job, so a worker may take the job first), in ms; then the job
+ * fails and BullMQ retries it.
+ */
+const PAYLOAD_WAITS_MS = [2, 10, 40, 150, 400];
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A job's batch: its data (jobs of earlier releases), or the JSON in its hash. */
+async function batchOf(job: Job<AnalyticsJobData>, connection: Redis): Promise<AnalyticsBatch> {
+  const data = job.data;
+  if (!isBatchRef(data)) return data;
+  const key = `${job.queueQualifiedName}:${job.id}`;
+  for (let attempt = 0; ; attempt++) {
+    const bytes = await connection.hgetBuffer(key, ANALYTICS_PAYLOAD_FIELD);
+    if (bytes) return JSON.parse(bytes.toString('utf8')) as AnalyticsBatch;
+    const wait = PAYLOAD_WAITS_MS[attempt];
+    if (wait === undefined) throw new Error(`the records of analytics batch ${data.id} are not in its job (field ${ANALYTICS_PAYLOAD_FIELD} of ${key}) yet`);
+    await sleep(wait);
+  }
+}
+
 /** Builds the processor: each job's batch is stored in a group with the batches active beside it. */
-export function analyticsProcessor(store: Store, options: GroupOptions = GROUP_DEFAULTS) {
+export function analyticsProcessor(store: Store, connection: Redis, options: GroupOptions = GROUP_DEFAULTS) {
   const group = analyticsGroup(store.analytics, options);
-  return (job: Job<AnalyticsBatch>): Promise<StoredCounts> => group(job.data);
+  return async (job: Job<AnalyticsJobData>): Promise<StoredCounts> => group(await batchOf(job, connection));
 }
 
 /** Starts the worker of the analytics queue on `connection` (which must have maxRetriesPerRequest null). */
-export function analyticsWorker(store: Store, connection: Redis, logger: Logger, options: GroupOptions = GROUP_DEFAULTS): Worker<AnalyticsBatch> {
+export function analyticsWorker(store: Store, connection: Redis, logger: Logger, options: GroupOptions = GROUP_DEFAULTS): Worker<AnalyticsJobData> {
   // As many jobs active as a group may hold: they are stored together, one transaction per kind.
-  const worker = jobWorker(ANALYTICS_QUEUE, analyticsProcessor(store, options), connection, logger, { concurrency: options.maxBatches });
+  const worker = jobWorker(ANALYTICS_QUEUE, analyticsProcessor(store, connection, options), connection, logger, { concurrency: options.maxBatches });
   worker.on('failed', (job, err) => {
     if (!job) return;
     const last = job.attemptsMade >= (job.opts.attempts ?? ANALYTICS_ATTEMPTS);
-    const records = recordsOf(job.data);
+    const records = isBatchRef(job.data) ? job.data.records : recordsOf(job.data);
     if (last) {
       logger.error({ batch: job.id, records, attempts: job.attemptsMade, err: err.message }, 'analytics batch failed every attempt; it stays in the failed set of the analytics queue');
     } else {
