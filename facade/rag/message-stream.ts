@@ -8,13 +8,13 @@
  * enqueued; unlike it, the chunks may depend on the completion (only_include_docs_used) and the
  * answer is stored before the body ends.
  */
-import { PassThrough } from 'node:stream';
 import type { ParameterizedContext } from 'koa';
 import { QuarryError } from '../../core/domain/errors.js';
 import type { TokenUsage } from '../../core/domain/rag.js';
 import type { RequestState } from '../context.js';
 import type { Answer } from './answer.js';
 import { combined, SEPARATOR } from './conversation.js';
+import { rawBody } from './raw-body.js';
 import { errorLine } from './send-answer.js';
 
 /** How one message answer is written. */
@@ -61,13 +61,8 @@ export async function writeMessageAnswer(ctx: ParameterizedContext<RequestState>
   } catch (err) {
     throw asQuarryError(err);
   }
-  const out = new PassThrough();
-  ctx.status = 200;
-  ctx.type = 'text/plain; charset=utf-8';
-  ctx.body = out;
-  const write = (text: string): void => {
-    if (!out.destroyed && !out.writableEnded && text !== '') out.write(text);
-  };
+  const out = rawBody(ctx);
+  const write = out.write;
   // Chunks first, whose JSON depends on the answer (only_include_docs_used): everything at the end.
   const buffered = !m.completionFirst && m.chunksBefore === null;
   void (async () => {
@@ -87,7 +82,7 @@ export async function writeMessageAnswer(ctx: ParameterizedContext<RequestState>
       // Text has gone out with a 200: the body ends with a line that says what happened.
       write(errorLine(asQuarryError(err)));
     } finally {
-      if (!out.destroyed) out.end();
+      out.end();
     }
   })();
 }

@@ -8,15 +8,15 @@
  *
  * A request that holds a tenant-fairness turn (a topic message; `POST /api/chunk/generate` runs
  * side by side and holds none) gives it back as soon as the answer is enqueued (it only waits on
- * the job worker from then on), and a streamed response is handed to Koa once
- * committed: the route returns then, while tokens trickle in for a minute.
+ * the job worker from then on), and a streamed response is written to the socket directly
+ * (`raw-body.ts`) once committed: the route returns then, while tokens trickle in for a minute.
  */
-import { PassThrough } from 'node:stream';
 import type { ParameterizedContext } from 'koa';
 import { QuarryError } from '../../core/domain/errors.js';
 import type { TokenUsage } from '../../core/domain/rag.js';
 import type { RequestState } from '../context.js';
 import type { Answer } from './answer.js';
+import { rawBody } from './raw-body.js';
 
 /** How an answer ended: complete with its usage, or cut by an error after part of its text. */
 export type AnswerOutcome =
@@ -98,12 +98,8 @@ export async function sendAnswer(ctx: ParameterizedContext<RequestState>, answer
     res.off('close', onClose);
     throw asQuarryError(err);
   }
-  const body = new PassThrough();
-  const write = (chunk: string): void => {
-    if (chunk !== '' && !body.destroyed && !body.writableEnded) body.write(chunk);
-  };
-  ctx.type = 'text/plain; charset=utf-8';
-  ctx.body = body;
+  const body = rawBody(ctx);
+  const write = body.write;
   write(prefix);
   const finished = (async (): Promise<AnswerOutcome> => {
     let text = '';
@@ -120,7 +116,7 @@ export async function sendAnswer(ctx: ParameterizedContext<RequestState>, answer
       write(errorLine(error));
       return { complete: false, text, error };
     } finally {
-      if (!body.destroyed) body.end();
+      body.end();
       res.off('close', onClose);
     }
   })();
