@@ -18,15 +18,18 @@ export const CORE_PROTO = path.join(repoRoot(), 'proto', 'search', 'v1', 'core.p
 /** Full name of the core's service, as gRPC health checks and reflection name it. */
 export const CORE_SERVICE_NAME = 'quarry.search.v1.Core';
 
+/** How every side of the core's gRPC turns messages into objects (proto-loader's and protobufjs's `toObject` options). */
+export const CORE_LOAD_OPTIONS = Object.freeze({
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+});
+
 /** The core's proto, loaded, with any `extra` .proto files (server reflection describes them all). */
 export function loadCoreDefinition(extra: readonly string[] = []): protoLoader.PackageDefinition {
-  return protoLoader.loadSync([CORE_PROTO, ...extra], {
-    keepCase: true,
-    longs: Number,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
+  return protoLoader.loadSync([CORE_PROTO, ...extra], CORE_LOAD_OPTIONS);
 }
 
 /** The loaded `quarry.search.v1.Core` service definition and client constructor. */
