@@ -12,7 +12,7 @@
  *   npx tsx bench/compare-native.ts --data synthetic --docs 1000000
  *   options: --queries N (synthetic, default 100)  --reps N (rounds, default 10 SciFact, 3 synthetic)
  *            --engines quarry,xapian,fts5,redisearch,bm25s  --xapian-stemmer porter|english
- *            --redisearch-scorer BM25|TFIDF|TFIDF.DOCNORM|DISMAX
+ *            --redisearch-scorer BM25|TFIDF|TFIDF.DOCNORM|DISMAX  --json FILE (the figures, machine-readable)
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +21,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sciFactData, syntheticData } from './lib/compare-data.js';
 import { meanOverQrels, ndcgAtK, quantile, type Qrels } from './lib/metrics.js';
+import { writeJsonFigures } from './lib/json-figures.js';
 import { bm25sStatus, fts5Peer, quarryPeer, rediSearchPeer, xapianPeer, type BuildFigures, type Peer } from './lib/native-peers.js';
 import { repoRoot } from './lib/scifact.js';
 import { machine } from './lib/spawn-stack.js';
@@ -65,11 +66,37 @@ function revision(): string {
   }
 }
 
-function report(all: readonly Measured[], docCount: number, qrels: Qrels | null, queryIds: readonly string[]): void {
+/** Each engine's pooled figures: latency (µs), QPS and nDCG@10 (null without qrels). */
+function rowsOf(all: readonly Measured[], qrels: Qrels | null, queryIds: readonly string[]) {
   const position = new Map(queryIds.map((id, i) => [id, i]));
   const ndcg = (m: Measured) => (qrels === null ? null : meanOverQrels(qrels, (qid, judged) => ndcgAtK(m.ids[position.get(qid) ?? -1] ?? [], judged, K)));
+  return all.map((m) => ({ m, ...stats(m.lat), qps: (m.queries / m.wallUs) * 1e6, ndcg: ndcg(m) }));
+}
+
+/** The figures of every engine for `--json` (sizes in bytes, times in µs unless named ms). */
+function jsonRows(all: readonly Measured[], docCount: number, qrels: Qrels | null, queryIds: readonly string[]): Record<string, unknown>[] {
   const quarry = all.find((m) => m.peer.name === 'quarry');
-  const rows = all.map((m) => ({ m, ...stats(m.lat), qps: (m.queries / m.wallUs) * 1e6, ndcg: ndcg(m) }));
+  return rowsOf(all, qrels, queryIds).map((r) => ({
+    engine: r.m.peer.name,
+    version: r.m.peer.version,
+    buildMs: r.m.build.buildMs,
+    docsPerS: (docCount / r.m.build.buildMs) * 1000,
+    rssGrowthBytes: r.m.build.rssGrowth,
+    indexBytes: r.m.build.indexBytes,
+    indexWhat: r.m.peer.indexWhat,
+    p50Us: r.p50,
+    p99Us: r.p99,
+    meanUs: r.mean,
+    qps: r.qps,
+    ndcg10: r.ndcg,
+    overlapVsQuarry: quarry === undefined || r.m === quarry ? null : overlap(r.m.ids, quarry.ids),
+    client: r.m.clientLat.length > 0 ? stats(r.m.clientLat) : null,
+  }));
+}
+
+function report(all: readonly Measured[], docCount: number, qrels: Qrels | null, queryIds: readonly string[]): void {
+  const quarry = all.find((m) => m.peer.name === 'quarry');
+  const rows = rowsOf(all, qrels, queryIds);
 
   console.log('\n| engine | build s | docs/s | RSS growth MiB | index MiB | p50 µs | p99 µs | mean µs | QPS | nDCG@10 | overlap@10 vs quarry |');
   console.log('|---|---|---|---|---|---|---|---|---|---|---|');
@@ -125,6 +152,7 @@ async function main(): Promise<void> {
       reps: { type: 'string' },
       'xapian-stemmer': { type: 'string', default: 'porter' },
       'redisearch-scorer': { type: 'string', default: 'BM25' },
+      json: { type: 'string' },
     },
   });
   const wanted = values.engines.split(',').map((e) => e.trim().toLowerCase());
@@ -154,7 +182,8 @@ async function main(): Promise<void> {
     fs.writeFileSync(queriesFile, JSON.stringify(data.queries.map((q) => q.text)));
 
     console.log(`command: npx tsx bench/compare-native.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
-    console.log(`machine: ${machine()}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    const loadAtStart = os.loadavg();
+    console.log(`machine: ${machine()}; load average ${loadAtStart.map((x) => x.toFixed(2)).join(' ')}`);
     console.log(`data: ${data.description}`);
     console.log(
       `method: each engine in a process of its own, built one after another (the others idle); then ${reps} rounds, each running every engine once over the ` +
@@ -198,13 +227,19 @@ async function main(): Promise<void> {
       }
       process.stdout.write(`  round ${r + 1}/${reps} done\n`);
     }
-    report(
-      measured,
-      data.docCount,
-      data.qrels,
-      data.queries.map((q) => q.id),
-    );
+    const queryIds = data.queries.map((q) => q.id);
+    report(measured, data.docCount, data.qrels, queryIds);
     for (const s of skipped) console.log(`SKIPPED ${s}`);
+    writeJsonFigures(values.json, 'compare-native', {
+      data: data.description,
+      docCount: data.docCount,
+      queryCount: data.queries.length,
+      reps,
+      revision: revision(),
+      loadAtStart,
+      engines: jsonRows(measured, data.docCount, data.qrels, queryIds),
+      skipped,
+    });
   } finally {
     await cleanUp();
   }

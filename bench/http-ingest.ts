@@ -10,12 +10,13 @@
  * Goal (issue 11): >= 10,000 chunks/s, flat to 1M.
  *
  *   npm run build && npx tsx bench/http-ingest.ts [--docs 1000000] [--clients 2] [--batch 120]
- *       [--segment 100000] [--seed 42]
+ *       [--segment 100000] [--seed 42] [--json FILE]
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { jsonArg, writeJsonFigures } from './lib/json-figures.js';
 import { RssSampler, statusBytes, threadCpuSeconds } from './lib/rss-sampler.js';
 import { machine, post, startBenchStack } from './lib/spawn-stack.js';
 import { syntheticCorpus, type SyntheticDoc } from './lib/synthetic.js';
@@ -32,6 +33,7 @@ const BATCH = numArg('--batch', 120);
 const SEGMENT = numArg('--segment', Math.max(BATCH, Math.floor(DOCS / 10)));
 const SEED = numArg('--seed', 42);
 const STAGES = process.argv.includes('--stages');
+const JSON_FILE = jsonArg();
 const GOAL_PER_S = 10_000;
 const MiB = 1024 * 1024;
 
@@ -77,7 +79,10 @@ async function main(): Promise<void> {
     const started = performance.now();
     let segmentStart = started;
     let segmentDone = 0;
-    console.log(`${machine()}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n${DOCS.toLocaleString('en')} synthetic chunks (seed ${SEED}, ~60 words, 1-3 tags), batches of ${BATCH}, ${CLIENTS} clients`);
+    // --json: each segment's end (chunks done) and rate.
+    const segments: { done: number; chunksPerS: number }[] = [];
+    const loadAtStart = os.loadavg();
+    console.log(`${machine()}; load average ${loadAtStart.map((x) => x.toFixed(2)).join(' ')}\n${DOCS.toLocaleString('en')} synthetic chunks (seed ${SEED}, ~60 words, 1-3 tags), batches of ${BATCH}, ${CLIENTS} clients`);
     const client = async (): Promise<void> => {
       for (;;) {
         const batch: SyntheticDoc[] = [];
@@ -100,6 +105,7 @@ async function main(): Promise<void> {
         if (done - segmentDone >= SEGMENT || done === DOCS) {
           const now = performance.now();
           const rate = ((done - segmentDone) * 1000) / (now - segmentStart);
+          segments.push({ done, chunksPerS: rate });
           console.log(`  ${done.toLocaleString('en').padStart(9)} chunks: ${rate.toFixed(0).padStart(6)} chunks/s over the last ${(done - segmentDone).toLocaleString('en')}; http+core RSS ${mib(sampler.current('http+core'))}`);
           segmentStart = now;
           segmentDone = done;
@@ -145,6 +151,22 @@ async function main(): Promise<void> {
     const all = used.reduce((s, t) => s + t.cpuS, 0);
     console.log('\nhttp+core by thread (id, name: CPU us per chunk):');
     for (const t of used.sort((a, b) => b.cpuS - a.cpuS).filter((t) => t.cpuS >= all / 100)) console.log(`  ${t.tid} ${t.name}: ${((t.cpuS * 1e6) / DOCS).toFixed(0)}`);
+    writeJsonFigures(JSON_FILE, 'http-ingest', {
+      data: `${DOCS} synthetic chunks (bench/lib/synthetic.ts, seed ${SEED}), batches of ${BATCH}, ${CLIENTS} clients`,
+      docs: DOCS,
+      seed: SEED,
+      clients: CLIENTS,
+      batch: BATCH,
+      loadAtStart,
+      seconds,
+      chunksPerS: rate,
+      segments,
+      processes: figures,
+      facadeAnonBytes: statusBytes(status, 'RssAnon'),
+      facadeFileBytes: statusBytes(status, 'RssFile'),
+      chunkCount: usage.chunk_count,
+      lastChunkFound: found,
+    });
     if (usage.chunk_count !== DOCS || !found) process.exitCode = 1;
   } finally {
     agent.destroy();

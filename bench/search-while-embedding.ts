@@ -12,9 +12,10 @@
  * Embedding SciFact takes many minutes, so it is still running when each timed window ends (the
  * bench checks `chunks_pending_embedding` after it and says so when it was not).
  *
- *   npm run build && npx tsx bench/search-while-embedding.ts [--rounds 2] [--seconds 10]
+ *   npm run build && npx tsx bench/search-while-embedding.ts [--rounds 2] [--seconds 10] [--json FILE]
  */
 import os from 'node:os';
+import { jsonArg, writeJsonFigures } from './lib/json-figures.js';
 import { loadQrels, loadSciFact } from './lib/scifact.js';
 import { ingestSciFact } from './lib/scifact-ingest.js';
 import { machine, startBenchStack } from './lib/spawn-stack.js';
@@ -26,18 +27,22 @@ const arg = (name: string, fallback: number): number => {
 };
 const rounds = arg('--rounds', 2);
 const seconds = arg('--seconds', 10);
+const jsonFile = jsonArg();
 
 /** A configuration under test: its label and the stack's environment. */
 interface Setup {
+  /** Its name in `--json`. */
+  readonly key: string;
   readonly label: string;
   readonly env: Record<string, string>;
   readonly embeds: boolean;
 }
 
 const SETUPS: readonly Setup[] = [
-  { label: 'idle (embedding off)', env: { QUARRY_EMBED_JOBS: 'false' }, embeds: false },
-  { label: 'embedding, defaults (jobs at nice 10, cores - 1 model threads)', env: { QUARRY_EMBED_JOBS: 'true' }, embeds: true },
+  { key: 'idle', label: 'idle (embedding off)', env: { QUARRY_EMBED_JOBS: 'false' }, embeds: false },
+  { key: 'embedding-defaults', label: 'embedding, defaults (jobs at nice 10, cores - 1 model threads)', env: { QUARRY_EMBED_JOBS: 'true' }, embeds: true },
   {
+    key: 'embedding-old-defaults',
     label: 'embedding, old defaults (nice 0, a model thread per core)',
     env: { QUARRY_EMBED_JOBS: 'true', QUARRY_THREAD_NICE: '0', QUARRY_EMBED_THREADS: String(os.availableParallelism()) },
     embeds: true,
@@ -72,6 +77,7 @@ const median = (xs: number[]): number => {
 
 async function main(): Promise<void> {
   if (!ensureWrk()) throw new Error('wrk is not installed and could not be (apt-get install wrk)');
+  const loadAtStart = os.loadavg();
   const data = loadSciFact();
   const queries = [...loadQrels('test').keys()].map((id) => data.queries.get(id)!);
   const runs = new Map<string, { p50: number[]; p99: number[]; rps: number[]; cut: number }>(SETUPS.map((s) => [s.label, { p50: [], p99: [], rps: [], cut: 0 }]));
@@ -88,7 +94,8 @@ async function main(): Promise<void> {
     }
   }
   console.log(`machine: ${machine()}`);
-  console.log(`data: SciFact BEIR, ${data.docs.length} docs ingested over HTTP, then ${queries.length} test queries looped by wrk (1 connection, ${seconds} s, bm25, page_size 10); ${rounds} rounds, medians`);
+  const description = `SciFact BEIR, ${data.docs.length} docs ingested over HTTP, then ${queries.length} test queries looped by wrk (1 connection, ${seconds} s, bm25, page_size 10); ${rounds} rounds, medians`;
+  console.log(`data: ${description}`);
   const idle = median(runs.get(SETUPS[0]!.label)!.p50);
   for (const s of SETUPS) {
     const acc = runs.get(s.label)!;
@@ -96,6 +103,16 @@ async function main(): Promise<void> {
     const note = acc.cut > 0 ? ` (embedding ended inside ${acc.cut} window(s))` : '';
     console.log(`${s.label}: p50 ${p50.toFixed(0)} µs (${(p50 / idle).toFixed(2)}x idle), p99 ${median(acc.p99).toFixed(0)} µs, ${median(acc.rps).toFixed(0)} req/s${note}`);
   }
+  writeJsonFigures(jsonFile, 'search-while-embedding', {
+    data: description,
+    rounds,
+    seconds,
+    loadAtStart,
+    setups: SETUPS.map((s) => {
+      const acc = runs.get(s.label)!;
+      return { setup: s.key, label: s.label, p50Us: median(acc.p50), p99Us: median(acc.p99), rps: median(acc.rps), windowsEmbeddingEnded: acc.cut, each: acc };
+    }),
+  });
 }
 
 await main();

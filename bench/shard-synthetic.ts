@@ -15,6 +15,7 @@ import type { ShardDoc } from '../workers/shard/protocol.js';
 import { Shard } from '../workers/shard/shard.js';
 import { textDoc } from '../workers/shard/text-doc.js';
 import { printMemoryReport } from './lib/index-memory.js';
+import { writeJsonFigures } from './lib/json-figures.js';
 import { quantile } from './lib/metrics.js';
 import { DEFAULT_SYNTHETIC_OPTIONS, syntheticCorpus, syntheticQueries } from './lib/synthetic.js';
 
@@ -57,6 +58,7 @@ function main(): void {
       reps: { type: 'string', default: '3' },
       seed: { type: 'string', default: String(DEFAULT_SYNTHETIC_OPTIONS.seed) },
       typo: { type: 'boolean', default: false },
+      json: { type: 'string' },
     },
   });
   const docs = Number(values.docs);
@@ -158,6 +160,9 @@ function main(): void {
   console.log(`  of which filter -> bitset   ${fmt(a)} (Shard.allow alone)`);
   console.log(`  of which restricted search  ${fmt(s)} (termStats + Bm25Index.search with a precomputed bitset)`);
   console.log(`cpu time of the timed queries: ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s; load average at end: ${load()}`);
+  // --json: for bench/issue11-goals.ts (the memory report taken now includes the block bounds the queries built).
+  const stat = (lat: number[]) => ({ p50Us: quantile(lat, 0.5), p99Us: quantile(lat, 0.99) });
+  writeJsonFigures(values.json, 'shard-synthetic', { docs, typo: values.typo, chunksPerS: (docs / applyMs) * 1000, measuredBytes: bytes, reportAfterQueries: { ...shard.index.memoryReport(), ...typoParts }, noFilter: stat(p), tagFilter: stat(f) });
 }
 
 main();
