@@ -114,13 +114,12 @@ function main(): void {
   );
   console.log(`memory      ${(bytes / docs).toFixed(0)} bytes/chunk, ${(bytes / 2 ** 20).toFixed(0)} MiB total (heap + array buffers after GC; BM25 index + field store + chunk ids)`);
   console.log(`vocabulary  ${shard.index.termCount} terms with live postings`);
-  const typoParts: Record<string, number> = {};
-  if (shard.vocabulary) {
-    const ids = shard.vocabularyIds.memoryParts();
-    typoParts['typo vocabulary'] = shard.vocabulary.memoryBytes();
-    typoParts['typo word ids per chunk'] = ids.data + ids.slack + ids.tables;
-  }
-  printMemoryReport({ ...shard.index.memoryReport(), ...typoParts }, docs, bytes);
+  const typoParts = (): Record<string, number> => {
+    if (!shard.vocabulary) return {};
+    const ids = shard.chunkWords.memoryParts();
+    return { 'typo vocabulary': shard.vocabulary.memoryBytes(), 'typo word ids per chunk': ids.data + ids.slack + ids.tables };
+  };
+  printMemoryReport({ ...shard.index.memoryReport(), ...typoParts() }, docs, bytes);
 
   const texts = syntheticQueries(nQueries, seed, o);
   const filters: Filter[] = Array.from({ length: o.tags }, (_, t) => ({ must: [{ field: { field: 'tag_set', match_any: [{ text: `tag-${t}` }] } }] }));
@@ -162,7 +161,16 @@ function main(): void {
   console.log(`cpu time of the timed queries: ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s; load average at end: ${load()}`);
   // --json: for bench/issue11-goals.ts (the memory report taken now includes the block bounds the queries built).
   const stat = (lat: number[]) => ({ p50Us: quantile(lat, 0.5), p99Us: quantile(lat, 0.99) });
-  writeJsonFigures(values.json, 'shard-synthetic', { docs, typo: values.typo, chunksPerS: (docs / applyMs) * 1000, measuredBytes: bytes, reportAfterQueries: { ...shard.index.memoryReport(), ...typoParts }, noFilter: stat(p), tagFilter: stat(f) });
+  writeJsonFigures(values.json, 'shard-synthetic', { docs, typo: values.typo, chunksPerS: (docs / applyMs) * 1000, measuredBytes: bytes, reportAfterQueries: { ...shard.index.memoryReport(), ...typoParts() }, noFilter: stat(p), tagFilter: stat(f) });
+
+  // After the timed queries (nothing in the service compacts yet): what a compaction leaves, the layout a snapshot load builds.
+  const compactCpu0 = process.cpuUsage();
+  const compactT0 = performance.now();
+  shard.index.compactStorage();
+  const compactMs = performance.now() - compactT0;
+  const compactCpu = process.cpuUsage(compactCpu0);
+  console.log(`after Bm25Index.compactStorage (the layout a snapshot load builds; ${compactMs.toFixed(0)} ms, ${((compactCpu.user + compactCpu.system) / 1000).toFixed(0)} ms CPU):`);
+  printMemoryReport({ ...shard.index.memoryReport(), ...typoParts() }, docs, memory() - before);
 }
 
 main();

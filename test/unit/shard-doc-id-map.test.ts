@@ -68,6 +68,15 @@ describe('DocIdMap', () => {
         const copy = DocIdMap.restore(chunkIds, map.freeIds());
         expectSame(copy, model, capacity);
         expect(Array.from(copy.freeIds())).toEqual(Array.from(map.freeIds()));
+        // Giving back growth room and garbage keeps every id, and takes what the restore took.
+        map.compactStorage();
+        expectSame(map, model, capacity);
+        expect(map.memoryBytes()).toBe(copy.memoryBytes());
+        for (const [c, i] of [...model]) {
+          expect(map.release(c)).toBe(i);
+          model.delete(c);
+        }
+        expectSame(map, model, capacity);
       }),
       { numRuns: 200 },
     );
@@ -116,5 +125,53 @@ describe('DocIdMap', () => {
     expect(map.capacity).toBe(5_000);
     expect(sizes.at(-1)).toBe(sizes[10]);
     for (const c of live) expect(map.chunkIdOf(map.idOf(c)!)).toBe(c);
+  });
+});
+
+describe('DocIdMap with UUIDs kept as 128 bits', () => {
+  const hex = fc.constantFrom(...'0123456789abcdef');
+  const digits = (n: number) => fc.array(hex, { minLength: n, maxLength: n }).map((a) => a.join(''));
+  /** Canonical lowercase UUIDs, many sharing long prefixes (ties are decided late), and near misses kept as strings. */
+  const lower = fc.tuple(fc.constantFrom('00000000', 'ffffffff', '0f0f0f0f', '9a9a9a9a'), digits(4), digits(4), digits(4), digits(12)).map((p) => p.join('-'));
+  const anyUuid = fc.oneof(lower, fc.uuid(), digits(32).map((d) => `${d.slice(0, 8)}-${d.slice(8, 12)}-${d.slice(12, 16)}-${d.slice(16, 20)}-${d.slice(20)}`));
+  const nearMiss = fc.oneof(
+    anyUuid.map((u) => u.toUpperCase()),
+    anyUuid.map((u) => u.slice(0, 35)),
+    anyUuid.map((u) => `${u}0`),
+    anyUuid.map((u) => u.replace(/-/g, '')),
+    anyUuid.map((u) => `${u.slice(0, 8)}_${u.slice(9)}`),
+    anyUuid.map((u) => `${u.slice(0, 20)}g${u.slice(21)}`),
+    anyUuid.map((u) => `${u.slice(0, 3)}é${u.slice(4)}`),
+  );
+  const idsArb = fc.uniqueArray(fc.oneof({ weight: 5, arbitrary: anyUuid }, { weight: 2, arbitrary: nearMiss }, { weight: 1, arbitrary: fc.string({ maxLength: 40 }) }), { maxLength: 60 });
+
+  it('orders ids exactly as JS orders their strings, UUIDs, near misses and other strings mixed', () => {
+    fc.assert(
+      fc.property(idsArb, (ids) => {
+        const map = new DocIdMap();
+        const internal = ids.map((c) => map.allocate(c));
+        for (let i = 0; i < ids.length; i++) {
+          expect(map.chunkIdOf(internal[i]!)).toBe(ids[i]);
+          expect(map.idOf(ids[i]!)).toBe(internal[i]);
+          for (let j = 0; j < ids.length; j++) {
+            const a = ids[i]!;
+            const b = ids[j]!;
+            expect(Math.sign(map.compare(internal[i]!, internal[j]!))).toBe(a < b ? -1 : a > b ? 1 : 0);
+          }
+        }
+        // A UUID and its uppercase form are distinct chunk ids.
+        for (const c of ids) if (c !== c.toUpperCase() && !ids.includes(c.toUpperCase())) expect(map.idOf(c.toUpperCase())).toBeUndefined();
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps a UUID in 16 bytes plus its kind byte and hash slot, far below its 36 arena bytes', () => {
+    const map = new DocIdMap();
+    const ids = Array.from({ length: 100_000 }, (_, i) => `${(i * 2654435761 >>> 0).toString(16).padStart(8, '0')}-0000-7000-8000-${i.toString(16).padStart(12, '0')}`);
+    for (const c of ids) map.allocate(c);
+    for (let i = 0; i < ids.length; i += 97) expect(map.chunkIdOf(map.idOf(ids[i]!)!)).toBe(ids[i]);
+    // 16 + 1 bytes an id (with growth room) + ~5.2 bytes of hash slots at 100,000 ids.
+    expect(map.memoryBytes() / ids.length).toBeLessThan(30);
   });
 });

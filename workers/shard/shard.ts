@@ -12,8 +12,8 @@ import { denseMetricFor, passesScoreThreshold, type DenseMetric } from './dense/
 import { Bm25Index } from './bm25/bm25-index.js';
 import { SparseVectorIndex } from './splade/sparse-vector-index.js';
 import type { TieBreak } from './top-k-heap.js';
-import { SequenceStore } from './bm25/sequence-store.js';
 import { Vocabulary, type VocabularyAnswer, type VocabularyLookup } from './typo/vocabulary.js';
+import { ChunkWords } from './typo/chunk-words.js';
 
 import { sparseDot, type SparseVector } from '../../core/domain/sparse-vector.js';
 import { PAIR_WEIGHT, queryPairs } from './bm25/proximity.js';
@@ -47,8 +47,8 @@ export class Shard {
    * memory as the BM25 index itself, so datasets that never correct typos do not pay for it).
    */
   vocabulary: Vocabulary | null = null;
-  /** Per internal id: the set of vocabulary ids of the chunk's words (to uncount them when it changes), without positions. */
-  vocabularyIds = new SequenceStore();
+  /** Per internal id: the vocabulary ids of the chunk's words (to uncount them when it changes), relative to its BM25 terms. */
+  readonly chunkWords = new ChunkWords();
 
   constructor(readonly params: Bm25Params, index?: Bm25Index, dense?: DenseIndex | null) {
     this.index = index ?? new Bm25Index({ k1: params.k1, b: params.b });
@@ -181,22 +181,25 @@ export class Shard {
   /** Counts a chunk's text in the typo vocabulary. */
   private countText(id: number, text: string): void {
     if (!this.vocabulary) return;
-    const ids = this.vocabulary.addText(text);
-    this.vocabularyIds.set(id, ids, ids.length, null, false);
+    this.chunkWords.set(id, this.vocabulary.addText(text), this.index, this.vocabulary);
   }
 
   /** Counts a chunk's words in the typo vocabulary (snapshot loading: the words, not the text). */
   countWords(id: number, words: readonly string[]): void {
-    this.vocabulary ??= new Vocabulary();
-    const ids = this.vocabulary.addDocument(words);
-    this.vocabularyIds.set(id, ids, ids.length, null, false);
+    const vocabulary = (this.vocabulary ??= new Vocabulary());
+    this.chunkWords.set(id, vocabulary.addDocument(words), this.index, vocabulary);
+  }
+
+  /** Vocabulary ids of a live chunk's words, ascending (empty when not counted): a view valid until the next call. */
+  wordIdsOf(id: number): Uint32Array {
+    return this.chunkWords.wordIds(id, this.index);
   }
 
   /** Uncounts a chunk's words. */
   private forgetWords(id: number): void {
     if (!this.vocabulary) return;
-    this.vocabulary.removeIds(this.vocabularyIds.terms(id));
-    this.vocabularyIds.clear(id);
+    this.vocabulary.removeIds(this.chunkWords.wordIds(id, this.index));
+    this.chunkWords.clear(id);
   }
 
   /** Turns the typo vocabulary on; returns whether it was on already (then it is complete). */
@@ -214,7 +217,7 @@ export class Shard {
     if (!this.vocabulary) return;
     for (const d of docs) {
       const id = this.index.internalId(d.chunkId);
-      if (id !== undefined && this.vocabularyIds.terms(id).length === 0) this.countText(id, d.text);
+      if (id !== undefined && !this.chunkWords.has(id)) this.countText(id, d.text);
     }
   }
 

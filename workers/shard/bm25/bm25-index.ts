@@ -218,6 +218,22 @@ export class Bm25Index {
     return this.ids.compare(a, b);
   }
 
+  /** Distinct term ids of a live chunk, ascending (a view valid until the next sequence read: removal, purge, proximity). */
+  docTermIds(id: number): Uint32Array {
+    return this.seq.terms(id);
+  }
+
+  /** Live chunks holding term id `t`. */
+  termDocFreq(t: number): number {
+    return t < this.post.size ? this.post.df[t]! : 0;
+  }
+
+  /** Term id of `word` when it analyzes to exactly one term the dictionary holds, else -1. */
+  termIdOfWord(word: string): number {
+    const terms = this.analyzer.analyze(word);
+    return terms.length === 1 ? (this.post.termIds.get(terms[0]!) ?? -1) : -1;
+  }
+
   /** Chunk id of a live internal id, or undefined. */
   chunkId(id: number): string | undefined {
     return this.ids.chunkIdOf(id);
@@ -522,6 +538,23 @@ export class Bm25Index {
     for (const t of touched) this.post.purge(t, this.alive, this.docLen);
     this.ids.recycle(this.dead);
     this.dead = [];
+  }
+
+  /**
+   * Gives back the growth room of the postings, the chunk-id table and the doc tables, so that
+   * the index takes what a snapshot load of it takes (for a caller whose writes went idle). Not
+   * called by snapshots yet: 1M-chunk runs of bench/shard-synthetic.ts measured a higher query p50
+   * after it in separate processes, not in one process (bench/README.md).
+   */
+  compactStorage(): void {
+    this.compact();
+    this.post.compactStorage();
+    this.ids.compactStorage();
+    const cap = Math.max(64, this.ids.capacity);
+    if (this.docLen.length > cap) {
+      this.docLen = this.docLen.slice(0, cap);
+      this.alive = this.alive.slice(0, cap);
+    }
   }
 
   /** Exports a compacted plain-data copy of the index (for snapshots). */

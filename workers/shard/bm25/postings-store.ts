@@ -462,6 +462,50 @@ export class PostingsStore {
     this.freeHead[c] = o;
   }
 
+  /**
+   * Gives back growth room, as a snapshot load lays lists out: the arena rewritten without free
+   * slots or unused end (each list keeps its slot class), own arrays cut to their entries. Costs a
+   * copy of every list; the next appends grow storage again as usual (bench/README.md: ~30 MiB at
+   * 1M chunks). Views from {@link docsOf} and the like are stale after it.
+   */
+  compactStorage(): void {
+    const T = this.terms.length;
+    let words = 0;
+    for (let t = 0; t < T; t++) {
+      const c = this.cls[t]!;
+      if (c !== OWN && c !== NARROW) words += CLASS_CAP[c]!;
+    }
+    const docs = new Uint32Array(words);
+    const tfs = new Uint8Array(words);
+    let o = 0;
+    for (let t = 0; t < T; t++) {
+      const c = this.cls[t]!;
+      const n = this.len[t]!;
+      if (c === OWN || c === NARROW) {
+        if (this.ownTfs[t]!.length > n) this.ownTfs[t] = this.ownTfs[t]!.slice(0, n);
+        if (c === OWN) {
+          if (this.ownDocs[t]!.length > n) this.ownDocs[t] = this.ownDocs[t]!.slice(0, n);
+        } else {
+          const sh = this.shift[t]!;
+          const groups = (n + (1 << sh) - 1) >>> sh;
+          if (this.ownDocs[t]!.length > groups) this.ownDocs[t] = this.ownDocs[t]!.slice(0, groups);
+          if (this.ownLows[t]!.length > n) this.ownLows[t] = this.ownLows[t]!.slice(0, n);
+        }
+        continue;
+      }
+      if (c === 0) continue;
+      const from = this.off[t]!;
+      docs.set(this.arenaDocs.subarray(from, from + n), o);
+      tfs.set(this.arenaTfs.subarray(from, from + n), o);
+      this.off[t] = o;
+      o += CLASS_CAP[c]!;
+    }
+    this.arenaDocs = docs;
+    this.arenaTfs = tfs;
+    this.arenaUsed = words;
+    this.freeHead.fill(NIL);
+  }
+
   /** Reserves arena room for `words` more entries (bulk loads: one allocation instead of many). */
   reserveArena(words: number): void {
     this.arenaDocs = grown(this.arenaDocs, this.arenaUsed + words);

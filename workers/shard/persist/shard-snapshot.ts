@@ -47,7 +47,7 @@ function captureShard(shard: Shard, denseFile: string | null): CapturedShard {
     if (!doc) continue;
     const sparse = shard.sparse.get(id);
     const vocabulary = shard.vocabulary;
-    const vocab = vocabulary === null ? undefined : Array.from(shard.vocabularyIds.terms(id), (v) => {
+    const vocab = vocabulary === null ? undefined : Array.from(shard.wordIdsOf(id), (v) => {
       let i = wordIndex.get(v);
       if (i === undefined) {
         wordIndex.set(v, (i = words.length));
