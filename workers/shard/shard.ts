@@ -253,7 +253,7 @@ export class Shard {
   /** The filter's bitset over this shard's ids (null: no restriction). */
   allow(filter: Filter | null) {
     const capacity = Math.max(this.index.capacity, this.fields.capacity);
-    return evaluateFilter(filter, this.fields, capacity, (cid) => this.fields.chunkIndex.get(cid), (text, prefix) => this.index.docsContaining(text, capacity, prefix));
+    return evaluateFilter(filter, this.fields, capacity, (cid) => this.index.internalId(cid), (text, prefix) => this.index.docsContaining(text, capacity, prefix));
   }
 
   /**
@@ -266,8 +266,8 @@ export class Shard {
     const picked: { id: string; key: number }[] = [];
     allow.forEach((internal) => {
       checkStop();
-      const chunkId = this.fields.chunkId[internal];
-      if (chunkId == null) return;
+      const chunkId = this.index.chunkId(internal);
+      if (chunkId === undefined) return;
       if (sortField === null) {
         if (afterId === null || chunkId >= afterId) picked.push({ id: chunkId, key: Number.NaN });
       } else {

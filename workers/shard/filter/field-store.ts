@@ -68,7 +68,6 @@ export class FieldStore {
   lon = new Float64Array(64).fill(Number.NaN);
   readonly link: (string | null)[] = [];
   readonly trackingId: (string | null)[] = [];
-  readonly chunkId: (string | null)[] = [];
   readonly tags: (readonly string[] | null)[] = [];
   readonly groups: (readonly string[] | null)[] = [];
   readonly metadata: unknown[] = [];
@@ -76,7 +75,6 @@ export class FieldStore {
   readonly groupIndex = new Map<string, Set<number>>();
   readonly linkIndex = new Map<string, Set<number>>();
   readonly trackingIndex = new Map<string, number>();
-  readonly chunkIndex = new Map<string, number>();
   /** Live documents. */
   size = 0;
 
@@ -107,7 +105,6 @@ export class FieldStore {
     this.lon[id] = doc.lon ?? Number.NaN;
     this.link[id] = doc.link;
     this.trackingId[id] = doc.trackingId;
-    this.chunkId[id] = doc.chunkId;
     this.tags[id] = doc.tagSet.length > 0 ? [...doc.tagSet] : null;
     this.groups[id] = doc.groupIds.length > 0 ? [...doc.groupIds] : null;
     this.metadata[id] = doc.metadata ?? null;
@@ -115,7 +112,6 @@ export class FieldStore {
     for (const g of doc.groupIds) post(this.groupIndex, g, id);
     if (doc.link !== null) post(this.linkIndex, doc.link, id);
     if (doc.trackingId !== null) this.trackingIndex.set(doc.trackingId, id);
-    this.chunkIndex.set(doc.chunkId, id);
   }
 
   /** Forgets the document at `id` (no-op when there is none). */
@@ -130,26 +126,28 @@ export class FieldStore {
     if (link != null) unpost(this.linkIndex, link, id);
     const tid = this.trackingId[id];
     if (tid != null && this.trackingIndex.get(tid) === id) this.trackingIndex.delete(tid);
-    const cid = this.chunkId[id];
-    if (cid != null && this.chunkIndex.get(cid) === id) this.chunkIndex.delete(cid);
     this.numValue[id] = Number.NaN;
     this.timeStamp[id] = Number.NaN;
     this.lat[id] = Number.NaN;
     this.lon[id] = Number.NaN;
     this.link[id] = null;
     this.trackingId[id] = null;
-    this.chunkId[id] = null;
     this.tags[id] = null;
     this.groups[id] = null;
     this.metadata[id] = null;
   }
 
-  /** The stored document at `id` (for snapshots), or undefined when none is alive there. */
-  doc(id: number): Omit<ShardDoc, 'text'> | undefined {
+  /**
+   * The stored document at `id` (for snapshots), or undefined when none is alive there. Its chunk
+   * id is the BM25 index's (`chunkIdOf`, called only for a live document): the store keeps none
+   * of its own, since the index holds every id compactly (a UUID in 16 bytes) and a second copy
+   * as a string and a Map entry was ~100 bytes a chunk.
+   */
+  doc(id: number, chunkIdOf: (id: number) => string | undefined): Omit<ShardDoc, 'text'> | undefined {
     if (id >= this.capacity || this.alive[id] !== 1) return undefined;
     const nan = (x: number) => (Number.isNaN(x) ? null : x);
     return {
-      chunkId: this.chunkId[id]!,
+      chunkId: chunkIdOf(id)!,
       trackingId: this.trackingId[id] ?? null,
       link: this.link[id] ?? null,
       tagSet: this.tags[id] ?? [],

@@ -43,7 +43,7 @@ function captureShard(shard: Shard, denseFile: string | null): CapturedShard {
   const words: string[] = [];
   const wordIndex = new Map<number, number>();
   for (let id = 0; id < shard.fields.capacity; id++) {
-    const doc = shard.fields.doc(id);
+    const doc = shard.fields.doc(id, (i) => shard.index.chunkId(i));
     if (!doc) continue;
     const sparse = shard.sparse.get(id);
     const vocabulary = shard.vocabulary;
