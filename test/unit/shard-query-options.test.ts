@@ -119,3 +119,23 @@ describe('ingestion fulltext_boost', () => {
     expect(score(absent, 'y')).toBe(score(other, 'y'));
   });
 });
+
+describe('chunk ids in filters and scroll (named by the BM25 index; the field store keeps none)', () => {
+  const uuid = (n: number) => `0192f0a0-0000-7000-8000-${n.toString(16).padStart(12, '0')}`;
+
+  it('has_id matches live chunks only, UUIDs and other ids alike, across deletes and rewrites', () => {
+    const shard = new Shard({ k1: 0.9, b: 0.4 });
+    shard.apply([doc(uuid(1), 'one'), doc(uuid(2), 'two'), doc('plain-3', 'three'), doc(uuid(4), 'four')], [], 1);
+    const allowed = (ids: string[]): string[] => {
+      const r = shard.scroll({ must: [{ has_id: { ids, tracking_ids: [] } }], must_not: [], should: [] }, null, 10, null, false);
+      return r.chunkIds;
+    };
+    expect(allowed([uuid(2), 'plain-3', 'missing'])).toEqual([uuid(2), 'plain-3']);
+    shard.apply([doc(uuid(2), 'two again')], [uuid(4)], 2);
+    expect(allowed([uuid(2), uuid(4)])).toEqual([uuid(2)]);
+    // A freed internal id taken by a new chunk answers for the new chunk only.
+    shard.apply([doc(uuid(5), 'five')], [], 3);
+    expect(allowed([uuid(4), uuid(5)])).toEqual([uuid(5)]);
+    expect(shard.scroll(null, uuid(2), 10, null, false).chunkIds).toEqual([uuid(2), uuid(5), 'plain-3']);
+  });
+});
