@@ -114,10 +114,12 @@ function main(): void {
   );
   console.log(`memory      ${(bytes / docs).toFixed(0)} bytes/chunk, ${(bytes / 2 ** 20).toFixed(0)} MiB total (heap + array buffers after GC; BM25 index + field store + chunk ids)`);
   console.log(`vocabulary  ${shard.index.termCount} terms with live postings`);
+  // The shard's other structures beside the BM25 index's own report: the filter field store, and the typo data when on.
   const typoParts = (): Record<string, number> => {
-    if (!shard.vocabulary) return {};
+    const fields = { 'filter field store': shard.fields.memoryBytes() };
+    if (!shard.vocabulary) return fields;
     const ids = shard.chunkWords.memoryParts();
-    return { 'typo vocabulary': shard.vocabulary.memoryBytes(), 'typo word ids per chunk': ids.data + ids.slack + ids.tables };
+    return { ...fields, 'typo vocabulary': shard.vocabulary.memoryBytes(), 'typo word ids per chunk': ids.data + ids.slack + ids.tables };
   };
   printMemoryReport({ ...shard.index.memoryReport(), ...typoParts() }, docs, bytes);
 

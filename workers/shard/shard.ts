@@ -21,10 +21,10 @@ import { lastWordBeingTyped, MAX_COMPLETIONS, withCompletions } from '../../core
 
 /** Sort key of a document for scroll-by-field; NaN when the document has none. */
 function sortKey(fields: FieldStore, id: number, field: string): number {
-  if (field === 'num_value') return fields.numValue[id]!;
-  if (field === 'time_stamp') return fields.timeStamp[id]!;
+  if (field === 'num_value') return FieldStore.value(fields.numValue, id);
+  if (field === 'time_stamp') return FieldStore.value(fields.timeStamp, id);
   if (field.startsWith('metadata.')) {
-    let v: unknown = fields.metadata[id];
+    let v: unknown = fields.metadata(id);
     for (const k of field.slice(9).split('.')) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
     return typeof v === 'number' ? v : Number.NaN;
   }

@@ -7,7 +7,8 @@ import { CLAUSES, inRange, plainValue, type Condition, type FieldCondition, type
 import { parseTimestamp } from '../../../core/domain/time.js';
 import { Bitset } from '../bm25/bitset.js';
 import { checkStop } from '../task-stop.js';
-import { postingWords, type FieldStore } from './field-store.js';
+import type { FieldStore } from './field-store.js';
+import type { KeyedPostings } from './keyed-postings.js';
 import { haversineMeters, inBox, inRing } from './geo.js';
 
 /** Resolves a chunk id to this shard's internal id. */
@@ -56,8 +57,7 @@ function evaluateCondition(cond: Condition, fields: FieldStore, capacity: number
     }
     for (const tid of hasId.tracking_ids ?? []) {
       checkStop();
-      const id = fields.trackingIndex.get(tid);
-      if (id !== undefined && id < capacity) out.set(id);
+      fields.trackingIds.orInto(tid, out);
     }
     return out;
   }
@@ -81,21 +81,11 @@ function evaluateCondition(cond: Condition, fields: FieldStore, capacity: number
   return out;
 }
 
-/** Sets in `out` every id in posting sets whose key passes `pick` (union). */
-function unionPostings(index: Map<string, Set<number>>, keys: Iterable<string>, out: Bitset, capacity: number): void {
+/** Sets in `out` every id holding one of `keys` (union). */
+function unionPostings(index: KeyedPostings, keys: Iterable<string>, out: Bitset): void {
   for (const key of keys) {
     checkStop();
-    const set = index.get(key);
-    if (!set) continue;
-    const words = postingWords(set);
-    if (words) {
-      // Every member is below the shard's capacity (out's), so the words can be ORed as they are.
-      const target = out.words;
-      const n = Math.min(words.length, target.length);
-      for (let i = 0; i < n; i++) target[i] = target[i]! | words[i]!;
-    } else {
-      for (const id of set) if (id < capacity) out.set(id);
-    }
+    index.orInto(key, out);
   }
 }
 
@@ -156,19 +146,21 @@ function fieldCondition(cond: FieldCondition, fields: FieldStore, capacity: numb
   const name = cond.field;
   if (cond.geo_radius || cond.geo_bounding_box || cond.geo_polygon) {
     const { lat, lon } = fields;
+    // Columns are allocated with their first value: an id past the end has no location.
+    const has = (id: number): boolean => id < lat.length && !Number.isNaN(lat[id]!);
     if (cond.geo_radius) {
       const { center, radius } = cond.geo_radius;
-      scan(fields, capacity, (id) => !Number.isNaN(lat[id]!) && haversineMeters(center.lat, center.lon, lat[id]!, lon[id]!) <= radius, out);
+      scan(fields, capacity, (id) => has(id) && haversineMeters(center.lat, center.lon, lat[id]!, lon[id]!) <= radius, out);
     } else if (cond.geo_bounding_box) {
       const { top_left: tl, bottom_right: br } = cond.geo_bounding_box;
-      scan(fields, capacity, (id) => !Number.isNaN(lat[id]!) && inBox(lat[id]!, lon[id]!, tl.lat, tl.lon, br.lat, br.lon), out);
+      scan(fields, capacity, (id) => has(id) && inBox(lat[id]!, lon[id]!, tl.lat, tl.lon, br.lat, br.lon), out);
     } else {
       const poly = cond.geo_polygon!;
       scan(
         fields,
         capacity,
         (id) =>
-          !Number.isNaN(lat[id]!) &&
+          has(id) &&
           inRing(lat[id]!, lon[id]!, poly.exterior.points) &&
           !(poly.interiors ?? []).some((ring) => inRing(lat[id]!, lon[id]!, ring.points)),
         out,
@@ -178,40 +170,37 @@ function fieldCondition(cond: FieldCondition, fields: FieldStore, capacity: numb
   }
   if (name.startsWith('metadata.')) {
     const path = name.slice('metadata.'.length).split('.');
-    const meta = fields.metadata;
+    const meta = (id: number): unknown => fields.metadata(id);
     if (cond.range) {
       const r = cond.range;
-      scan(fields, capacity, (id) => metadataValues(meta[id], path).some((v) => typeof v === 'number' && inRange(v, r)), out);
+      scan(fields, capacity, (id) => metadataValues(meta(id), path).some((v) => typeof v === 'number' && inRange(v, r)), out);
     } else if (cond.date_range) {
       const r = cond.date_range;
       const at = (v: unknown): number | undefined => (typeof v === 'string' ? parseTimestamp(v) : undefined);
-      scan(fields, capacity, (id) => metadataValues(meta[id], path).some((v) => { const t = at(v); return t !== undefined && inRange(t, r); }), out);
+      scan(fields, capacity, (id) => metadataValues(meta(id), path).some((v) => { const t = at(v); return t !== undefined && inRange(t, r); }), out);
     } else if (cond.boolean) {
       const want = cond.boolean;
-      scan(fields, capacity, (id) => metadataValues(meta[id], path).some((v) => equals(v, want)), out);
+      scan(fields, capacity, (id) => metadataValues(meta(id), path).some((v) => equals(v, want)), out);
     } else {
-      scan(fields, capacity, (id) => matchValues(metadataValues(meta[id], path), cond), out);
+      scan(fields, capacity, (id) => matchValues(metadataValues(meta(id), path), cond), out);
     }
     return;
   }
   switch (name) {
     case 'tag_set':
     case 'group_ids': {
-      const index = name === 'tag_set' ? fields.tagIndex : fields.groupIndex;
+      const index = name === 'tag_set' ? fields.tags : fields.groups;
       if (cond.match_any && cond.match_any.length > 0) {
-        unionPostings(index, texts(cond.match_any), out, capacity);
+        unionPostings(index, texts(cond.match_any), out);
       } else if (cond.match_all && cond.match_all.length > 0) {
         const wanted = texts(cond.match_all);
-        const first = index.get(wanted[0]!);
-        if (first) {
-          for (const id of first) {
-            checkStop(wanted.length);
-            if (id < capacity && wanted.every((w) => index.get(w)?.has(id))) out.set(id);
-          }
-        }
+        index.forEach(wanted[0]!, (id) => {
+          checkStop(wanted.length);
+          if (id < capacity && wanted.every((w) => index.has(w, id))) out.set(id);
+        });
       } else {
         const wanted = texts(cond.match ?? []);
-        unionPostings(index, [...index.keys()].filter((k) => wanted.some((w) => k.includes(w))), out, capacity);
+        unionPostings(index, [...index.keys()].filter((k) => wanted.some((w) => k.includes(w))), out);
       }
       return;
     }
@@ -221,22 +210,22 @@ function fieldCondition(cond: FieldCondition, fields: FieldStore, capacity: numb
         if (exact || (cond.match_all?.length ?? 0) > 0) {
           const wanted = texts(exact ? cond.match_any : cond.match_all!);
           // A chunk has one link, so match_all holds only when every value is that link.
-          if (exact || new Set(wanted).size === 1) unionPostings(fields.linkIndex, exact ? wanted : wanted.slice(0, 1), out, capacity);
+          if (exact || new Set(wanted).size === 1) unionPostings(fields.links, exact ? wanted : wanted.slice(0, 1), out);
           return;
         }
       }
-      scan(fields, capacity, (id) => matchValues(fields.link[id] == null ? [] : [fields.link[id]], cond), out);
+      scan(fields, capacity, (id) => matchValues(fields.links.keysOf(id), cond), out);
       return;
     case 'tracking_id':
-      scan(fields, capacity, (id) => matchValues(fields.trackingId[id] == null ? [] : [fields.trackingId[id]], cond), out);
+      scan(fields, capacity, (id) => matchValues(fields.trackingIds.keysOf(id), cond), out);
       return;
     case 'num_value': {
       const col = fields.numValue;
       if (cond.range) {
         const r = cond.range;
-        scan(fields, capacity, (id) => !Number.isNaN(col[id]!) && inRange(col[id]!, r), out);
+        scan(fields, capacity, (id) => id < col.length && !Number.isNaN(col[id]!) && inRange(col[id]!, r), out);
       } else {
-        scan(fields, capacity, (id) => !Number.isNaN(col[id]!) && matchValues([col[id]], cond), out);
+        scan(fields, capacity, (id) => id < col.length && !Number.isNaN(col[id]!) && matchValues([col[id]], cond), out);
       }
       return;
     }
@@ -246,7 +235,7 @@ function fieldCondition(cond: FieldCondition, fields: FieldStore, capacity: numb
       if (!r) throw new Error('time_stamp needs date_range or range');
       // date_range bounds are epoch ms; a plain range on time_stamp is in unix seconds, as in the reference.
       const scale = cond.date_range ? 1 : 1000;
-      scan(fields, capacity, (id) => !Number.isNaN(col[id]!) && inRange(col[id]! / scale, r), out);
+      scan(fields, capacity, (id) => id < col.length && !Number.isNaN(col[id]!) && inRange(col[id]! / scale, r), out);
       return;
     }
     default:

@@ -1,57 +1,33 @@
 /**
  * Per-shard filterable fields, indexed by the shard's internal ids: columns for numbers, time and
- * location (NaN = absent), inverted indexes for tags, groups, links and tracking ids, and the
- * parsed metadata for `metadata.<key>` conditions (a scan, as the spec warns).
+ * location (NaN = absent), inverted indexes for tags, groups, links and tracking ids
+ * (keyed-postings.ts), and the parsed metadata for `metadata.<key>` conditions (a scan, as the
+ * spec warns). Nothing is allocated for a field no document of the shard has.
  */
 import type { ShardDoc } from '../protocol.js';
+import { KeyedPostings } from './keyed-postings.js';
 
-/** Grows a Float64Array to hold index `n`, filling new slots with NaN. */
-function growF64(a: Float64Array<ArrayBuffer>, n: number): Float64Array<ArrayBuffer> {
+/** A column of no values: every id reads NaN (see {@link FieldStore.value}). */
+const EMPTY_COLUMN = new Float64Array(0);
+
+/** `a` with room for index `n`, new slots NaN. */
+function growF64(a: Float64Array, n: number): Float64Array {
   if (n < a.length) return a;
-  const next = new Float64Array(Math.max(n + 1, a.length * 2));
+  const next = new Float64Array(Math.max(n + 1, a.length * 2, 64));
   next.fill(Number.NaN);
   next.set(a);
   return next;
 }
 
-/**
- * Bitset words of large posting sets, built on first use and dropped when the set changes, so a
- * filter on a common tag ORs ~capacity/32 words instead of setting one bit per member.
- */
-const wordCache = new WeakMap<Set<number>, Uint32Array>();
-
-/** Posting sets smaller than this are cheaper to walk than to cache as words. */
-const CACHE_MIN_SIZE = 256;
-
-/** The words of a posting set (cached), or undefined when the set is small enough to walk. */
-export function postingWords(set: Set<number>): Uint32Array | undefined {
-  if (set.size < CACHE_MIN_SIZE) return undefined;
-  let words = wordCache.get(set);
-  if (!words) {
-    let max = 0;
-    for (const id of set) if (id > max) max = id;
-    words = new Uint32Array((max >>> 5) + 1);
-    for (const id of set) words[id >>> 5]! |= 1 << (id & 31);
-    wordCache.set(set, words);
+/** `a` with `value` at `id`: a column is allocated with its first value (NaN needs none). */
+function put(a: Float64Array, id: number, value: number | null): Float64Array {
+  if (value === null) {
+    if (id < a.length) a[id] = Number.NaN;
+    return a;
   }
-  return words;
-}
-
-/** Adds id to the posting set of key. */
-function post(index: Map<string, Set<number>>, key: string, id: number): void {
-  let set = index.get(key);
-  if (!set) index.set(key, (set = new Set()));
-  set.add(id);
-  wordCache.delete(set);
-}
-
-/** Removes id from the posting set of key, dropping empty sets. */
-function unpost(index: Map<string, Set<number>>, key: string, id: number): void {
-  const set = index.get(key);
-  if (!set) return;
-  set.delete(id);
-  wordCache.delete(set);
-  if (set.size === 0) index.delete(key);
+  const next = growF64(a, id);
+  next[id] = value;
+  return next;
 }
 
 /** The filterable fields of one shard. */
@@ -61,22 +37,43 @@ export class FieldStore {
   alive = new Uint8Array(64);
   /** The same liveness as a bitset's words, kept current so filters need not rebuild it per query. */
   aliveWords = new Uint32Array(2);
-  numValue = new Float64Array(64).fill(Number.NaN);
+  /**
+   * Columns by internal id, NaN where a document has no value; each is allocated with the
+   * shard's first value of its field (read them through {@link value}: an id past a column's end
+   * has none). A dataset without prices or locations pays nothing for them (32 MiB at 1M chunks).
+   */
+  numValue: Float64Array = EMPTY_COLUMN;
   /** Epoch milliseconds. */
-  timeStamp = new Float64Array(64).fill(Number.NaN);
-  lat = new Float64Array(64).fill(Number.NaN);
-  lon = new Float64Array(64).fill(Number.NaN);
-  readonly link: (string | null)[] = [];
-  readonly trackingId: (string | null)[] = [];
-  readonly tags: (readonly string[] | null)[] = [];
-  readonly groups: (readonly string[] | null)[] = [];
-  readonly metadata: unknown[] = [];
-  readonly tagIndex = new Map<string, Set<number>>();
-  readonly groupIndex = new Map<string, Set<number>>();
-  readonly linkIndex = new Map<string, Set<number>>();
-  readonly trackingIndex = new Map<string, number>();
+  timeStamp: Float64Array = EMPTY_COLUMN;
+  lat: Float64Array = EMPTY_COLUMN;
+  lon: Float64Array = EMPTY_COLUMN;
+  /** Metadata by internal id; allocated with the shard's first document that has any. */
+  private meta: unknown[] | null = null;
+  readonly tags = new KeyedPostings();
+  readonly groups = new KeyedPostings();
+  /** A chunk has at most one link: the inverted index answers both ways. */
+  readonly links = new KeyedPostings();
+  /** Tracking ids are unique within a dataset; a shard applying a change log may briefly hold one twice. */
+  readonly trackingIds = new KeyedPostings();
   /** Live documents. */
   size = 0;
+
+  /** The value of `column` at `id`, NaN when the document has none. */
+  static value(column: Float64Array, id: number): number {
+    return id < column.length ? column[id]! : Number.NaN;
+  }
+
+  /** The metadata of the document at `id` (null when it has none). */
+  metadata(id: number): unknown {
+    return this.meta !== null && id < this.meta.length ? (this.meta[id] ?? null) : null;
+  }
+
+  /** Bytes of the columns, tables and inverted indexes (V8 objects estimated; not the strings or the metadata objects). */
+  memoryBytes(): number {
+    const columns = this.numValue.byteLength + this.timeStamp.byteLength + this.lat.byteLength + this.lon.byteLength;
+    const keyed = this.tags.bytes() + this.groups.bytes() + this.links.bytes() + this.trackingIds.bytes();
+    return this.alive.byteLength + this.aliveWords.byteLength + columns + 8 * (this.meta?.length ?? 0) + keyed;
+  }
 
   /** Stores a document's fields under internal id `id` (replacing what was there). */
   set(id: number, doc: ShardDoc): void {
@@ -86,10 +83,6 @@ export class FieldStore {
       alive.set(this.alive);
       this.alive = alive;
     }
-    this.numValue = growF64(this.numValue, id);
-    this.timeStamp = growF64(this.timeStamp, id);
-    this.lat = growF64(this.lat, id);
-    this.lon = growF64(this.lon, id);
     this.capacity = Math.max(this.capacity, id + 1);
     if (id >>> 5 >= this.aliveWords.length) {
       const words = new Uint32Array(Math.max((id >>> 5) + 1, this.aliveWords.length * 2));
@@ -99,19 +92,15 @@ export class FieldStore {
     this.aliveWords[id >>> 5]! |= 1 << (id & 31);
     this.alive[id] = 1;
     this.size++;
-    this.numValue[id] = doc.numValue ?? Number.NaN;
-    this.timeStamp[id] = doc.timeStamp ?? Number.NaN;
-    this.lat[id] = doc.lat ?? Number.NaN;
-    this.lon[id] = doc.lon ?? Number.NaN;
-    this.link[id] = doc.link;
-    this.trackingId[id] = doc.trackingId;
-    this.tags[id] = doc.tagSet.length > 0 ? [...doc.tagSet] : null;
-    this.groups[id] = doc.groupIds.length > 0 ? [...doc.groupIds] : null;
-    this.metadata[id] = doc.metadata ?? null;
-    for (const t of doc.tagSet) post(this.tagIndex, t, id);
-    for (const g of doc.groupIds) post(this.groupIndex, g, id);
-    if (doc.link !== null) post(this.linkIndex, doc.link, id);
-    if (doc.trackingId !== null) this.trackingIndex.set(doc.trackingId, id);
+    this.numValue = put(this.numValue, id, doc.numValue ?? null);
+    this.timeStamp = put(this.timeStamp, id, doc.timeStamp ?? null);
+    this.lat = put(this.lat, id, doc.lat ?? null);
+    this.lon = put(this.lon, id, doc.lon ?? null);
+    if (doc.metadata != null) (this.meta ??= [])[id] = doc.metadata;
+    this.tags.set(id, doc.tagSet);
+    this.groups.set(id, doc.groupIds);
+    if (doc.link !== null) this.links.set(id, [doc.link]);
+    if (doc.trackingId !== null) this.trackingIds.set(id, [doc.trackingId]);
   }
 
   /** Forgets the document at `id` (no-op when there is none). */
@@ -120,21 +109,12 @@ export class FieldStore {
     this.alive[id] = 0;
     this.aliveWords[id >>> 5]! &= ~(1 << (id & 31));
     this.size--;
-    for (const t of this.tags[id] ?? []) unpost(this.tagIndex, t, id);
-    for (const g of this.groups[id] ?? []) unpost(this.groupIndex, g, id);
-    const link = this.link[id];
-    if (link != null) unpost(this.linkIndex, link, id);
-    const tid = this.trackingId[id];
-    if (tid != null && this.trackingIndex.get(tid) === id) this.trackingIndex.delete(tid);
-    this.numValue[id] = Number.NaN;
-    this.timeStamp[id] = Number.NaN;
-    this.lat[id] = Number.NaN;
-    this.lon[id] = Number.NaN;
-    this.link[id] = null;
-    this.trackingId[id] = null;
-    this.tags[id] = null;
-    this.groups[id] = null;
-    this.metadata[id] = null;
+    this.tags.clear(id);
+    this.groups.clear(id);
+    this.links.clear(id);
+    this.trackingIds.clear(id);
+    for (const column of [this.numValue, this.timeStamp, this.lat, this.lon]) if (id < column.length) column[id] = Number.NaN;
+    if (this.meta !== null && id < this.meta.length) this.meta[id] = null;
   }
 
   /**
@@ -145,18 +125,21 @@ export class FieldStore {
    */
   doc(id: number, chunkIdOf: (id: number) => string | undefined): Omit<ShardDoc, 'text'> | undefined {
     if (id >= this.capacity || this.alive[id] !== 1) return undefined;
-    const nan = (x: number) => (Number.isNaN(x) ? null : x);
+    const nan = (column: Float64Array) => {
+      const x = FieldStore.value(column, id);
+      return Number.isNaN(x) ? null : x;
+    };
     return {
       chunkId: chunkIdOf(id)!,
-      trackingId: this.trackingId[id] ?? null,
-      link: this.link[id] ?? null,
-      tagSet: this.tags[id] ?? [],
-      numValue: nan(this.numValue[id]!),
-      timeStamp: nan(this.timeStamp[id]!),
-      lat: nan(this.lat[id]!),
-      lon: nan(this.lon[id]!),
-      groupIds: this.groups[id] ?? [],
-      metadata: this.metadata[id] ?? null,
+      trackingId: this.trackingIds.firstKey(id),
+      link: this.links.firstKey(id),
+      tagSet: this.tags.keysOf(id),
+      numValue: nan(this.numValue),
+      timeStamp: nan(this.timeStamp),
+      lat: nan(this.lat),
+      lon: nan(this.lon),
+      groupIds: this.groups.keysOf(id),
+      metadata: this.metadata(id),
     };
   }
 }
