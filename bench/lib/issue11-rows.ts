@@ -31,7 +31,10 @@ export interface ShardJson {
   readonly docs: number;
   readonly typo: boolean;
   readonly chunksPerS: number;
+  /** Heap + array buffers after GC, right after the build. */
   readonly measuredBytes: number;
+  /** The same after the compaction a snapshot does (the service's idle snapshot): the shard at rest. */
+  readonly restingBytes?: number;
   readonly reportAfterQueries: Record<string, number>;
 }
 
@@ -187,15 +190,18 @@ function indexMemoryRow(f: PhaseFigures, docs: number): GoalRow {
   if (f.shard === undefined) return { what, goal, quarry: MISSING, peer: peerText, ratio: '-', met: null };
   const report = Object.values(f.shard.reportAfterQueries).reduce((s, b) => s + b, 0);
   const noTypo = quarryOf(f.native);
+  // Judged at rest: once its writes stop, the service's idle snapshot compacts the shard (QUARRY_SNAPSHOT_IDLE_MS).
+  const judged = f.shard.restingBytes ?? f.shard.measuredBytes;
+  const resting = f.shard.restingBytes === undefined ? '' : `${mib(f.shard.restingBytes)} at rest (whole shard after its snapshot's compaction); `;
   return {
     what,
     goal,
     quarry:
-      `${mib(f.shard.measuredBytes)} (whole shard, heap + array buffers after GC, shard-synthetic; its memory report ${mib(report)} after the queries)` +
+      `${resting}${mib(f.shard.measuredBytes)} right after the build (heap + array buffers after GC, shard-synthetic; its memory report ${mib(report)} after the queries)` +
       (noTypo === undefined ? '' : `; without typo data ${mib(noTypo.indexBytes)} (compare-native)`),
     peer: peerText,
-    ratio: peer === null ? '-' : ratio(f.shard.measuredBytes / peer.e.indexBytes),
-    met: f.shard.measuredBytes <= GOALS.indexMiB * MiB * (docs / 1_000_000),
+    ratio: peer === null ? '-' : ratio(judged / peer.e.indexBytes),
+    met: judged <= GOALS.indexMiB * MiB * (docs / 1_000_000),
   };
 }
 

@@ -106,6 +106,8 @@ export class DatasetIndex {
   private appliedSinceLoad = 0;
   private firstUnsnapshottedAt = 0;
   private snapshotting: Promise<void> | undefined;
+  /** Snapshots the dataset once its writes stop for {@link snapshotIdleMs} (re-armed by each apply). */
+  private idleTimer: NodeJS.Timeout | undefined;
   /** Where the shards' snapshots are written. */
   readonly dir: string;
   private readonly set: ShardSet;
@@ -152,6 +154,8 @@ export class DatasetIndex {
     private readonly logger: Logger,
     /** SPLADE vectors of this encoder are indexed (null: the dataset has no sparse encoder). */
     readonly sparseModelKey: string | null = null,
+    /** Unsnapshotted changes are snapshotted this long after the last apply (0: not for idleness; see Config.snapshotIdleMs). */
+    private readonly snapshotIdleMs = 0,
   ) {
     this.fingerprint = indexFingerprint(params, modelKey, sparseModelKey);
     this.shards = layout.shards;
@@ -164,7 +168,7 @@ export class DatasetIndex {
 
   /** A new, unloaded index of this dataset with the same parameters and another layout. */
   withLayout(layout: ShardLayout): DatasetIndex {
-    return new DatasetIndex(this.datasetId, layout, this.params, this.modelKey, this.pool, this.store, this.dataDir, this.logger, this.sparseModelKey);
+    return new DatasetIndex(this.datasetId, layout, this.params, this.modelKey, this.pool, this.store, this.dataDir, this.logger, this.sparseModelKey, this.snapshotIdleMs);
   }
 
   /** Loads snapshots and replays the change log once; later calls wait for the same load. */
@@ -370,6 +374,24 @@ export class DatasetIndex {
     if (snapshotDue(this.unsnapshotted, this.appliedSinceLoad, Date.now() - this.firstUnsnapshottedAt)) {
       void this.snapshot().catch((err: unknown) => this.logger.error({ err, dataset: this.datasetId }, 'snapshot failed'));
     }
+    if (this.snapshotIdleMs > 0) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = setTimeout(() => this.snapshotIdle(), this.snapshotIdleMs).unref();
+    }
+  }
+
+  /** The idle timer's snapshot: of changes the count rules left, unless the index is gone or already writing one (which takes them). */
+  private snapshotIdle(): void {
+    this.idleTimer = undefined;
+    if (this.unsnapshotted === 0 || this.retired) return;
+    if (this.snapshotting) {
+      // Changes applied during that snapshot are not in it: look again once it is written.
+      void this.snapshotting.finally(() => {
+        if (this.unsnapshotted > 0 && !this.retired && this.idleTimer === undefined) this.snapshotIdle();
+      }).catch(() => undefined);
+      return;
+    }
+    void this.snapshot().catch((err: unknown) => this.logger.error({ err, dataset: this.datasetId }, 'snapshot failed'));
   }
 
   /**
@@ -567,6 +589,7 @@ export class DatasetIndex {
   /** Forgets every shard of this dataset in memory (after a snapshot being written, which needs them). */
   async drop(): Promise<void> {
     this.retired = true;
+    clearTimeout(this.idleTimer);
     await this.snapshotting?.catch(() => undefined);
     await this.set.run(() => ({ op: 'drop' }));
   }
@@ -578,6 +601,7 @@ export class DatasetIndex {
    */
   async retire(successor: DatasetIndex): Promise<void> {
     this.retired = true;
+    clearTimeout(this.idleTimer);
     await this.snapshotting?.catch(() => undefined);
     await this.drop();
     if (successor.dir !== this.dir) fs.rmSync(this.dir, { recursive: true, force: true });

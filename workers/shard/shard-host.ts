@@ -79,7 +79,13 @@ export class ShardHost {
       case 'analyze':
         return this.loaded(task).index.analyzer.analyze(task.text);
       case 'snapshot': {
-        return new PendingSnapshot(prepareShardSnapshot(task.dir, task.shard, this.loaded(task)));
+        const shard = this.loaded(task);
+        const pending = new PendingSnapshot(prepareShardSnapshot(task.dir, task.shard, shard));
+        // The capture holds copies: the live index now gives back its growth room and takes the
+        // layout a load of this snapshot builds (~38 MiB of 470 at 1M chunks; ~0.2 s of CPU there,
+        // a fraction of the capture). Writes that follow grow it again.
+        shard.index.compactStorage();
+        return pending;
       }
       case 'load': {
         removeStaleTemps(task.dir, task.shard);
