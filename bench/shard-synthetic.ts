@@ -166,7 +166,7 @@ function main(): void {
   const reportAfterQueries = { ...shard.index.memoryReport(), ...typoParts() };
 
   // After the timed queries: what the service's shard holds once its writes stop, when its idle
-  // snapshot (QUARRY_SNAPSHOT_IDLE_MS) compacts it: the layout a snapshot load builds.
+  // compaction (QUARRY_COMPACT_IDLE_MS) gives back its growth room: the layout a snapshot load builds.
   const compactCpu0 = process.cpuUsage();
   const compactT0 = performance.now();
   shard.index.compactStorage();

@@ -33,7 +33,7 @@ export interface ShardJson {
   readonly chunksPerS: number;
   /** Heap + array buffers after GC, right after the build. */
   readonly measuredBytes: number;
-  /** The same after the compaction a snapshot does (the service's idle snapshot): the shard at rest. */
+  /** The same after the compaction the service runs once writes stop (QUARRY_COMPACT_IDLE_MS): the shard at rest. */
   readonly restingBytes?: number;
   readonly reportAfterQueries: Record<string, number>;
 }
@@ -190,9 +190,9 @@ function indexMemoryRow(f: PhaseFigures, docs: number): GoalRow {
   if (f.shard === undefined) return { what, goal, quarry: MISSING, peer: peerText, ratio: '-', met: null };
   const report = Object.values(f.shard.reportAfterQueries).reduce((s, b) => s + b, 0);
   const noTypo = quarryOf(f.native);
-  // Judged at rest: once its writes stop, the service's idle snapshot compacts the shard (QUARRY_SNAPSHOT_IDLE_MS).
+  // Judged at rest: once its writes stop, the service compacts the shard (QUARRY_COMPACT_IDLE_MS).
   const judged = f.shard.restingBytes ?? f.shard.measuredBytes;
-  const resting = f.shard.restingBytes === undefined ? '' : `${mib(f.shard.restingBytes)} at rest (whole shard after its snapshot's compaction); `;
+  const resting = f.shard.restingBytes === undefined ? '' : `${mib(f.shard.restingBytes)} at rest (whole shard after the compaction once writes stop); `;
   return {
     what,
     goal,

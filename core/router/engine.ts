@@ -207,7 +207,7 @@ export class Engine {
         // threads instead of indexing its first rows inline and then all of them again there.
         const [chunks, coming] = await Promise.all([this.store.datasets.chunkCount(datasetId), this.store.files.rowsToCome(datasetId)]);
         const layout = this.layoutFor(chunks + coming, datasetId);
-        const index = new DatasetIndex(datasetId, layout, params, spec.modelKey, this.pool, this.store, this.config.dataDir, this.logger, sparseKey, this.config.snapshotIdleMs);
+        const index = new DatasetIndex(datasetId, layout, params, spec.modelKey, this.pool, this.store, this.config.dataDir, this.logger, sparseKey, this.config.compactIdleMs);
         this.datasets.set(datasetId, index);
         // The chunk count chose the layout; the words indexed are known once it is loaded.
         if (layout.inline) {

@@ -103,6 +103,8 @@ export type ShardTask =
   | ({ readonly op: 'stats' } & ShardKey)
   | ({ readonly op: 'analyze'; readonly text: string } & ShardKey)
   | ({ readonly op: 'snapshot'; readonly dir: string } & ShardKey)
+  /** Gives back the index's growth room (Bm25Index.compactStorage); answers the bytes freed. */
+  | ({ readonly op: 'compact' } & ShardKey)
   | ({ readonly op: 'load'; readonly dir: string; readonly bm25: Bm25Params } & ShardKey)
   | ({ readonly op: 'drop' } & ShardKey);
 

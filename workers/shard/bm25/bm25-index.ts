@@ -542,9 +542,10 @@ export class Bm25Index {
 
   /**
    * Gives back the growth room of the postings, the chunk-id table and the doc tables, so that
-   * the index takes what a snapshot load of it takes. Called after each snapshot's capture
-   * (ShardHost). Two 1M-chunk builds in one process, one compacted, answered the same queries
-   * equally fast (bench/README.md); separate-process runs had once suggested otherwise under load.
+   * the index takes what a snapshot load of it takes. Called once a dataset's writes stop
+   * (the `compact` shard task, QUARRY_COMPACT_IDLE_MS). Two 1M-chunk builds in one process, one
+   * compacted, answered the same queries equally fast (bench/README.md); separate-process runs had
+   * once suggested otherwise under load.
    */
   compactStorage(): void {
     this.compact();
