@@ -4,13 +4,16 @@
  * fresh default stack (the core in the HTTP process) with background embedding off and a dataset
  * with SEMANTIC_ENABLED false. Prints the rate of every segment of the run (is ingest flat as the
  * dataset grows?), the whole run's rate, the CPU each process spent per chunk, and the resident
- * memory of every process at the start, its peak and its end. At the end it checks that the
- * dataset holds N chunks and that a bm25 search for a word of the last batch finds it.
+ * memory of every process at the start, its peak and its end, and again at rest, `--settle` seconds
+ * after the last request (the shards give back their growth room 10 s after their writes stop,
+ * QUARRY_COMPACT_IDLE_MS, and their threads' garbage goes at a later collection: the end of the
+ * run alone once read 1,612 MiB where a run of the same build read 733). At the end it checks
+ * that the dataset holds N chunks and that a bm25 search for a word of the last batch finds it.
  *
  * Goal (issue 11): >= 10,000 chunks/s, flat to 1M.
  *
  *   npm run build && npx tsx bench/http-ingest.ts [--docs 1000000] [--clients 2] [--batch 120]
- *       [--segment 100000] [--seed 42] [--json FILE]
+ *       [--segment 100000] [--seed 42] [--settle 20] [--json FILE]
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -32,6 +35,8 @@ const CLIENTS = numArg('--clients', 2);
 const BATCH = numArg('--batch', 120);
 const SEGMENT = numArg('--segment', Math.max(BATCH, Math.floor(DOCS / 10)));
 const SEED = numArg('--seed', 42);
+/** Seconds after the last request at which the processes' RSS is read again, at rest (0: not). */
+const SETTLE_S = numArg('--settle', 20);
 const STAGES = process.argv.includes('--stages');
 const JSON_FILE = jsonArg();
 const GOAL_PER_S = 10_000;
@@ -115,7 +120,6 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: CLIENTS }, () => client()));
     const seconds = (performance.now() - started) / 1000;
     const figures = sampler.phase();
-    sampler.stop();
     const threadsAfter = threadCpuSeconds(stack.pids.facade);
     // Anonymous memory (heaps, index arrays, malloc arenas) apart from file pages mapped in (code, libraries).
     const status = fs.readFileSync(`/proc/${stack.pids.facade}/status`, 'utf8');
@@ -126,6 +130,13 @@ async function main(): Promise<void> {
     const hits = (await post(stack.baseUrl, '/api/chunk/search', { query: word, search_type: 'bm25', page_size: 100 }, owner)) as { chunks: { chunk: { tracking_id: string } }[] };
     const found = hits.chunks.some((h) => h.chunk.tracking_id === last!.id);
 
+    let rest: Record<string, number> | undefined;
+    if (SETTLE_S > 0) {
+      await new Promise((r) => setTimeout(r, SETTLE_S * 1000));
+      rest = Object.fromEntries(sampler.phase().map((f) => [f.label, f.end]));
+    }
+    sampler.stop();
+
     const rate = DOCS / seconds;
     console.log(`\nload average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     console.log(`whole run: ${seconds.toFixed(1)} s, ${rate.toFixed(0)} chunks/s (goal >= ${GOAL_PER_S.toLocaleString('en')}, flat to 1M): ${rate >= GOAL_PER_S ? 'met' : 'not met'}`);
@@ -135,6 +146,10 @@ async function main(): Promise<void> {
       console.log(`${f.label.padEnd(26)} ${f.cpuS.toFixed(1).padStart(7)} ${((f.cpuS * 1e6) / DOCS).toFixed(0).padStart(13)} ${mib(f.start).padStart(10)} ${mib(f.peak).padStart(8)} ${mib(f.end).padStart(8)} ${mib(f.end - f.start).padStart(9)}`);
     }
     console.log(`http+core at the end: ${mib(statusBytes(status, 'RssAnon'))} anonymous, ${mib(statusBytes(status, 'RssFile'))} file pages`);
+    if (rest !== undefined) {
+      const at = (f: { label: string; start: number }): string => `${f.label} ${mib(rest[f.label] ?? 0)} (growth ${mib((rest[f.label] ?? 0) - f.start)})`;
+      console.log(`RSS at rest, ${SETTLE_S} s after the last request: ${figures.map(at).join(', ')}`);
+    }
     const total = figures.reduce((s, f) => s + f.cpuS, 0);
     console.log(`all processes: ${((total * 1e6) / DOCS).toFixed(0)} us of CPU per chunk`);
     if (STAGES) {
@@ -164,6 +179,8 @@ async function main(): Promise<void> {
       processes: figures,
       facadeAnonBytes: statusBytes(status, 'RssAnon'),
       facadeFileBytes: statusBytes(status, 'RssFile'),
+      settleS: SETTLE_S,
+      restEnd: rest,
       chunkCount: usage.chunk_count,
       lastChunkFound: found,
     });
