@@ -159,7 +159,8 @@ export class KeyedPostings {
   firstKey(id: number): string | null {
     const entry = id < this.docs.length ? this.docs[id]! : NONE;
     if (entry === NONE) return null;
-    return this.names[entry & 3 ? firstPacked(entry) : this.arena[(entry >>> 2) - 1 + 1]!]!;
+    // An arena entry's list starts after its count, at the offset + 1 the entry holds.
+    return this.names[entry & 3 ? firstPacked(entry) : this.arena[entry >>> 2]!]!;
   }
 
   /** The key ids of document `id`'s entry, in order. */
@@ -183,14 +184,6 @@ export class KeyedPostings {
   /** Every distinct key held. */
   keys(): IterableIterator<string> {
     return this.keyIds.keys();
-  }
-
-  /** Number of documents holding `key`. */
-  size(key: string): number {
-    const m = this.membersOf(key);
-    if (m === undefined) return 0;
-    if (typeof m === 'number') return 1;
-    return Array.isArray(m) ? m.length : m.size;
   }
 
   /** Whether document `id` holds `key`. */
