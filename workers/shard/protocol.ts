@@ -24,7 +24,14 @@ export interface ShardDoc {
   readonly lat: number | null;
   readonly lon: number | null;
   readonly groupIds: readonly string[];
-  readonly metadata: unknown;
+  /** The chunk's metadata, parsed (absent or null: none); not read when {@link metadataJson} is set. */
+  readonly metadata?: unknown;
+  /**
+   * The chunk's metadata as the store's JSON text, in place of {@link metadata}: one string to
+   * send and keep instead of an object graph, parsed by the shard only when a filter, a sort or
+   * a read needs it (filter/field-store.ts).
+   */
+  readonly metadataJson?: string | null;
   /** fulltext_boost: the phrase's words weigh `factor` times more in this chunk. */
   readonly boost?: { readonly phrase: string; readonly factor: number } | null;
   /** The chunk's SPLADE vector, when the dataset has a sparse encoder and the chunk is encoded. */
