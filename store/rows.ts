@@ -1,5 +1,5 @@
 /** Row <-> record conversion shared by the SQLite and PostgreSQL repositories (both stores keep the same column types: JSON as text, booleans as 0/1, epoch ms as integers). */
-import type { ChunkRecord } from '../core/domain/chunk.js';
+import type { ChunkRecord, IndexedChunkFields } from '../core/domain/chunk.js';
 import type { GroupRecord } from '../core/domain/group.js';
 import type { ChatRole, MessageRecord, RagRecord, RagType, TopicRecord } from '../core/domain/rag.js';
 import type { RequestType, UserEvent, UserEventType } from '../core/domain/user-events.js';
@@ -45,6 +45,27 @@ export function chunkFromRow(r: Row): ChunkRecord {
     semanticBoost: fromJson(r.semantic_boost, null),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+  };
+}
+
+/**
+ * Chunk row to what the search core indexes of it: the metadata left as its JSON text, which
+ * the shard keeps as it is until a filter reads it (see workers/shard/filter/field-store.ts).
+ */
+export function indexedChunkFromRow(r: Row): IndexedChunkFields {
+  return {
+    id: r.id,
+    trackingId: r.tracking_id,
+    chunkHtml: r.chunk_html,
+    link: r.link,
+    metadataJson: r.metadata,
+    tagSet: fromJson(r.tag_set, []),
+    timeStamp: r.time_stamp,
+    location: r.lat === null || r.lon === null ? null : { lat: r.lat, lon: r.lon },
+    numValue: r.num_value,
+    fulltextContent: r.fulltext_content,
+    convertHtmlToText: r.convert_html_to_text === 1,
+    fulltextBoost: fromJson(r.fulltext_boost, null),
   };
 }
 

@@ -4,7 +4,7 @@
  * concurrent writes each one also waits its turn on a busy event loop (see ARCHITECTURE.md §4).
  */
 import type { IndexedChunk, IndexReads } from '../repository.js';
-import { chunkFromRow } from '../rows.js';
+import { indexedChunkFromRow } from '../rows.js';
 import { byKeys, COLUMNS } from './chunks.js';
 import type { PgDb } from './database.js';
 import { sparseFromBlobs } from './sparse-vectors.js';
@@ -37,7 +37,7 @@ export function pgIndexReads(db: PgDb): IndexReads {
       const byId = new Map<string, IndexedChunk>();
       for (const r of rows) {
         byId.set(r.id as string, {
-          chunk: chunkFromRow(r),
+          chunk: indexedChunkFromRow(r),
           groupIds: r.ix_group_ids as string[],
           vector: r.ix_vector ? fromBlob(r.ix_vector as Buffer) : null,
           sparse: r.ix_sparse_indices && r.ix_sparse_vals ? sparseFromBlobs(r.ix_sparse_indices as Buffer, r.ix_sparse_vals as Buffer) : null,

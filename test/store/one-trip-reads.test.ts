@@ -27,11 +27,20 @@ async function standingOracle(store: Store, ref: DatasetRef, userId: string | nu
 }
 
 /** The fields of a chunk the core indexes (a store may answer the whole record; only these count). */
-const INDEXED_FIELDS = ['id', 'trackingId', 'chunkHtml', 'link', 'metadata', 'tagSet', 'timeStamp', 'location', 'numValue', 'fulltextContent', 'convertHtmlToText', 'fulltextBoost'] as const;
+const INDEXED_FIELDS = ['id', 'trackingId', 'chunkHtml', 'link', 'tagSet', 'timeStamp', 'location', 'numValue', 'fulltextContent', 'convertHtmlToText', 'fulltextBoost'] as const;
 
-/** The answer with each chunk cut to {@link INDEXED_FIELDS}. */
+/**
+ * The answer with each chunk cut to {@link INDEXED_FIELDS} and its metadata, parsed whichever way
+ * it came: the index reads leave it as the stored JSON text (`metadataJson`), the records parse it.
+ */
 const indexed = (chunks: readonly IndexedChunk[]) =>
-  chunks.map((c) => ({ ...c, chunk: Object.fromEntries(INDEXED_FIELDS.map((k) => [k, c.chunk[k]])) }));
+  chunks.map((c) => ({
+    ...c,
+    chunk: {
+      ...Object.fromEntries(INDEXED_FIELDS.map((k) => [k, c.chunk[k]])),
+      metadata: c.chunk.metadataJson === undefined ? c.chunk.metadata : c.chunk.metadataJson === null ? null : (JSON.parse(c.chunk.metadataJson) as unknown),
+    },
+  }));
 
 /** What `indexReads.chunks` must answer, read one repository at a time. */
 async function indexOracle(store: Store, datasetId: string, ids: readonly string[], sparseModel: string | null): Promise<IndexedChunk[]> {
