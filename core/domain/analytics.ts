@@ -116,3 +116,51 @@ export const ANALYTICS_PAYLOAD_FIELD = 'quarry_payload';
 
 /** Whether a flush job's batch is in its hash rather than in its data. */
 export const isBatchRef = (data: AnalyticsJobData): data is AnalyticsBatchRef => (data as Partial<AnalyticsBatchRef>).payload === 'job-hash';
+
+/** The record lists of a batch. */
+export type RecordList = 'searches' | 'recommendations' | 'rags';
+
+/**
+ * Fields a stored record cannot be without, by list: the NOT NULL columns of both stores, which
+ * skip a row that lacks one (SQLite's INSERT OR IGNORE, PostgreSQL's filter before its insert).
+ */
+const REQUIRED_FIELDS: Readonly<Record<RecordList, readonly string[]>> = {
+  searches: ['id', 'datasetId', 'kind', 'searchMethod', 'query', 'resultCount', 'createdAt'],
+  recommendations: ['id', 'datasetId', 'recommendationType', 'createdAt'],
+  rags: ['id', 'datasetId', 'ragType', 'userMessage', 'llmResponse', 'createdAt'],
+};
+
+/** A record the store would skip, and why. */
+export interface IncompleteRecord {
+  readonly list: RecordList;
+  /** The record's id, when it has one. */
+  readonly id: string | null;
+  /** The first required field it lacks (null, absent or NaN). */
+  readonly missing: string;
+}
+
+/**
+ * `batch` without the records that lack a required field, and those records: the stores would
+ * skip them without a word, so the caller reports them instead. No facade sends one; a batch
+ * changed in Redis, or written by another release, might.
+ */
+export function completeRecords<B extends Omit<AnalyticsBatch, 'id'>>(batch: B): { batch: B; incomplete: IncompleteRecord[] } {
+  const incomplete: IncompleteRecord[] = [];
+  const keep = <R extends object>(list: RecordList, records: readonly R[] | undefined): readonly R[] | undefined => {
+    if (records === undefined) return undefined;
+    const fields = REQUIRED_FIELDS[list];
+    const kept = records.filter((record) => {
+      const r = record as Record<string, unknown>;
+      const missing = fields.find((f) => r[f] === null || r[f] === undefined || Number.isNaN(r[f]));
+      if (missing === undefined) return true;
+      incomplete.push({ list, id: typeof r.id === 'string' ? r.id : null, missing });
+      return false;
+    });
+    return kept.length === records.length ? records : kept;
+  };
+  const searches = keep('searches', batch.searches);
+  const recommendations = keep('recommendations', batch.recommendations);
+  const rags = keep('rags', batch.rags);
+  if (incomplete.length === 0) return { batch, incomplete };
+  return { batch: { ...batch, searches, recommendations, ...(rags === undefined ? {} : { rags }) }, incomplete };
+}

@@ -8,7 +8,7 @@
 import type { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { ANALYTICS_ATTEMPTS, ANALYTICS_PAYLOAD_FIELD, ANALYTICS_QUEUE, isBatchRef, type AnalyticsBatch, type AnalyticsJobData } from '../../core/domain/analytics.js';
+import { ANALYTICS_ATTEMPTS, ANALYTICS_PAYLOAD_FIELD, ANALYTICS_QUEUE, completeRecords, isBatchRef, type AnalyticsBatch, type AnalyticsJobData } from '../../core/domain/analytics.js';
 import type { Store } from '../../store/repository.js';
 import { jobWorker } from './job-worker.js';
 import { analyticsGroup, recordsOf, type GroupOptions, type StoredCounts } from './analytics-group.js';
@@ -39,16 +39,31 @@ async function batchOf(job: Job<AnalyticsJobData>, connection: Redis): Promise<A
   }
 }
 
-/** Builds the processor: each job's batch is stored in a group with the batches active beside it. */
-export function analyticsProcessor(store: Store, connection: Redis, options: GroupOptions = GROUP_DEFAULTS) {
+/** What a flush job stored: the records the store added, and those it could not take (see {@link completeRecords}). */
+export interface FlushResult extends StoredCounts {
+  readonly incomplete: number;
+}
+
+/**
+ * Builds the processor: each job's batch is stored in a group with the batches active beside it.
+ * Records that lack a field the store requires are left out and logged as a warning with their
+ * ids (the stores would skip them silently); the rest of the batch is stored.
+ */
+export function analyticsProcessor(store: Store, connection: Redis, logger: Logger, options: GroupOptions = GROUP_DEFAULTS) {
   const group = analyticsGroup(store.analytics, options);
-  return async (job: Job<AnalyticsJobData>): Promise<StoredCounts> => group(await batchOf(job, connection));
+  return async (job: Job<AnalyticsJobData>): Promise<FlushResult> => {
+    const { batch, incomplete } = completeRecords(await batchOf(job, connection));
+    if (incomplete.length > 0) {
+      logger.warn({ batch: job.id, incomplete: incomplete.length, records: incomplete.slice(0, 20) }, 'analytics records without a required field were not stored');
+    }
+    return { ...(await group(batch)), incomplete: incomplete.length };
+  };
 }
 
 /** Starts the worker of the analytics queue on `connection` (which must have maxRetriesPerRequest null). */
 export function analyticsWorker(store: Store, connection: Redis, logger: Logger, options: GroupOptions = GROUP_DEFAULTS): Worker<AnalyticsJobData> {
   // As many jobs active as a group may hold: they are stored together, one transaction per kind.
-  const worker = jobWorker(ANALYTICS_QUEUE, analyticsProcessor(store, connection, options), connection, logger, { concurrency: options.maxBatches });
+  const worker = jobWorker(ANALYTICS_QUEUE, analyticsProcessor(store, connection, logger, options), connection, logger, { concurrency: options.maxBatches });
   worker.on('failed', (job, err) => {
     if (!job) return;
     const last = job.attemptsMade >= (job.opts.attempts ?? ANALYTICS_ATTEMPTS);
