@@ -71,23 +71,29 @@ function twins(n: number, seed: number): { text: Shard; parsed: Shard; metadata:
 
 const scrollAll = (s: Shard, filter: Filter | null, sortField: string | null = null, descending = false) => s.scroll(filter, null, 10_000, sortField, descending);
 
+/** The metadata a snapshot takes of the chunk at `id` ({@link FieldStore.doc}): its text, or parsed once read. */
+const kept = (store: FieldStore, id: number): Pick<ShardDoc, 'metadata' | 'metadataJson'> | undefined => {
+  const doc = store.doc(id, () => 'c');
+  return doc && ('metadataJson' in doc ? { metadataJson: doc.metadataJson } : { metadata: doc.metadata });
+};
+
 describe('metadata kept as JSON text in the field store', () => {
   it('keeps the text as given until it is read, then parses it once', () => {
     const store = new FieldStore();
     const json = '{"brand":"acme","price":12.5,"tags":["a","b"]}';
     store.set(3, { ...base('c3'), metadataJson: json });
-    expect(store.metadataJson(3)).toBe(json);
+    expect(kept(store, 3)?.metadataJson).toBe(json);
     const first = store.metadata(3);
     expect(first).toEqual({ brand: 'acme', price: 12.5, tags: ['a', 'b'] });
-    // Parsed once: the same object on every later read, and the text is made from it.
+    // Parsed once: the same object on every later read, and a snapshot takes it parsed.
     expect(store.metadata(3)).toBe(first);
-    expect(store.metadataJson(3)).toBe(JSON.stringify(first));
-    // Ids without metadata, or past every array, read null either way.
+    expect(kept(store, 3)).toEqual({ metadata: first });
+    expect(kept(store, 3)?.metadata).toBe(first);
+    // Ids without metadata, or past every array, read null.
     store.set(1, base('c1'));
     expect(store.metadata(1)).toBeNull();
-    expect(store.metadataJson(1)).toBeNull();
+    expect(kept(store, 1)).toEqual({ metadata: null });
     expect(store.metadata(999)).toBeNull();
-    expect(store.metadataJson(999)).toBeNull();
   });
 
   it('takes parsed metadata too, and a rewrite or a removal leaves nothing of the old value in either form', () => {
@@ -95,26 +101,28 @@ describe('metadata kept as JSON text in the field store', () => {
     const object = { k: [1, 2] };
     store.set(0, { ...base('c0'), metadata: object });
     expect(store.metadata(0)).toBe(object);
-    expect(store.metadataJson(0)).toBe('{"k":[1,2]}');
+    expect(kept(store, 0)?.metadata).toBe(object);
     // Text replacing an object, read before and after.
     store.set(0, { ...base('c0'), metadataJson: '{"k":"text"}' });
+    expect(kept(store, 0)).toEqual({ metadataJson: '{"k":"text"}' });
     expect(store.metadata(0)).toEqual({ k: 'text' });
     // An object replacing parsed text, then text replacing text that was never read.
     store.set(0, { ...base('c0'), metadata: { k: 'object' } });
-    expect(store.metadataJson(0)).toBe('{"k":"object"}');
+    expect(kept(store, 0)).toEqual({ metadata: { k: 'object' } });
     store.set(0, { ...base('c0'), metadataJson: '{"k":1}' });
     store.set(0, { ...base('c0'), metadataJson: '{"k":2}' });
     expect(store.metadata(0)).toEqual({ k: 2 });
     store.clear(0);
     expect(store.metadata(0)).toBeNull();
-    expect(store.metadataJson(0)).toBeNull();
     store.set(0, base('c0'));
     expect(store.metadata(0)).toBeNull();
+    expect(kept(store, 0)).toEqual({ metadata: null });
     // Text never read, then the chunk removed and its id given to a chunk without metadata.
     store.set(5, { ...base('c5'), metadataJson: '{"k":5}' });
     store.clear(5);
-    expect(store.metadataJson(5)).toBeNull();
+    expect(store.metadata(5)).toBeNull();
     store.set(5, base('c5b'));
+    expect(kept(store, 5)).toEqual({ metadata: null });
     expect(store.metadata(5)).toBeNull();
     // Text that is JSON null is no metadata.
     store.set(2, { ...base('c2'), metadataJson: 'null' });
@@ -152,12 +160,16 @@ describe('metadata kept as JSON text in the field store', () => {
     expect(after).not.toContain('c1');
   });
 
-  it('snapshots the text without parsing it and loads it back; an older snapshot holding parsed metadata still loads', async () => {
+  it('snapshots metadata in the form it is kept (text unparsed, parsed as objects) and loads both; an older snapshot holding only parsed metadata still loads', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-metajson-'));
     dirs.push(dir);
     const { text, parsed } = twins(300, 11);
-    // Half of the chunks parsed by a read, half still text: both go out as text.
+    // A metadata filter reads (parses) every chunk; 100 chunks written after it are still text.
     scrollAll(text, only(field({ field: 'metadata.brand', match_any: [{ text: 'acme' }] })));
+    const r = rng(12);
+    const later = Array.from({ length: 100 }, (_, i) => ({ id: `n${i}`, m: { brand: BRANDS[i % BRANDS.length], price: Math.round(r() * 1000) / 10, stock: r() < 0.5 } }));
+    text.apply(later.map((d) => ({ ...base(d.id), metadataJson: JSON.stringify(d.m) })), [], 2);
+    parsed.apply(later.map((d) => ({ ...base(d.id), metadata: d.m })), [], 2);
     await commitShardSnapshot(prepareShardSnapshot(dir, 0, text));
     const back = readShardSnapshot(dir, 0, PARAMS)!;
     for (const filter of FILTERS) expect(scrollAll(back, filter)).toEqual(scrollAll(parsed, filter));
@@ -167,9 +179,11 @@ describe('metadata kept as JSON text in the field store', () => {
     const bm25Len = raw.readUInt32LE(8 + 4 + 8);
     const fieldsAt = 8 + 4 + 8 + 4 + bm25Len;
     const body = JSON.parse(raw.subarray(fieldsAt + 4).toString('utf8')) as { docs: Record<string, unknown>[] };
-    expect(body.docs.some((d) => typeof d.metadataJson === 'string')).toBe(true);
+    // The chunks a read parsed go out parsed, the others as the text they still are.
+    expect(body.docs.filter((d) => typeof d.metadataJson === 'string').map((d) => d.chunkId)).toEqual(later.map((d) => d.id));
+    expect(body.docs.filter((d) => d.metadata !== null && typeof d.metadata === 'object').length).toBeGreaterThan(200);
     for (const d of body.docs) {
-      d.metadata = typeof d.metadataJson === 'string' ? JSON.parse(d.metadataJson) : null;
+      if (typeof d.metadataJson === 'string') d.metadata = JSON.parse(d.metadataJson);
       delete d.metadataJson;
     }
     const json = Buffer.from(JSON.stringify(body), 'utf8');

@@ -82,12 +82,12 @@ export class FieldStore {
     return value;
   }
 
-  /** The metadata of the document at `id` as JSON text (null when it has none), without parsing it. */
-  metadataJson(id: number): string | null {
+  /** The metadata of the document at `id` as it is kept: its JSON text, or parsed once it was read. */
+  private storedMetadata(id: number): { metadataJson: string } | { metadata: unknown } {
     const json = this.metaJson !== null && id < this.metaJson.length ? this.metaJson[id] : undefined;
-    if (json !== undefined) return json;
+    if (json !== undefined) return { metadataJson: json };
     const parsed = this.meta !== null && id < this.meta.length ? this.meta[id] : undefined;
-    return parsed === undefined || parsed === null ? null : JSON.stringify(parsed);
+    return { metadata: parsed ?? null };
   }
 
   /** Bytes of the columns, tables and inverted indexes (V8 objects estimated; not the strings or the metadata itself). */
@@ -163,8 +163,9 @@ export class FieldStore {
       lat: nan(this.lat),
       lon: nan(this.lon),
       groupIds: this.groups.keysOf(id),
-      // As text: a snapshot neither parses metadata nobody read nor re-serialises it.
-      metadataJson: this.metadataJson(id),
+      // In the form it is kept: a snapshot neither parses metadata nobody read nor turns parsed
+      // metadata into text only to escape that text again (the load takes either).
+      ...this.storedMetadata(id),
     };
   }
 }
