@@ -130,6 +130,15 @@ const REQUIRED_FIELDS: Readonly<Record<RecordList, readonly string[]>> = {
   rags: ['id', 'datasetId', 'ragType', 'userMessage', 'llmResponse', 'createdAt'],
 };
 
+/** The first field of `record` that {@link REQUIRED_FIELDS} names for `list` and it lacks (null, absent or NaN), or undefined. */
+function missingField(list: RecordList, record: object): string | undefined {
+  const r = record as Record<string, unknown>;
+  return REQUIRED_FIELDS[list].find((f) => r[f] === null || r[f] === undefined || Number.isNaN(r[f]));
+}
+
+/** Whether `record` of `list` has every field a store requires (the stores skip one that does not). */
+export const isCompleteRecord = (list: RecordList, record: object): boolean => missingField(list, record) === undefined;
+
 /** A record the store would skip, and why. */
 export interface IncompleteRecord {
   readonly list: RecordList;
@@ -148,12 +157,11 @@ export function completeRecords<B extends Omit<AnalyticsBatch, 'id'>>(batch: B):
   const incomplete: IncompleteRecord[] = [];
   const keep = <R extends object>(list: RecordList, records: readonly R[] | undefined): readonly R[] | undefined => {
     if (records === undefined) return undefined;
-    const fields = REQUIRED_FIELDS[list];
     const kept = records.filter((record) => {
-      const r = record as Record<string, unknown>;
-      const missing = fields.find((f) => r[f] === null || r[f] === undefined || Number.isNaN(r[f]));
+      const missing = missingField(list, record);
       if (missing === undefined) return true;
-      incomplete.push({ list, id: typeof r.id === 'string' ? r.id : null, missing });
+      const id = (record as { id?: unknown }).id;
+      incomplete.push({ list, id: typeof id === 'string' ? id : null, missing });
       return false;
     });
     return kept.length === records.length ? records : kept;

@@ -1,5 +1,5 @@
 /** PostgreSQL analytics repository: `search_queries`, `recommendation_queries` and `rag_queries`. */
-import type { SearchKind, SearchRecord } from '../../core/domain/analytics.js';
+import { isCompleteRecord, type SearchKind, type SearchRecord } from '../../core/domain/analytics.js';
 import type { AnalyticsRepository } from '../repository.js';
 import { tokenCount } from '../rag-records.js';
 import { fromJson, ragFromRow, toJson } from '../rows.js';
@@ -34,17 +34,12 @@ const text = (s: string | null): string | null => (s !== null && s.includes('\0'
 
 /**
  * An integer the INTEGER and BIGINT columns accept, where SQLite would keep a fraction as it came
- * (no caller sends one: counts and epoch milliseconds); null stays null (see {@link complete}).
+ * (no caller sends one: counts and epoch milliseconds); null stays null (a record lacking a NOT
+ * NULL value is left out before the insert, as SQLite's INSERT OR IGNORE skips it:
+ * `isCompleteRecord`).
  */
 const integer = (n: number): number => (Number.isInteger(n) || typeof n !== 'number' ? n : Math.round(n));
 
-/**
- * Whether none of `values` (a record's NOT NULL columns) is absent (nor NaN, which SQLite stores
- * as NULL). SQLite's INSERT OR IGNORE skips a row that breaks a NOT NULL constraint as it skips a
- * known id; ON CONFLICT covers only the latter, so such records are left out before the insert
- * instead of failing the batch.
- */
-const complete = (...values: unknown[]): boolean => values.every((v) => v !== null && v !== undefined && !Number.isNaN(v));
 
 /** LIMIT and OFFSET as SQLite reads them: a negative limit is none, a negative offset is 0 (PostgreSQL refuses both). */
 const limitOf = (n: number): number | null => (n < 0 ? null : n);
@@ -117,7 +112,7 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
 
   return {
     async insertSearches(records) {
-      const rows = records.filter((r) => complete(r.id, r.datasetId, r.kind, r.searchMethod, r.query, r.resultCount, r.createdAt));
+      const rows = records.filter((r) => isCompleteRecord('searches', r));
       if (rows.length === 0) return 0;
       // RETURNING gives only the rows inserted: a redelivered record is not counted twice by the rollups.
       return db.tx(async (tx) => {
@@ -146,7 +141,7 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
       });
     },
     async insertRecommendations(records) {
-      const rows = records.filter((r) => complete(r.id, r.datasetId, r.recommendationType, r.createdAt));
+      const rows = records.filter((r) => isCompleteRecord('recommendations', r));
       if (rows.length === 0) return 0;
       // RETURNING gives only the rows inserted, as for the searches.
       return withRecordRollup(
@@ -183,9 +178,7 @@ export function pgAnalytics(db: PgDb): AnalyticsRepository {
       return rows.map(searchFromRow);
     },
     async insertRags(records) {
-      const rows = records.filter((r) =>
-        complete(r.id, r.datasetId, r.ragType, r.userMessage, r.llmResponse, r.createdAt),
-      );
+      const rows = records.filter((r) => isCompleteRecord('rags', r));
       if (rows.length === 0) return 0;
       return withRecordRollup(
         RAG_RECORDS,
