@@ -248,7 +248,10 @@ export function sqliteAnalytics(db: Db): AnalyticsRepository {
       return (listRags.all(datasetId, page.limit, page.offset) as Row[]).map(ragFromRow);
     },
     async rate(ratings) {
-      rate(ratings);
+      // IMMEDIATE: it reads (the previous rating, the search) before it writes, and a DEFERRED
+      // transaction's first write fails at once, with no busy wait, when another connection (the
+      // job workers' analytics batches) committed since its read (test/store/sqlite-write-upgrade.test.ts).
+      rate.immediate(ratings);
     },
     async purgeBefore(cutoffMs, batch = 5000) {
       let deleted = 0;
