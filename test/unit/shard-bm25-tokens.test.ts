@@ -104,6 +104,34 @@ describe('SequenceStore', () => {
     );
   });
 
+  it('codes a document given its distinct ids (in any order) exactly as one whose ids it finds itself', () => {
+    // The index hands over the distinct terms it counted: ids past the scratch arrays' first
+    // size (1,024) and in first-seen order, which the store must sort.
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ doc: fc.nat(20), ids: fc.array(fc.oneof(fc.nat(40), fc.nat(6000)), { maxLength: 60 }) }), { minLength: 1, maxLength: 40 }),
+        fc.array(fc.nat(6000), { maxLength: 30 }),
+        (writes, skipped) => {
+          const skip = new Uint8Array(6001);
+          for (const t of skipped) skip[t] = 1;
+          const found = new SequenceStore();
+          const given = new SequenceStore();
+          for (const { doc, ids } of writes) {
+            found.set(doc, ids, ids.length, skip);
+            const firstSeen = Uint32Array.from(new Set(ids));
+            given.setDistinct(doc, ids, ids.length, firstSeen, firstSeen.length, skip);
+          }
+          const a = found.export(21);
+          const b = given.export(21);
+          expect(Array.from(b.offsets)).toEqual(Array.from(a.offsets));
+          expect(Buffer.from(b.codes).equals(Buffer.from(a.codes))).toBe(true);
+          for (let d = 0; d <= 20; d++) expect(Array.from(given.get(d))).toEqual(Array.from(found.get(d)));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('spreads documents over pages, one larger than a page in arrays of its own, through compactions and a restore', () => {
     // ~4 KB documents: several pages' worth, churned so that compactions rewrite them, and one
     // document of 300,000 positions over ~95,000 distinct ids (4-byte local indexes, ~1.4 MB:

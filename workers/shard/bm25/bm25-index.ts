@@ -286,7 +286,7 @@ export class Bm25Index {
       if (boosted !== null && boosted.has(t)) count = Math.max(1, Math.round(count * factor));
       post.append(t, id, count < MAX_TF ? count : MAX_TF, len);
     }
-    this.seq.set(id, tokenIds, len, this.stopTerm);
+    this.seq.setDistinct(id, tokenIds, len, docTerms, distinct, this.stopTerm);
     if (this.pairCache.size > 0) this.pairCache.clear();
     this.docLen[id] = len;
     this.alive[id] = 1;

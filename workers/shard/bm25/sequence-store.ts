@@ -100,12 +100,31 @@ export class SequenceStore {
    * a chunk's typo-vocabulary words, whose removal needs only which ids it holds).
    */
   set(doc: number, ids: ArrayLike<number>, n: number, skip: Uint8Array | null, positions = true): void {
+    this.write(doc, ids, n, this.distinct(ids, n), skip, positions);
+  }
+
+  /**
+   * Like {@link set} (positions kept) when the caller already holds the distinct ids of
+   * `ids[0 .. n)`, in any order, as `terms[0 .. d)`: the index counts term frequencies with the
+   * same pass, and a second dedup of every token here was ~4% of indexing.
+   */
+  setDistinct(doc: number, ids: ArrayLike<number>, n: number, terms: Uint32Array, d: number, skip: Uint8Array | null): void {
+    if (d > this.dict.length) this.dict = grown(this.dict, d);
+    const sorted = this.dict.subarray(0, d);
+    sorted.set(terms.subarray(0, d));
+    sorted.sort();
+    const top = d > 0 ? sorted[d - 1]! : 0;
+    if (top >= this.localOf.length) this.localOf = grown(this.localOf, top + 1);
+    this.write(doc, ids, n, d, skip, true);
+  }
+
+  /** Writes document `doc` whose distinct ids, ascending, are `dict[0 .. d)`. */
+  private write(doc: number, ids: ArrayLike<number>, n: number, d: number, skip: Uint8Array | null, positions: boolean): void {
     this.clear(doc);
     if (doc >= this.start.length) {
       this.start = grown(this.start, doc + 1);
       this.bytes = grown(this.bytes, doc + 1);
     }
-    const d = this.distinct(ids, n);
     const dict = this.dict;
     const width = localWidth(d);
     // Header (2 varints), the distinct ids, then a position per id at most.
