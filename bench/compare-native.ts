@@ -11,6 +11,8 @@
  *   npx tsx bench/compare-native.ts                                    # SciFact
  *   npx tsx bench/compare-native.ts --data synthetic --docs 1000000
  *   options: --queries N (synthetic, default 100)  --reps N (rounds, default 10 SciFact, 3 synthetic)
+ *            --builds N (builds per engine, each in a fresh process, build time = their median;
+ *            default 3 SciFact, 1 synthetic)
  *            --engines quarry,xapian,fts5,redisearch,bm25s  --xapian-stemmer porter|english
  *            --redisearch-scorer BM25|TFIDF|TFIDF.DOCNORM|DISMAX  --json FILE (the figures, machine-readable)
  */
@@ -33,7 +35,10 @@ const ENGINES = ['quarry', 'xapian', 'fts5', 'redisearch', 'bm25s'] as const;
 /** Everything measured of one engine. */
 interface Measured {
   peer: Peer;
+  /** The last build's figures, with the median build time of {@link buildEach}. */
   build: BuildFigures;
+  /** Build time of each build, in ms (each in a fresh process). */
+  buildEach: number[];
   lat: number[];
   clientLat: number[];
   queries: number;
@@ -44,6 +49,13 @@ interface Measured {
 const us = (x: number) => (x < 100 ? x.toFixed(1) : Math.round(x).toLocaleString('en-US'));
 const int = (x: number) => Math.round(x).toLocaleString('en-US');
 const mib = (b: number) => (b / MiB).toFixed(1);
+
+/** The median of `xs` (the mean of the two middle values of an even count). */
+function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
 
 function stats(lat: readonly number[]): { p50: number; p99: number; mean: number } {
   const sorted = Float64Array.from(lat).sort();
@@ -80,6 +92,7 @@ function jsonRows(all: readonly Measured[], docCount: number, qrels: Qrels | nul
     engine: r.m.peer.name,
     version: r.m.peer.version,
     buildMs: r.m.build.buildMs,
+    buildMsEach: r.m.buildEach,
     docsPerS: (docCount / r.m.build.buildMs) * 1000,
     rssGrowthBytes: r.m.build.rssGrowth,
     indexBytes: r.m.build.indexBytes,
@@ -118,6 +131,10 @@ function report(all: readonly Measured[], docCount: number, qrels: Qrels | null,
     console.log(`† ${m.peer.name} as its client saw it (ioredis over loopback: RESP, the socket hop and the client's work included): p50 ${us(c.p50)} µs, p99 ${us(c.p99)} µs, mean ${us(c.mean)} µs; its QPS is the client's`);
   }
   for (const m of all) for (const n of m.build.notes) console.log(`${m.peer.name}: ${n}`);
+  if (all.some((m) => m.buildEach.length > 1)) {
+    console.log('build s is the median of each engine\'s builds, each in a fresh process (the other columns are its last build\'s):');
+    for (const m of all) console.log(`  ${m.peer.name}: ${m.buildEach.map((ms) => (ms / 1000).toFixed(3)).join(', ')} s`);
+  }
 
   const q = rows.find((r) => r.m === quarry);
   const others = rows.filter((r) => r.m !== quarry);
@@ -152,6 +169,7 @@ async function main(): Promise<void> {
       reps: { type: 'string' },
       'xapian-stemmer': { type: 'string', default: 'porter' },
       'redisearch-scorer': { type: 'string', default: 'BM25' },
+      builds: { type: 'string' },
       json: { type: 'string' },
     },
   });
@@ -161,6 +179,8 @@ async function main(): Promise<void> {
   if (!synthetic && values.data !== 'scifact') throw new Error(`--data must be scifact or synthetic, not ${values.data}`);
   if (!synthetic && (values.docs ?? values.queries) !== undefined) throw new Error('--docs and --queries are for --data synthetic (SciFact runs whole, with its test queries)');
   const reps = Number(values.reps ?? (synthetic ? 3 : 10));
+  const builds = Number(values.builds ?? (synthetic ? 1 : 3));
+  if (!(Number.isInteger(builds) && builds >= 1)) throw new Error(`--builds must be a whole number of at least 1, not ${values.builds}`);
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-native-'));
   const peers: Peer[] = [];
@@ -186,35 +206,64 @@ async function main(): Promise<void> {
     console.log(`machine: ${machine()}; load average ${loadAtStart.map((x) => x.toFixed(2)).join(' ')}`);
     console.log(`data: ${data.description}`);
     console.log(
-      `method: each engine in a process of its own, built one after another (the others idle); then ${reps} rounds, each running every engine once over the ` +
+      `method: each engine in a process of its own, built one after another (the others idle), ${builds} time${builds > 1 ? 's, each in a fresh process (build time = the median)' : ''}; then ${reps} rounds, each running every engine once over the ` +
         `${data.queries.length} queries (the engine order rotating by one each round), figures pooled over the rounds after one untimed warm-up round each; ` +
         `latency = one query text -> top ${K} ids, timed inside the engine's process (no IPC); QPS = queries / wall time of the rounds, one query at a time; ` +
         `RSS growth = the engine process's RSS after the build minus before it; build time = the engine's own calls (reading and parsing the documents file outside it)`,
     );
 
     const skipped: string[] = [];
-    for (const name of wanted) {
-      let made: Peer | string;
-      if (name === 'quarry') made = quarryPeer(revision());
-      else if (name === 'fts5') made = fts5Peer();
-      else if (name === 'xapian') made = xapianPeer(path.join(tmp, 'xapian'), values['xapian-stemmer']);
-      else if (name === 'redisearch') {
-        fs.mkdirSync(path.join(tmp, 'redis'));
-        made = await rediSearchPeer(path.join(tmp, 'redis'), values['redisearch-scorer']);
-      } else made = `bm25s: ${bm25sStatus()}`;
-      if (typeof made === 'string') skipped.push(made.startsWith('bm25s') ? made : `${name}: ${made}`);
-      else peers.push(made);
-    }
-    for (const p of peers) console.log(`engine: ${p.name} ${p.version}: ${p.config}`);
-    for (const s of skipped) console.log(`SKIPPED ${s}`);
-
+    /** A fresh process of engine `name` for build number `b` (its own directory, if it keeps one), or why it cannot run. */
+    const start = async (name: string, b: number): Promise<Peer | string> => {
+      if (name === 'quarry') return quarryPeer(revision());
+      if (name === 'fts5') return fts5Peer();
+      if (name === 'xapian') return xapianPeer(path.join(tmp, `xapian-${b}`), values['xapian-stemmer']);
+      if (name === 'redisearch') {
+        fs.mkdirSync(path.join(tmp, `redis-${b}`));
+        return rediSearchPeer(path.join(tmp, `redis-${b}`), values['redisearch-scorer']);
+      }
+      return `bm25s: ${bm25sStatus()}`;
+    };
+    // Each build in a fresh process, one engine after another, every other engine's process idle
+    // (started and answering: a peer spawned beside another's timed build used to load tsx, Python
+    // or Xapian on the same 2 cores). The last build of each engine is the one its query rounds use.
     const measured: Measured[] = [];
-    for (const peer of peers) {
-      console.log(`  building ${peer.name}...`);
-      const build = await peer.build(docsFile, queriesFile);
-      console.log(`  ${peer.name}: built in ${(build.buildMs / 1000).toFixed(2)} s, RSS +${mib(build.rssGrowth)} MiB, index ${mib(build.indexBytes)} MiB`);
-      measured.push({ peer, build, lat: [], clientLat: [], queries: 0, wallUs: 0, ids: [] });
+    const buildTimes = new Map<Peer['name'], number[]>();
+    const unavailable: string[] = [];
+    for (let b = 0; b < builds; b++) {
+      for (const name of wanted) {
+        if (unavailable.includes(name)) continue;
+        const made = await start(name, b);
+        if (typeof made === 'string') {
+          skipped.push(made.startsWith('bm25s') ? made : `${name}: ${made}`);
+          unavailable.push(name);
+          continue;
+        }
+        peers.push(made);
+        await made.ready();
+        if (b === 0) console.log(`engine: ${made.name} ${made.version}: ${made.config}`);
+        console.log(`  building ${made.name}${builds > 1 ? ` (${b + 1} of ${builds})` : ''}...`);
+        const build = await made.build(docsFile, queriesFile);
+        console.log(`  ${made.name}: built in ${(build.buildMs / 1000).toFixed(2)} s, RSS +${mib(build.rssGrowth)} MiB, index ${mib(build.indexBytes)} MiB`);
+        const times = buildTimes.get(made.name) ?? [];
+        times.push(build.buildMs);
+        buildTimes.set(made.name, times);
+        const at = measured.findIndex((m) => m.peer.name === made.name);
+        const m: Measured = { peer: made, build, buildEach: times, lat: [], clientLat: [], queries: 0, wallUs: 0, ids: [] };
+        if (at < 0) {
+          measured.push(m);
+          continue;
+        }
+        const before = measured[at]!.peer;
+        await before.close();
+        peers.splice(peers.indexOf(before), 1);
+        measured[at] = m;
+      }
     }
+    for (const s of skipped) console.log(`SKIPPED ${s}`);
+    // The build time of each engine is the median of its builds (the machine's speed swings by a
+    // quarter within minutes, more than one cold build can tell apart); the rest is its last build's.
+    for (const m of measured) m.build = { ...m.build, buildMs: median(m.buildEach) };
     for (const m of measured) m.ids = (await m.peer.round(true)).ids ?? [];
     for (let r = 0; r < reps; r++) {
       for (let j = 0; j < measured.length; j++) {

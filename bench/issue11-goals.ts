@@ -7,7 +7,7 @@
  * the machine, Node, the commit, each phase's load average at its start and wall time, and the data.
  *
  * Phases, in order (`--skip` takes these names):
- *   scifact         compare-native on SciFact (every engine): p99, QPS and build rate
+ *   scifact         compare-native on SciFact (every engine): p99, QPS and build rate (median of 3 builds)
  *   native          compare-native --data synthetic --docs N: the peers' build rate, memory and index
  *   shard           shard-synthetic --docs N --typo (--expose-gc): index memory with proximity and typo data
  *   ingested-index  lib/ingested-index.ts --docs N (--expose-gc): the index of what http-ingest ingests, as the service holds it

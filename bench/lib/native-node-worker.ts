@@ -11,6 +11,7 @@
  *   {"cmd":"build","docs":<JSONL of {id, text}>,"queries":<JSON array of query texts>}
  *     -> {buildMs, rssGrowth, heapGrowth, dbBytes}
  *   {"cmd":"round","ids":bool} -> {lat: us per query, wallUs, ids: top-10 ids per query | null}
+ *   {"cmd":"ready"} -> {} (once it answers, its start-up is over and it idles until the next request)
  *   {"cmd":"quit"}
  * Build time counts the engine's calls only: reading and parsing the JSONL (batches of 1,000) is
  * outside it, as in the other workers.
@@ -147,6 +148,8 @@ async function main(): Promise<void> {
         reply = await build(engine, req.docs!);
       } else if (req.cmd === 'round') {
         reply = round(engine, queries, req.ids === true);
+      } else if (req.cmd === 'ready') {
+        reply = {};
       } else if (req.cmd === 'quit') {
         break;
       } else {

@@ -60,6 +60,12 @@ export interface Peer {
   readonly indexWhat: string;
   /** Where the latency and QPS figures are taken. */
   readonly timing: string;
+  /**
+   * Resolves once the engine's process has started (loaded its code, modules, interpreter) and
+   * idles: compare-native waits for every engine before the first build, so that no engine's
+   * start-up runs on the cores beside another's timed build.
+   */
+  ready(): Promise<void>;
   build(docsFile: string, queriesFile: string): Promise<BuildFigures>;
   round(wantIds: boolean): Promise<RoundFigures>;
   close(): Promise<void>;
@@ -158,6 +164,9 @@ function workerPeer(
   return {
     ...meta,
     timing: `inside its process (${meta.name === 'Xapian' ? 'time.perf_counter_ns' : 'process.hrtime.bigint'} around each query)`,
+    ready: async () => {
+      await w.request<object>({ cmd: 'ready' });
+    },
     async build(docsFile, queriesFile) {
       const b = await w.request<WorkerBuild>({ cmd: 'build', docs: docsFile, queries: queriesFile });
       return { buildMs: b.buildMs, rssGrowth: b.rssGrowth, indexBytes: indexBytes(b), notes: notes(b) };
@@ -305,6 +314,10 @@ export async function rediSearchPeer(dir: string, scorer: string): Promise<Peer 
       "every scorer divides a document's score by the distance between the query terms it holds, so a document holding several terms far apart ranks below one holding one)",
     indexWhat: "Redis used_memory growth (every allocation of the server and the module)",
     timing: 'inside redis-server: SLOWLOG duration of each FT.SEARCH (the command, without reading the request or writing the reply); QPS from the client, loopback hop included',
+    // Started already: rediSearchPeer returns once the server answers PING with the module loaded.
+    ready: async () => {
+      await redis.ping();
+    },
     async build(docsFile, queriesFile) {
       queries = JSON.parse(readFileSync(queriesFile, 'utf8')) as string[];
       await redis.call('FT.CREATE', 'idx', 'STOPWORDS', '0', 'SCHEMA', 'text', 'TEXT');

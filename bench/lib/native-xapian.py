@@ -7,6 +7,7 @@ a line on stdout ({"error": ...} when it failed).
   {"cmd":"build","docs":<JSONL of {id, text}>,"queries":<JSON array of query texts>}
     -> {buildMs, rssGrowth, dbBytes, version}
   {"cmd":"round","ids":bool} -> {lat: us per query, wallUs, ids: top-10 ids per query | null}
+  {"cmd":"ready"} -> {} (once it answers, its start-up is over and it idles until the next request)
   {"cmd":"quit"}
 
 Index: a glass database on disk (DB_NO_SYNC: no fsync, the other engines do not write to disk
@@ -126,6 +127,8 @@ def main():
                 reply = engine.build(req['docs'])
             elif req['cmd'] == 'round':
                 reply = engine.round(bool(req.get('ids')))
+            elif req['cmd'] == 'ready':
+                reply = {}
             elif req['cmd'] == 'quit':
                 break
             else:
