@@ -114,6 +114,13 @@ export class TermScanner {
     for (let i = 0; i <= n; i++) {
       // A virtual separator after the last byte ends the last token.
       let c = i < n ? b[i]! : 32;
+      // Most bytes are lowercase ASCII letters inside a word: hashed here without the general
+      // case's branches (upper case, digits, multi-byte sequences and separators go on below).
+      if (start >= 0 && c >= 97 && c <= 122) {
+        h = fnvStep(h, c);
+        points++;
+        continue;
+      }
       let units = 1;
       let word: boolean;
       if (c < 128) {
