@@ -70,11 +70,21 @@ export class FieldStore {
     return id < column.length ? column[id]! : Number.NaN;
   }
 
+  /** The parsed metadata kept at `id` (undefined: none, or not parsed yet). */
+  private parsedAt(id: number): unknown {
+    return this.meta !== null && id < this.meta.length ? this.meta[id] : undefined;
+  }
+
+  /** The metadata text kept at `id` (undefined: none, or parsed already). */
+  private jsonAt(id: number): string | undefined {
+    return this.metaJson !== null && id < this.metaJson.length ? this.metaJson[id] : undefined;
+  }
+
   /** The metadata of the document at `id` (null when it has none), parsed at its first read. */
   metadata(id: number): unknown {
-    const parsed = this.meta !== null && id < this.meta.length ? this.meta[id] : undefined;
+    const parsed = this.parsedAt(id);
     if (parsed !== undefined) return parsed;
-    const json = this.metaJson !== null && id < this.metaJson.length ? this.metaJson[id] : undefined;
+    const json = this.jsonAt(id);
     if (json === undefined) return null;
     const value = JSON.parse(json) as unknown;
     (this.meta ??= [])[id] = value;
@@ -84,10 +94,8 @@ export class FieldStore {
 
   /** The metadata of the document at `id` as it is kept: its JSON text, or parsed once it was read. */
   private storedMetadata(id: number): { metadataJson: string } | { metadata: unknown } {
-    const json = this.metaJson !== null && id < this.metaJson.length ? this.metaJson[id] : undefined;
-    if (json !== undefined) return { metadataJson: json };
-    const parsed = this.meta !== null && id < this.meta.length ? this.meta[id] : undefined;
-    return { metadata: parsed ?? null };
+    const json = this.jsonAt(id);
+    return json !== undefined ? { metadataJson: json } : { metadata: this.parsedAt(id) ?? null };
   }
 
   /** Bytes of the columns, tables and inverted indexes (V8 objects estimated; not the strings or the metadata itself). */
