@@ -8,14 +8,17 @@
 /** Snapshot after this many applied changes, or after {@link SNAPSHOT_GROWTH} of those applied since the load when that is more. */
 export const SNAPSHOT_EVERY_CHANGES = 20_000;
 /**
- * Two thirds: while an ingest runs, each snapshot holds three times the documents of the one
- * before. A 1,000,000-row import in batches of 1,000 then writes 4 snapshots holding 800,000
- * documents in all, the largest of 540,000 (half: 6 holding 1.26 million, the largest of 640,000;
- * a snapshot costs the shard threads ~22 us of CPU a document, and its capture and encoded
- * buffers sit beside the live index while it is written), for a replay after a crash of at most
- * two thirds of what was applied since the load instead of half.
+ * Three quarters: while an ingest runs, each snapshot holds four times the documents of the one
+ * before. A 1,000,000-row import in batches of 1,000 then writes 3 snapshots holding 420,000
+ * documents in all, the largest of 320,000 (two thirds: 4 holding 800,000; half: 6 holding 1.26
+ * million), for a replay after a crash of at most three quarters of what was applied since the
+ * load. A snapshot costs the shard threads ~16-22 us of CPU a document, and its capture and
+ * encoded buffers sit beside the live index while it is written: at two thirds, a 200,000-row
+ * file import (bench/file-import.ts) spent a fifth of the core process's CPU on 3 snapshots of
+ * 260,000 documents and grew ~260 MiB more than at three quarters (2 of 100,000), which imported
+ * it 8-12% faster.
  */
-export const SNAPSHOT_GROWTH = 2 / 3;
+export const SNAPSHOT_GROWTH = 3 / 4;
 /** ...or, for a trickle of writes (fewer than {@link SNAPSHOT_EVERY_CHANGES}), this long after the first unsnapshotted one. */
 export const SNAPSHOT_EVERY_MS = 60_000;
 /**

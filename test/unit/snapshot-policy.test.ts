@@ -27,21 +27,23 @@ function simulateImport(rows: number, batch: number, perSecond: number): number[
 }
 
 describe('snapshot policy', () => {
-  it('snapshots a large import by its count only: 4 snapshots of 800,000 documents for 1M rows, at any speed', () => {
+  it('snapshots a large import by its count only: 3 snapshots of 420,000 documents for 1M rows, at any speed', () => {
     for (const perSecond of [1_000, 7_000, 50_000]) {
       const taken = simulateImport(1_000_000, 1_000, perSecond);
-      expect(taken, `${perSecond} rows/s`).toEqual([20_000, 60_000, 180_000, 540_000]);
-      expect(taken.reduce((a, b) => a + b, 0)).toBe(800_000);
+      expect(taken, `${perSecond} rows/s`).toEqual([20_000, 80_000, 320_000]);
+      expect(taken.reduce((a, b) => a + b, 0)).toBe(420_000);
     }
-    // A 50,000-row import: one, of 20,000 (half growth: 20,000 and 40,000).
+    // A 200,000-row import: two, of 100,000 in all (two thirds: three, of 260,000).
+    expect(simulateImport(200_000, 1_000, 10_000)).toEqual([20_000, 80_000]);
+    // A 50,000-row import: one, of 20,000.
     expect(simulateImport(50_000, 1_000, 10_000)).toEqual([20_000]);
   });
 
-  it('snapshots at SNAPSHOT_EVERY_CHANGES after a load, then at two thirds of what was applied since', () => {
+  it('snapshots at SNAPSHOT_EVERY_CHANGES after a load, then at three quarters of what was applied since', () => {
     expect(snapshotDue(SNAPSHOT_EVERY_CHANGES - 1, SNAPSHOT_EVERY_CHANGES - 1, 0)).toBe(false);
     expect(snapshotDue(SNAPSHOT_EVERY_CHANGES, SNAPSHOT_EVERY_CHANGES, 0)).toBe(true);
-    expect(snapshotDue(399_999, 600_000, 0)).toBe(false);
-    expect(snapshotDue(400_000, 600_000, 0)).toBe(true);
+    expect(snapshotDue(449_999, 600_000, 0)).toBe(false);
+    expect(snapshotDue(450_000, 600_000, 0)).toBe(true);
   });
 
   it('snapshots a trickle of writes a minute after the first of them, and an ingest past the count floor only by its count', () => {
