@@ -40,7 +40,6 @@ const text = (s: string | null): string | null => (s !== null && s.includes('\0'
  */
 const integer = (n: number): number => (Number.isInteger(n) || typeof n !== 'number' ? n : Math.round(n));
 
-
 /** LIMIT and OFFSET as SQLite reads them: a negative limit is none, a negative offset is 0 (PostgreSQL refuses both). */
 const limitOf = (n: number): number | null => (n < 0 ? null : n);
 const offsetOf = (n: number): number => Math.max(0, n);
