@@ -294,6 +294,10 @@ describe('rowToChunk: against the chunk body parser', () => {
         const { metadataJson, ...input } = out.input;
         expect(parsed(out.input)).toEqual(input);
         expect(metadataJson).toBe(JSON.stringify(input.metadata));
+        // The merge, against the spread it stands for: same keys, values and order.
+        const row = Object.fromEntries(Object.entries(s.row).filter(([, v]) => v != null));
+        const file = s.fileMetadata !== null && !Array.isArray(s.fileMetadata) ? s.fileMetadata : null;
+        expect(JSON.stringify(input.metadata)).toBe(JSON.stringify(file === null ? row : { ...file, ...row }));
         expect(input.groupIds).toEqual([GROUP]);
         expect(input.tagSet?.slice(0, s.tagSet.length)).toEqual(s.tagSet);
         const mappedTracking = options.mappings.some((m) => m.chunkReqPayloadField === 'tracking_id' && s.row[m.csvJsonlField] != null && s.row[m.csvJsonlField] !== '');
