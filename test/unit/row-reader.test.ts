@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { parse as csvParse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ImportCursor } from '../../core/domain/files.js';
@@ -97,6 +98,19 @@ describe('CSV rows', () => {
     expect(rows[0]!.value).toBeNull();
   });
 
+  it.each([
+    ['a,b\n1,"\r"\r\n2,x\r\n', [{ a: '1', b: '\r' }, { a: '2', b: 'x' }]],
+    ['a,b\n1,"x\r"\r\n2,"\r\r"\n', [{ a: '1', b: 'x\r' }, { a: '2', b: '\r\r' }]],
+    ['a\n"\r"\r\nx\r\r\n\r\n""\r\n', [{ a: '\r' }, { a: 'x\r' }, {}]],
+    ['a,b\n1,2\r', [{ a: '1', b: '2\r' }]],
+  ])('keeps a carriage return that a quoted field holds, and the one before a line end only there: %j', async (csv, expected) => {
+    const { rows, failure } = await readAll('csv', blob(csv, [1, 2]).open);
+    expect(failure).toBeNull();
+    expect(outcomes(rows)).toEqual(expected);
+    const reference = csvParseRecords(Buffer.from(csv)).slice(1);
+    expect(rows.map((r) => r.cursor.byteOffset)).toEqual(reference.map((r) => r.info.bytes));
+  });
+
   it('keeps a stray quote inside an unquoted field as a character', async () => {
     const { rows } = await readAll('csv', blob('a,b\nsix 6" tall,"ok"\n').open);
     expect(outcomes(rows)).toEqual([{ a: 'six 6" tall', b: 'ok' }]);
@@ -143,6 +157,13 @@ describe('CSV rows', () => {
     expect(outcomes(rows)).toEqual([{ a: '1', b: '2' }]);
     expect(failure).toBeInstanceOf(FileFormatError);
     expect((failure as Error).message).toBe('row 2 opens a quoted field that the file never closes');
+  });
+
+  it('yields the rows before a quoted field with text after its closing quote, then fails the file', async () => {
+    const { rows, failure } = await readAll('csv', blob('a,b\n1,2\n"abc"def,1\n2,"x"\n3,4\n', [5]).open);
+    expect(outcomes(rows)).toEqual([{ a: '1', b: '2' }]);
+    expect(failure).toBeInstanceOf(FileFormatError);
+    expect((failure as Error).message).toBe('row 2 has text after the closing quote of a quoted field (a quote inside a quoted field is written twice: "")');
   });
 
   it('fails the file on a record longer than the bound instead of buffering it', async () => {
@@ -333,6 +354,18 @@ const jsonlFile = fc
     return { text, expected };
   });
 
+/** csv-parse's records of the bytes, with the byte offset after each: the reference the CSV reader is held to. */
+function csvParseRecords(data: Buffer): { record: string[]; info: { bytes: number } }[] {
+  const options = { bom: true, record_delimiter: ['\r\n', '\n'], relax_column_count: true, relax_quotes: true, skip_empty_lines: true, info: true };
+  return csvParse(data, options) as unknown as { record: string[]; info: { bytes: number } }[];
+}
+
+/** A reference record as the reader reports it: its non-empty cells, or the field-count error. */
+function expectedCells(record: readonly string[], columns: number): string[] | string {
+  if (record.length !== columns) return `row has ${record.length === 1 ? '1 field' : `${record.length} fields`}, the header has ${columns}`;
+  return record.filter((cell) => cell !== '');
+}
+
 /** Checks that a resumed read from each row's cursor (and from a zero cursor) yields the rest of the whole read. */
 async function checkResumes(kind: Kind, text: string, sizes: readonly number[]): Promise<ReadRow[]> {
   const { open } = blob(text, sizes);
@@ -358,6 +391,10 @@ describe('resume oracle', () => {
         // Each cursor is the byte where the next record (or the end) starts: the byte before it ends a line.
         const data = Buffer.from(text, 'utf8');
         for (const r of rows) expect(r.cursor.byteOffset === data.length || data[r.cursor.byteOffset - 1] === 0x0a).toBe(true);
+        // The same records, and the same offset after each, as csv-parse reads.
+        const reference = csvParseRecords(data).slice(1);
+        expect(rows.map((r) => r.cursor.byteOffset)).toEqual(reference.map((r) => r.info.bytes));
+        expect(rows.map((r) => (r.error === null ? Object.values(r.value!) : r.error))).toEqual(reference.map((r) => expectedCells(r.record, rows[0]?.cursor.header?.length ?? 0)));
       }),
       { numRuns: 150 },
     );
