@@ -233,6 +233,31 @@ describe('rowToChunk: the chunk body caps', () => {
     expect(errorOf({ deep }, BASE)).toBe(`the row's metadata nests more than ${LIMITS.metadataDepth} levels deep`);
   });
 
+  it('agrees with the schema on nesting around the cap, in the row or the file metadata, through arrays and objects', () => {
+    const nest = (levels: number, array: boolean): unknown => {
+      let v: unknown = 'leaf';
+      for (let i = 0; i < levels; i++) v = array && i % 2 === 0 ? ['x', v] : { d: v, s: 's' };
+      return v;
+    };
+    let refused = 0;
+    for (const rowLevels of [0, 1, 29, 30, 31, 32]) {
+      for (const fileLevels of [null, 0, 30, 31, 32]) {
+        for (const array of [false, true]) {
+          const row = { flat: 'v', n: 1, deep: nest(rowLevels, array) };
+          const fileMetadata = fileLevels === null ? null : { f: nest(fileLevels, !array) };
+          const out = mapRow(row, BASE, fileMetadata);
+          const over = measureJson(fileMetadata === null ? row : { ...fileMetadata, ...row }, LIMITS.metadataBytes, LIMITS.metadataDepth).over;
+          expect('error' in out).toBe(over);
+          if ('error' in out) refused++;
+          else expect(() => parsed(out.input)).not.toThrow();
+        }
+      }
+    }
+    // Both outcomes are exercised.
+    expect(refused).toBeGreaterThan(0);
+    expect(refused).toBeLessThan(60);
+  });
+
   it('agrees with the schema on metadata size at the cap, escapes and file metadata included', () => {
     const file = { note: 'n'.repeat(1000) };
     // Quotes are counted at 6 bytes each by the schema's measure: around 65536 / 6 of them.
