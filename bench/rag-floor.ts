@@ -1,8 +1,8 @@
 /**
  * The floor under issue 13's goal (time to first byte through the service less than 50 ms above
  * the provider's own, 100 streams at once): the same burst as `rag-streams.ts` through bare
- * relays that keep one part of the service's path each, then through the service itself, rung
- * after rung in every round so that all of them see the machine in the same state.
+ * relays that keep one part of the service's path each, then through the service itself, one
+ * rung at a time (each up only while it is measured: see `main`).
  *
  * - `relay`: one Node process, HTTP in → the provider over `node:http` → text out. What any
  *   relay written in Node adds.
@@ -20,7 +20,7 @@
  * The fake provider (test/helpers/fake-llm.ts) runs in this process, as in `rag-streams.ts`;
  * the provider's own time to first byte is measured right after each rung's burst.
  *
- *   npm run build && npx tsx bench/rag-floor.ts [--streams 100] [--tokens 40] [--delay 50] [--rounds 3] [--rungs relay,list,...]
+ *   npm run build && npx tsx bench/rag-floor.ts [--streams 100] [--tokens 40] [--delay 50] [--rounds 3] [--rungs relay,list,...] [--lane 16]
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -133,8 +133,8 @@ function relayText(res: http.ServerResponse, text: string): void {
 /** A child process's part: `relay` (the whole relay), `front` (HTTP and enqueue) or `worker`. */
 async function child(role: string, queue: string, provider: string, providerUrl: string, redisUrl: string, name: string): Promise<void> {
   // Each rung its own queue and channel: no worker takes another rung's answers.
-  const QUEUE = `floor-${name}`;
-  const CHANNEL = `floor-${name}-text`;
+  const QUEUE = `floor-${name.replace('+', '-')}`;
+  const CHANNEL = `${QUEUE}-text`;
   const agent = new http.Agent({ keepAlive: true });
   const call = provider === 'openai' ? serviceProvider(providerUrl) : (q: string, d: (t: string) => void, e: () => void) => rawDeltas(providerUrl, agent, q, d, e);
   if (role === 'relay') {
@@ -146,7 +146,7 @@ async function child(role: string, queue: string, provider: string, providerUrl:
     // As the service's facade: commands auto-pipelined, no offline queue.
     const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true });
     const sub = new Redis(redisUrl);
-    const bull = queue === 'bullmq' ? new Queue<FloorJob>(QUEUE.replace('+', '-'), { connection: redis }) : null;
+    const bull = queue === 'bullmq' ? new Queue<FloorJob>(QUEUE, { connection: redis }) : null;
     const waiting = new Map<string, http.ServerResponse>();
     await sub.subscribe(CHANNEL);
     sub.on('message', (_channel: string, message: string) => {
@@ -181,7 +181,7 @@ async function child(role: string, queue: string, provider: string, providerUrl:
       ),
     );
   if (queue === 'bullmq') {
-    for (const concurrency of ragLanes(STREAMS, LANE)) new Worker<FloorJob>(QUEUE.replace('+', '-'), (job) => run(job.data), { connection: { url: redisUrl, maxRetriesPerRequest: null }, concurrency, maxStalledCount: 0 });
+    for (const concurrency of ragLanes(STREAMS, LANE)) new Worker<FloorJob>(QUEUE, (job) => run(job.data), { connection: { url: redisUrl, maxRetriesPerRequest: null }, concurrency, maxStalledCount: 0 });
   } else {
     for (let i = 0; i < 8; i++) {
       const pop = new Redis(redisUrl);
