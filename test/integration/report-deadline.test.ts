@@ -72,7 +72,11 @@ const seedEvents = (datasetId: string): Promise<void> =>
   );
 
 beforeAll(async () => {
-  stack = await startStack({ env: { QUARRY_ANALYTICS_REPORT_TIMEOUT_MS: String(DEADLINE_MS) } });
+  // The report processes at the default priority: at QUARRY_THREAD_NICE's 10 a report that must
+  // answer got too little of the 2 cores within the deadline while the rest of the suite ran
+  // (the narrowed report answered 504 once in a fresh-clone run). The deadline is what this file
+  // tests, not the priority.
+  stack = await startStack({ env: { QUARRY_ANALYTICS_REPORT_TIMEOUT_MS: String(DEADLINE_MS), QUARRY_THREAD_NICE: '0' } });
   t = await createTenant(stack);
   small = t.ds.with({ 'tr-dataset': await createDataset(stack, t.orgId, t.ownerKey) });
   await seed(t.datasetId);
@@ -83,8 +87,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** A day of searches, as the reports' date_range takes it. */
-const DAY = { gte: '2025-03-02 00:00:00', lt: '2025-03-03 00:00:00' };
+/** An hour of searches (3,600 of them), as the reports' date_range takes it. */
+const HOUR = { gte: '2025-03-02 00:00:00', lt: '2025-03-02 01:00:00' };
 
 it('answers 504 {message} for a report past its deadline, and everything else as usual', async () => {
   const [slow, other, dataset] = await Promise.all([
@@ -105,7 +109,7 @@ it('answers 504 {message} for a report past its deadline, and everything else as
   // on PostgreSQL, whose hash aggregate of these 1M rows is a few hundred ms: near the deadline.
   const again = await t.ds.post('/api/analytics/search', { type: 'search_metrics', filter: { top_score: { gte: 0 } } });
   expect(again.status, again.text).toBe(504);
-  const narrowed = await t.ds.post('/api/analytics/search', { type: 'search_queries', filter: { date_range: DAY }, page: 1 });
+  const narrowed = await t.ds.post('/api/analytics/search', { type: 'search_queries', filter: { date_range: HOUR }, page: 1 });
   expect(narrowed.status, narrowed.text).toBe(200);
   expect(narrowed.body.queries).toHaveLength(10);
   const after = await small.post('/api/analytics/search', { type: 'head_queries' });
