@@ -1,7 +1,7 @@
 /**
  * The report deadline through the service (QUARRY_ANALYTICS_REPORT_TIMEOUT_MS of 250 ms): a report
  * over 1,000,000 searches answers 504 `{message}` saying how long it may take and how to narrow it,
- * while the same report narrowed to a day, a report of another dataset, and other routes answer
+ * while the same report narrowed to an hour, a report of another dataset, and other routes answer
  * as usual, during it and after it (on SQLite from a fresh report process). The rows are written
  * straight into the stack's store: through the API they would take minutes. The event listing
  * (`POST /api/analytics/events/all`) runs as report SQL and is held to the same deadline.
