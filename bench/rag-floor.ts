@@ -206,7 +206,7 @@ function ttfb(agent: http.Agent, url: string, body: string, isText: (piece: stri
       res.on('data', (piece: string) => {
         if (Number.isNaN(first) && isText(piece)) first = performance.now() - started;
       });
-      res.on('end', () => (res.statusCode === 200 ? resolve(first) : reject(new Error(`status ${res.statusCode}`))));
+      res.on('end', () => (res.statusCode !== 200 ? reject(new Error(`status ${res.statusCode}`)) : Number.isNaN(first) ? reject(new Error('the answer had no text')) : resolve(first)));
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -237,7 +237,9 @@ async function main(): Promise<void> {
       const stack = await startBenchStack({ QUARRY_EMBED_JOBS: 'false', QUARRY_RAG_CONCURRENCY: String(Math.max(64, STREAMS)) });
       const tenant = await benchTenant(stack, 'floor');
       const owner = { 'content-type': 'application/json', authorization: tenant.ownerKey, 'tr-organization': tenant.orgId };
-      await fetch(`${stack.baseUrl}/api/dataset`, { method: 'PUT', headers: owner, body: JSON.stringify({ dataset_id: tenant.datasetId, server_configuration: { LLM_BASE_URL: llm.url, RAG_PROMPT: '', SEMANTIC_ENABLED: false } }) });
+      const put = await fetch(`${stack.baseUrl}/api/dataset`, { method: 'PUT', headers: owner, body: JSON.stringify({ dataset_id: tenant.datasetId, server_configuration: { LLM_BASE_URL: llm.url, RAG_PROMPT: '', SEMANTIC_ENABLED: false } }) });
+      // Without the provider's URL the service answers with its extractive default: another rung.
+      if (!put.ok) throw new Error(`could not point the dataset at the fake provider: ${put.status} ${await put.text()}`);
       const url = `${stack.baseUrl}/api/chunk/generate`;
       const headers = { authorization: tenant.readKey, 'tr-dataset': tenant.datasetId };
       return {
