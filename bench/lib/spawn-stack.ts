@@ -103,7 +103,31 @@ export async function post(baseUrl: string, p: string, body: unknown, headers: R
   return text ? JSON.parse(text) : undefined;
 }
 
+/** A sysfs value, or null where the file is missing (another OS, another kernel, a container). */
+function sysfs(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * How this machine's idle cores wake, when Linux says: in a KVM guest with the `haltpoll` cpuidle
+ * driver and `guest_halt_poll_ns` 0 every idle core halts into the hypervisor, and each wake-up
+ * of a request's reader costs tens of µs. On 2026-11-29 a bare Node server answered wrk at 1
+ * connection in p50 137-141 µs with 0 and 47-57 µs with 200000, on the same boot (quarry's
+ * searches, CPU-bound, did not move): figures of days whose setting differs do not compare.
+ */
+function cpuIdle(): string | null {
+  const driver = sysfs('/sys/devices/system/cpu/cpuidle/current_driver');
+  if (driver === null) return null;
+  const poll = driver === 'haltpoll' ? sysfs('/sys/module/haltpoll/parameters/guest_halt_poll_ns') : null;
+  return `cpuidle ${driver}${poll === null ? '' : ` (guest_halt_poll_ns ${poll})`}`;
+}
+
 /** Machine description for benchmark reports. */
 export function machine(): string {
-  return `${os.cpus()[0]?.model ?? 'unknown cpu'}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, ${os.platform()} ${os.arch()}`;
+  const idle = cpuIdle();
+  return `${os.cpus()[0]?.model ?? 'unknown cpu'}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, ${os.platform()} ${os.arch()}${idle ? `, ${idle}` : ''}`;
 }
