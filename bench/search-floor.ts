@@ -51,7 +51,10 @@ const ALL_RUNGS = ['bare', 'score', 'pin', 'store', 'koa', 'service', 'service-n
 type Rung = (typeof ALL_RUNGS)[number];
 const RUNGS = arg('--rungs', ALL_RUNGS.join(','))
   .split(',')
-  .filter((r): r is Rung => (ALL_RUNGS as readonly string[]).includes(r));
+  .map((r): Rung => {
+    if (!(ALL_RUNGS as readonly string[]).includes(r)) throw new Error(`--rungs: unknown rung "${r}" (the rungs: ${ALL_RUNGS.join(', ')})`);
+    return r as Rung;
+  });
 
 /** A chunk as the service presents one in a V1 answer (its fields and their sizes; values made up where SciFact has none). */
 function chunkJson(docId: string, text: string, datasetId: string): string {
@@ -98,10 +101,10 @@ function body(req: http.IncomingMessage): Promise<Buffer> {
 /**
  * What answers a search in the floor rungs: SciFact indexed in this process, the hits' chunk JSON
  * from memory (`memory`), from memory after a `PRAGMA data_version` of a SQLite database holding
- * them (`pin`: what the service's read caches cost when they hit), or from its rows (`rows`).
+ * them (`pin`: what the service's read caches cost when they hit), or from its rows (`rows`); the
+ * database is created in `dbDir`.
  */
-function searcher(chunks: 'memory' | 'pin' | 'rows'): (raw: Buffer) => Buffer {
-  const data = loadSciFact();
+function searcher(data: ReturnType<typeof loadSciFact>, chunks: 'memory' | 'pin' | 'rows', dbDir: string): (raw: Buffer) => Buffer {
   const datasetId = randomUUID();
   const index = new Bm25Index({});
   const json = new Map<string, Buffer>();
@@ -111,8 +114,7 @@ function searcher(chunks: 'memory' | 'pin' | 'rows'): (raw: Buffer) => Buffer {
   }
   let rowsOf: (ids: readonly string[]) => Buffer[] = (ids) => ids.map((id) => json.get(id)!);
   if (chunks !== 'memory') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-search-floor-'));
-    const db = new Database(path.join(dir, 'floor.sqlite'));
+    const db = new Database(path.join(dbDir, 'floor.sqlite'));
     db.pragma('journal_mode = WAL');
     db.exec('CREATE TABLE chunks (id TEXT PRIMARY KEY, json TEXT NOT NULL)');
     const insert = db.prepare('INSERT INTO chunks (id, json) VALUES (?, ?)');
@@ -126,7 +128,6 @@ function searcher(chunks: 'memory' | 'pin' | 'rows'): (raw: Buffer) => Buffer {
       version.get();
       return chunks === 'rows' ? ids.map((id) => Buffer.from(row.get(id) as string)) : ids.map((id) => json.get(id)!);
     };
-    process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   }
   return (raw) => {
     const { query } = JSON.parse(raw.toString('utf8')) as { query: string };
@@ -136,11 +137,12 @@ function searcher(chunks: 'memory' | 'pin' | 'rows'): (raw: Buffer) => Buffer {
   };
 }
 
-/** The server of a floor rung (this file with `--role server`): prints its port when it listens. */
-function serve(rung: Exclude<Rung, 'service' | 'service-nojobs'>): void {
+/** The server of a floor rung (this file with `--role server`, its database in `dbDir`): prints its port when it listens. */
+function serve(rung: Exclude<Rung, 'service' | 'service-nojobs'>, dbDir: string): void {
+  const data = loadSciFact();
   // The bare server keeps only the bytes: the index that built them is garbage once they are.
-  const bare = rung === 'bare' ? searcher('memory')(Buffer.from(searchBodies([loadSciFact().queries.values().next().value ?? 'cancer'])[0]!)) : null;
-  const answerFor = rung === 'bare' ? () => bare! : searcher(rung === 'score' ? 'memory' : rung === 'pin' ? 'pin' : 'rows');
+  const bare = rung === 'bare' ? searcher(data, 'memory', dbDir)(Buffer.from(searchBodies([data.queries.values().next().value ?? 'cancer'])[0]!)) : null;
+  const answerFor = rung === 'bare' ? () => bare! : searcher(data, rung === 'score' ? 'memory' : rung === 'pin' ? 'pin' : 'rows', dbDir);
   let server: http.Server;
   if (rung === 'koa') {
     const app = new Koa();
@@ -195,17 +197,25 @@ async function startRung(rung: Rung, docs: ReturnType<typeof loadSciFact>['docs'
       throw err;
     }
   }
-  const proc: ChildProcess = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--role', 'server', '--rung', rung], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<string>((resolve, reject) => {
-    proc.stdout!.once('data', (b: Buffer) => resolve(b.toString().trim()));
-    proc.once('exit', (code) => reject(new Error(`the ${rung} server exited with ${code}`)));
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    headers: {},
-    pids: { http: proc.pid! },
-    stop: () => new Promise((resolve) => proc.once('exit', () => resolve()).kill()),
+  // This process owns the server's database directory: a server ended by a signal runs no exit handler.
+  const dbDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-search-floor-'));
+  const proc: ChildProcess = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--role', 'server', '--rung', rung, '--dir', dbDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill();
+    await exited;
+    fs.rmSync(dbDir, { recursive: true, force: true });
   };
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      proc.stdout!.once('data', (b: Buffer) => resolve(b.toString().trim()));
+      void exited.then(() => reject(new Error(`the ${rung} server exited before it listened`)));
+    });
+    return { url: `http://127.0.0.1:${port}`, headers: {}, pids: { http: proc.pid! }, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }
 
 /** One rung's timed window: wrk's distribution and the CPU (µs) its processes spent per search. */
@@ -275,5 +285,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv.includes('--role')) serve(arg('--rung', 'bare') as Exclude<Rung, 'service' | 'service-nojobs'>);
+if (process.argv.includes('--role')) serve(arg('--rung', 'bare') as Exclude<Rung, 'service' | 'service-nojobs'>, arg('--dir', os.tmpdir()));
 else await main();
