@@ -34,8 +34,8 @@ export function wrkMicros(v: string): number {
   return Number(m[1]) * (m[2] === 'us' ? 1 : m[2] === 'ms' ? 1000 : 1e6);
 }
 
-/** Writes wrk's Lua script POSTing `bodies` in turn to `path` with `headers`, plus `extra` Lua; returns its file (under a new temporary directory). */
-function searchScript(headers: Record<string, string>, bodies: readonly string[], extra = '', urlPath = '/api/chunk/search'): string {
+/** Writes wrk's Lua script POSTing `bodies` in turn to /api/chunk/search with `headers`, plus `extra` Lua; returns its file (under a new temporary directory). */
+function searchScript(headers: Record<string, string>, bodies: readonly string[], extra = ''): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-wrk-'));
   const script = path.join(dir, 'search.lua');
   fs.writeFileSync(
@@ -46,7 +46,7 @@ wrk.method = "POST"
 ${Object.entries({ ...headers, 'content-type': 'application/json' }).map(([k, v]) => `wrk.headers["${k}"] = "${v}"`).join('\n')}
 request = function()
   i = i % #bodies + 1
-  return wrk.format(nil, "${urlPath}", nil, bodies[i])
+  return wrk.format(nil, "/api/chunk/search", nil, bodies[i])
 end
 ${extra}`,
   );
@@ -86,13 +86,13 @@ export interface WrkDistribution {
   readonly max: number;
 }
 
-/** wrk POSTing `bodies` in turn to `url` (`urlPath`) for `seconds` on `connections`: its whole latency distribution. */
-export function wrkDistribution(url: string, headers: Record<string, string>, bodies: readonly string[], connections: number, seconds: number, urlPath = '/api/chunk/search'): WrkDistribution {
+/** wrk POSTing `bodies` in turn to `url`'s /api/chunk/search for `seconds` on `connections`: its whole latency distribution. */
+export function wrkDistribution(url: string, headers: Record<string, string>, bodies: readonly string[], connections: number, seconds: number): WrkDistribution {
   const done = `done = function(summary, latency, requests)
   local bad = summary.errors.status
   io.write(string.format("DIST %d %.1f %d %d %d %d %d %d\\n", summary.requests, summary.requests / (summary.duration / 1e6), bad, latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max))
 end`;
-  const script = searchScript(headers, bodies, done, urlPath);
+  const script = searchScript(headers, bodies, done);
   try {
     const r = spawnSync('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '-s', script, url], { encoding: 'utf8' });
     const m = /DIST (\d+) ([\d.]+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(r.stdout);
