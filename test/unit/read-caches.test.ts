@@ -79,6 +79,29 @@ describe('chunk record cache', () => {
       expect(await cached.chunks.getMany(datasetId, page), `step ${step}`).toEqual(await plain.chunks.getMany(datasetId, page));
     }
   });
+
+  it('stays within its bytes by dropping records read once, keeping one read again and again', async () => {
+    // ~600 bytes a record (its strings and a fixed part): about 33 fit in 20,000.
+    const { cached, other, datasetId } = await setup(20_000);
+    const made = await other.chunks.createMany(
+      datasetId,
+      Array.from({ length: 100 }, (_, i) => ({ chunkHtml: `chunk ${i}`, tagSet: [] })),
+    );
+    const ids = made.map((c) => c.id);
+    const read = async (id: string) => (await cached.chunks.getMany(datasetId, [id]))[0]!;
+    const popular = await read(ids[0]!);
+    const once = await read(ids[1]!);
+    for (const id of ids.slice(2)) {
+      await read(id);
+      expect(await read(ids[0]!)).toBe(popular);
+    }
+    // Read once, 98 records ago: gone, and read again from the store.
+    const again = await read(ids[1]!);
+    expect(again).not.toBe(once);
+    expect(again).toEqual(once);
+    // The last one read is still in memory.
+    expect(await read(ids[99]!)).toBe(await read(ids[99]!));
+  });
 });
 
 describe('dataset, organization and API-key caches', () => {
