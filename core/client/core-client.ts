@@ -9,6 +9,7 @@ import type { SearchRequest } from '../rpc/generated/quarry/search/v1/SearchRequ
 
 export type { HealthReply } from '../rpc/health.js';
 import { loadCoreService } from '../rpc/proto.js';
+import { withFields } from '../domain/with-fields.js';
 
 /** A ranked hit. */
 export type ScoredChunk = ScoredChunk__Output;
@@ -96,11 +97,11 @@ export function coreClientOver(call: CoreCall, deadlineMs: number, close: () => 
       Number((await call<{ applied_seq: number }>('Apply', { dataset_id: datasetId, min_seq: minSeq }, deadlineMs, false, undefined)).applied_seq),
     search: (args) => call<SearchResult>('Search', args, deadlineMs, true, signal),
     count: async ({ limit, ...rest }) => {
-      const request: SearchArgs = { ...rest, count_only: { limit: limit ?? 0 } };
+      const request: SearchArgs = withFields(rest, { count_only: { limit: limit ?? 0 } });
       return Number((await call<SearchResult>('Search', request, deadlineMs, true, signal)).total);
     },
     scroll: async ({ offset_chunk_id, sort_field, sort_direction, ...rest }) => {
-      const request: SearchArgs = { ...rest, scroll: { offset_chunk_id, sort_field, sort_direction } };
+      const request: SearchArgs = withFields(rest, { scroll: { offset_chunk_id, sort_field, sort_direction } });
       return (await call<SearchResult>('Search', request, deadlineMs, true, signal)).chunks.map((c) => c.chunk_id);
     },
     stats: (datasetId) => call('Stats', { dataset_id: datasetId }, deadlineMs, true, signal),

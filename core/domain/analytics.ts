@@ -170,5 +170,5 @@ export function completeRecords<B extends Omit<AnalyticsBatch, 'id'>>(batch: B):
   const recommendations = keep('recommendations', batch.recommendations);
   const rags = keep('rags', batch.rags);
   if (incomplete.length === 0) return { batch, incomplete };
-  return { batch: { ...batch, searches, recommendations, ...(rags === undefined ? {} : { rags }) }, incomplete };
+  return { batch: Object.assign({}, batch, rags === undefined ? { searches, recommendations } : { searches, recommendations, rags }), incomplete };
 }

@@ -59,6 +59,8 @@ export const DATASET_CONFIG_DEFAULTS = Object.freeze({
 
 /** The configuration with defaults for every absent known key. */
 export function withConfigDefaults(stored: Record<string, unknown>): Record<string, unknown> {
+  // A spread, not withFields: `stored` is the user's JSON, whose `__proto__` key must stay a key. Read at most once per write to the store.
+  // eslint-disable-next-line no-restricted-syntax
   return { ...DATASET_CONFIG_DEFAULTS, ...stored };
 }
 

@@ -15,6 +15,7 @@ import { abortError, providerError, raceAbort, throwIfAborted } from './llm-erro
 import { buildMessages, messagesText, plainMessages } from './prompt.js';
 import type { LlmDeps, LlmProvider } from './provider.js';
 import { countTokens } from './token-count.js';
+import { withFields } from '../domain/with-fields.js';
 
 /** Default time for the provider to start answering, and longest silence inside a stream, in ms. */
 export const DEFAULT_LLM_TIMEOUT_MS = 60_000;
@@ -107,7 +108,7 @@ export class OpenAiChatProvider implements LlmProvider {
     try {
       const chunks = await raceAbort(
         this.client.chat.completions.create(
-          { ...chatParams(request.options), messages, stream: true, stream_options: { include_usage: true } },
+          withFields(chatParams(request.options), { messages, stream: true as const, stream_options: { include_usage: true } }),
           { signal: upstream.signal },
         ),
         signal,
@@ -151,7 +152,7 @@ export class OpenAiChatProvider implements LlmProvider {
     throwIfAborted(signal);
     const wire = plainMessages(messages);
     try {
-      const res = await raceAbort(this.client.chat.completions.create({ ...chatParams(options), messages: wire, stream: false }, { signal }), signal);
+      const res = await raceAbort(this.client.chat.completions.create(withFields(chatParams(options), { messages: wire, stream: false as const }), { signal }), signal);
       // A server that is not quite OpenAI's may answer 200 with another shape.
       const text: unknown = (res as Partial<typeof res> | undefined)?.choices?.[0]?.message?.content;
       if (typeof text !== 'string') throw providerError('the answer has no message content');

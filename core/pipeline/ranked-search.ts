@@ -14,6 +14,7 @@ import type { SearchHits, SearchQuery } from '../router/engine.js';
 import type { Store } from '../../store/repository.js';
 import { chunksInHitOrder, hitsOf, scoredIds, type Hit } from './hit-chunks.js';
 import { byScore, postRank, type Ranked } from './post-rank.js';
+import { withFields } from '../domain/with-fields.js';
 
 /** Candidates fetched before a field sort or a re-scoring when the request names no amount. */
 const DEFAULT_PREFETCH = 1000;
@@ -69,7 +70,7 @@ async function retrieveChunks(ctx: PipelineContext, q: SearchQuery): Promise<{ h
 /** Prefetch by relevance, then order by a field (score_threshold does not apply, as in the reference). */
 async function sortedByField(ctx: PipelineContext, s: RankedSearch, by: SortByField, limit: number): Promise<RecordsResult> {
   const prefetch = Math.min(by.prefetch ?? DEFAULT_PREFETCH, ctx.maxLimit);
-  const { hits, chunks } = await retrieveChunks(ctx, { ...s, offset: 0, limit: prefetch, scoreThreshold: null });
+  const { hits, chunks } = await retrieveChunks(ctx, withFields(s, { offset: 0, limit: prefetch, scoreThreshold: null }));
   const dir = by.descending ? -1 : 1;
   const keyed = chunks.map((r) => ({ r, v: fieldValue(r.c, by.field) }));
   keyed.sort((a, b) => {
@@ -90,7 +91,7 @@ async function reScored(ctx: PipelineContext, s: RankedSearch, by: SortByRerank,
     throw badRequest('sort_by.rerank_type "cross_encoder" needs a reranker: set RERANKER_BASE_URL in the dataset server_configuration');
   }
   const prefetch = Math.min(by.prefetch ?? DEFAULT_PREFETCH, ctx.maxLimit);
-  const { hits, chunks: candidates } = await retrieveChunks(ctx, { ...s, offset: 0, limit: prefetch, scoreThreshold: null, countTotal: false });
+  const { hits, chunks: candidates } = await retrieveChunks(ctx, withFields(s, { offset: 0, limit: prefetch, scoreThreshold: null, countTotal: false }));
   const correctedQuery = hits.correctedQuery ?? null;
   if (candidates.length === 0) return { results: [], total: 0, correctedQuery };
   const query = by.query ?? correctedQuery?.replace(/"/g, ' ') ?? s.query;
@@ -101,8 +102,7 @@ async function reScored(ctx: PipelineContext, s: RankedSearch, by: SortByRerank,
     scores = new Map(candidates.map((r, i) => [r.c.id, out[i]!]));
   } else {
     const again = await ctx.retrieve(
-      {
-        ...s,
+      withFields(s, {
         searchType: by.rerankType,
         query,
         queries: [],
@@ -113,7 +113,7 @@ async function reScored(ctx: PipelineContext, s: RankedSearch, by: SortByRerank,
         limit: candidates.length,
         scoreThreshold: null,
         countTotal: false,
-      },
+      }),
       ctx.signal,
     );
     scores = new Map(again.chunkIds.map((id, i) => [id, again.scores[i]!]));
@@ -145,14 +145,14 @@ export async function runRankedSearch(ctx: PipelineContext, s: RankedSearch): Pr
   let out: RecordsResult;
   const sortBy = sort.sortBy;
   if (limit === 0) {
-    const hits = await ctx.retrieve({ ...s, limit: 0 }, ctx.signal);
+    const hits = await ctx.retrieve(withFields(s, { limit: 0 }), ctx.signal);
     out = { results: [], total: hits.total, correctedQuery: hits.correctedQuery ?? null };
   } else if (sortBy?.kind === 'field') {
     out = await sortedByField(ctx, s, sortBy, limit);
   } else if (sortBy?.kind === 'rerank') {
     out = await reScored(ctx, s, sortBy, limit);
   } else {
-    const { hits, chunks } = await retrieveChunks(ctx, { ...s, limit });
+    const { hits, chunks } = await retrieveChunks(ctx, withFields(s, { limit }));
     out = { results: chunks, total: hits.total, correctedQuery: hits.correctedQuery ?? null };
   }
   const vectors = mmr

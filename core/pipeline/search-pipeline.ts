@@ -18,6 +18,7 @@ import { groupedPage, MAX_GROUPING_PREFIX } from './group-hits.js';
 import type { Hit } from './hit-chunks.js';
 import { runRankedSearch, type PipelineContext, type RankedResult, type RankedSearch } from './ranked-search.js';
 import { recommendChunks, type Examples } from './recommend.js';
+import { withFields } from '../domain/with-fields.js';
 
 /** Types a recommendation can rank by. */
 const RECOMMEND_TYPES = new Set(['semantic', 'bm25', 'fulltext']);
@@ -75,7 +76,7 @@ export async function runPipeline(deps: PipelineDeps, req: PipelineRequest, sign
   } else {
     requireSearchTypes(config, req);
   }
-  const search: RankedSearch = req.withinGroup ? { ...req, filter: withConditions(req.filter, [inGroup(await groupIdOf(deps.store, dataset.id, req.withinGroup))]) } : req;
+  const search: RankedSearch = req.withinGroup ? withFields(req, { filter: withConditions(req.filter, [inGroup(await groupIdOf(deps.store, dataset.id, req.withinGroup))]) }) : req;
 
   const rank = async (s: RankedSearch): Promise<RankedResult> => {
     if (examples && req.recommend) {
@@ -85,13 +86,14 @@ export async function runPipeline(deps: PipelineDeps, req: PipelineRequest, sign
     return req.autocomplete ? runAutocomplete(ctx, s, req.autocomplete.extendResults) : runRankedSearch(ctx, s);
   };
 
-  if (!req.groupBy) return { ...(await rank(search)), groups: [], totalGroups: 0 };
+  // A ranked result has no groups: the spread goes last (see domain/with-fields.ts).
+  if (!req.groupBy) return { groups: [], totalGroups: 0, ...(await rank(search)) };
   let correctedQuery: string | null = null;
   const { groups, totalGroups } = await groupedPage(
     deps.store,
     dataset.id,
     async (limit) => {
-      const found = await rank({ ...search, offset: 0, limit, countTotal: false });
+      const found = await rank(withFields(search, { offset: 0, limit, countTotal: false }));
       correctedQuery = found.correctedQuery;
       return found.results;
     },

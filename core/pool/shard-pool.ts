@@ -27,6 +27,7 @@ import { GcPauses } from './gc-pauses.js';
 import { InlineScheduler } from './inline-scheduler.js';
 import { ShardNotLoadedError } from './shard-not-loaded.js';
 import { abortError, deadlineStop, inlineTaskStop, taskStopFor } from './task-stop.js';
+import { withFields } from '../domain/with-fields.js';
 
 interface Pending {
   readonly resolve: (reply: ShardReply, runMs: number) => void;
@@ -150,7 +151,7 @@ export class ShardPool {
   async run<T>(task: ShardTask, signal?: AbortSignal, inline = false): Promise<T> {
     if (signal?.aborted) throw abortError(signal);
     if (this.closing) throw new QuarryError('unavailable', 'the shard threads are shutting down', { retryAfterSeconds: 1 });
-    const message: ShardMessage = signal ? { ...task, stop: inline ? inlineTaskStop(signal) : taskStopFor(signal) } : task;
+    const message: ShardMessage = signal ? { stop: inline ? inlineTaskStop(signal) : taskStopFor(signal), ...task } : task;
     const reply = inline ? await (message.op === 'snapshot' ? this.snapshotInline(message) : this.runInline(message)) : await this.post(message);
     if ('fault' in reply) {
       if (reply.fault === 'not_loaded') throw new ShardNotLoadedError(task.datasetId, task.shard, reply.message);
@@ -222,7 +223,7 @@ export class ShardPool {
     const host = this.inlineHost;
     if (!host) return 0;
     // +1: Date.now() counts whole milliseconds.
-    const task = { ...message, stop: deadlineStop(Date.now() + Math.ceil(firstMs) + 1) };
+    const task = withFields(message, { stop: deadlineStop(Date.now() + Math.ceil(firstMs) + 1) });
     const cpu = process.cpuUsage();
     const started = performance.now();
     host.run(task);

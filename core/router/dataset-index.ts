@@ -24,6 +24,7 @@ import { fuseHybrid } from './hybrid-fusion.js';
 import { byScoreThenId, mergeHits, ShardSet, type DatasetHits } from './shard-set.js';
 import { mergeTermStats, TermStatsCache } from './term-stats.js';
 import { snapshotDue } from './snapshot-policy.js';
+import { withFields } from '../domain/with-fields.js';
 
 export type { DatasetHits } from './shard-set.js';
 
@@ -516,7 +517,7 @@ export class DatasetIndex {
 
   private async searchHybridOnce(vector: Float32Array, q: DatasetSearch, signal?: AbortSignal): Promise<DatasetHits> {
     const pool = Math.max(HYBRID_POOL, q.offset + q.limit);
-    const leg = { ...q, offset: 0, limit: pool, minScore: null, countTotal: false, fulltext: true };
+    const leg = withFields(q, { offset: 0, limit: pool, minScore: null, countTotal: false, fulltext: true });
     const [lexical, dense] = await Promise.all([this.search(leg, signal), this.searchDense(vector, leg, signal)]);
     const ids = [...new Set([...lexical.chunkIds, ...dense.chunkIds])];
     if (ids.length === 0) return { chunkIds: [], scores: [], total: 0 };
@@ -550,7 +551,7 @@ export class DatasetIndex {
    * query by the reranker, sorted by that score; score_threshold applies to it.
    */
   async searchHybridReranked(vector: Float32Array, q: DatasetSearch, reranker: Reranker, signal?: AbortSignal): Promise<DatasetHits> {
-    const leg = { ...q, offset: 0, limit: q.offset + q.limit, minScore: null, countTotal: false, fulltext: true };
+    const leg = withFields(q, { offset: 0, limit: q.offset + q.limit, minScore: null, countTotal: false, fulltext: true });
     const [lexical, dense] = await Promise.all([this.search(leg, signal), this.searchDense(vector, leg, signal)]);
     const ids = [...new Set([...lexical.chunkIds, ...dense.chunkIds])];
     if (ids.length === 0) return { chunkIds: [], scores: [], total: 0 };

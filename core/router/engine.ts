@@ -21,6 +21,7 @@ import type { Bm25Params } from '../../workers/shard/protocol.js';
 import { checkFilter, resolveGroupTrackingIds } from './filter-check.js';
 import type { TypoOptions } from '../typo/options.js';
 import type { DatasetRecord } from '../domain/tenancy.js';
+import { withFields } from '../domain/with-fields.js';
 
 /** Search types the core serves today. */
 const ENABLED_SEARCH_TYPES = new Set(['bm25', 'fulltext', 'semantic', 'hybrid']);
@@ -91,7 +92,7 @@ function indexSpecOf(record: DatasetRecord): IndexSpec {
   let known = indexSpecs.get(record);
   if (!known) {
     const cfg = record.serverConfiguration;
-    const spec = { ...embeddingSpec(cfg), reranker: rerankerSpec(cfg), splade: spladeSpec(cfg) };
+    const spec = withFields(embeddingSpec(cfg), { reranker: rerankerSpec(cfg), splade: spladeSpec(cfg) });
     const sparseKey = spec.splade?.modelKey ?? null;
     const params = { k1: num(cfg.BM25_K, DATASET_CONFIG_DEFAULTS.BM25_K), b: num(cfg.BM25_B, DATASET_CONFIG_DEFAULTS.BM25_B), distance: spec.distance };
     known = { spec, sparseKey, params, fingerprint: indexFingerprint(params, spec.modelKey, sparseKey) };
@@ -167,7 +168,7 @@ export class Engine {
       else if (state === 'failed') counts.failed++;
       else if (state === 'lost') counts.lost++;
     }
-    return { ...counts, threadRestarts: this.pool.restarts };
+    return withFields(counts, { threadRestarts: this.pool.restarts });
   }
 
   /**
@@ -409,7 +410,7 @@ export class Engine {
         const must = typo.requiredWords.map((w) => ({ field: { field: 'content', match_all: [{ text: w }] } }));
         filter = withConditions(filter, must);
       }
-      if (typo?.correctedQuery) q = { ...q, query: typo.correctedQuery.replace(/"/g, ' ') };
+      if (typo?.correctedQuery) q = withFields(q, { query: typo.correctedQuery.replace(/"/g, ' ') });
       const boost = q.fulltextBoost && q.fulltextBoost.phrase.trim() !== '' && q.fulltextBoost.factor !== 1 ? q.fulltextBoost : null;
       const query = {
         text: q.query,
@@ -433,9 +434,9 @@ export class Engine {
               ? await index.searchHybridReranked(vector, query, reranker, signal)
               : await index.searchHybrid(vector, query, signal);
       } else {
-        hits = await index.search({ ...query, fulltext: q.searchType === 'fulltext' }, signal);
+        hits = await index.search({ fulltext: q.searchType === 'fulltext', ...query }, signal);
       }
-      return { ...hits, correctedQuery: typo?.correctedQuery ?? null };
+      return { correctedQuery: typo?.correctedQuery ?? null, ...hits };
     });
   }
 
@@ -476,7 +477,7 @@ export class Engine {
   /** Index statistics. */
   async stats(datasetId: string): Promise<{ chunkCount: number; appliedSeq: number; shards: number }> {
     const index = await this.dataset(datasetId);
-    return { ...(await index.stats()), shards: index.shards };
+    return withFields(await index.stats(), { shards: index.shards });
   }
 
   /** Drops a dataset's shards from memory (its snapshots are removed with the dataset's data). */

@@ -41,7 +41,7 @@ export class ShardSet {
    * order of `shards`. `signal` stops tasks that have not started and makes running ones stop.
    */
   run<T>(body: (shard: number) => TaskBody, signal?: AbortSignal, shards: readonly number[] = this.all): Promise<T[]> {
-    return Promise.all(shards.map((shard) => this.pool.run<T>({ ...body(shard), datasetId: this.datasetId, shard }, signal, this.inline)));
+    return Promise.all(shards.map((shard) => this.pool.run<T>({ datasetId: this.datasetId, shard, ...body(shard) }, signal, this.inline)));
   }
 
   /**

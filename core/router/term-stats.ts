@@ -5,6 +5,7 @@
  */
 import { MAX_COMPLETIONS, withCompletions } from '../domain/completions.js';
 import type { TermStatsReply } from '../../workers/shard/protocol.js';
+import { withFields } from '../domain/with-fields.js';
 
 /** Queries whose merged statistics are kept. */
 const STATS_CACHE_SIZE = 4096;
@@ -31,7 +32,7 @@ export function mergeTermStats(parts: readonly TermStatsReply[], prefix: boolean
     docFreqs: first.terms.map((_, i) => parts.reduce((s, p) => s + (p.docFreqs[i] ?? 0), 0)),
     ...(first.pairs ? { pairs: first.pairs, pairDocFreqs: first.pairs.map((_, i) => parts.reduce((s, p) => s + (p.pairDocFreqs?.[i] ?? 0), 0)) } : {}),
   };
-  return prefix ? withCompletions({ ...global, ...mergeCompletions(parts) }) : global;
+  return prefix ? withCompletions(withFields(global, mergeCompletions(parts))) : global;
 }
 
 /**

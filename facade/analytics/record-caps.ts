@@ -44,6 +44,8 @@ export type TruncationFlags = Partial<Record<'metadata_truncated' | 'results_tru
 export function cappedRequestParams(body: unknown, flags: TruncationFlags): unknown {
   const flagged = Object.keys(flags).length > 0;
   const budget = RECORD_CAPS.requestParamsBytes;
+  // A spread, not withFields: `body` is the user's JSON, whose `__proto__` key must stay a key; only a flagged (capped) request gets here.
+  // eslint-disable-next-line no-restricted-syntax
   if (fits(body, budget)) return flagged ? (isObject(body) ? { ...body, ...flags } : { request: body ?? null, ...flags }) : (body ?? null);
   const out: Record<string, unknown> = { request_truncated: true, ...flags };
   const left: string[] = [];

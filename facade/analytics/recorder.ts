@@ -180,7 +180,7 @@ export class AnalyticsRecorder {
     private readonly logger: Logger,
     options: Partial<RecorderOptions> = {},
   ) {
-    this.options = { ...RECORDER_DEFAULTS, ...options };
+    this.options = Object.assign({}, RECORDER_DEFAULTS, options);
   }
 
   /** Starts the periodic flush. */

@@ -4,8 +4,9 @@
  */
 import type { Ranked } from '../../core/pipeline/post-rank.js';
 import { chunkV1, slimChunkFor } from './chunk.js';
+import { withFields } from '../../core/domain/with-fields.js';
 
 /** One V1 recommended chunk; slim chunks leave chunk_html out. */
 export function chunkWithScoreV1(r: Ranked, slim: boolean): Record<string, unknown> {
-  return { ...(slim ? slimChunkFor('V1', r.c) : chunkV1(r.c)), score: r.score };
+  return withFields(slim ? slimChunkFor('V1', r.c) : chunkV1(r.c), { score: r.score });
 }

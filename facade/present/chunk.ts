@@ -3,6 +3,7 @@ import type { ChunkRecord } from '../../core/domain/chunk.js';
 import { formatOptionalTimestamp, formatTimestamp } from '../../core/domain/time.js';
 import type { ApiVersion } from '../access.js';
 import { jsonFragment, type JsonFragment } from './json-bytes.js';
+import { withFields } from '../../core/domain/with-fields.js';
 
 /** V2 ChunkMetadata. */
 export function chunkV2(c: ChunkRecord): Record<string, unknown> {
@@ -26,7 +27,7 @@ export function chunkV2(c: ChunkRecord): Record<string, unknown> {
 
 /** V1 ChunkMetadataStringTagSet. */
 export function chunkV1(c: ChunkRecord): Record<string, unknown> {
-  return { ...chunkV2(c), tag_set: c.tagSet.length > 0 ? c.tagSet.join(',') : null };
+  return withFields(chunkV2(c), { tag_set: c.tagSet.length > 0 ? c.tagSet.join(',') : null });
 }
 
 /** The chunk in the shape the caller's API version asks for. */

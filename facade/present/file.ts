@@ -1,6 +1,7 @@
 /** Files on the wire: the reference's File metadata, and the progress of its import. */
 import type { FileRecord } from '../../core/domain/files.js';
 import { formatOptionalTimestamp, formatTimestamp } from '../../core/domain/time.js';
+import { withFields } from '../../core/domain/with-fields.js';
 
 /** File metadata `{id, file_name, created_at, updated_at, size, metadata, link, time_stamp, dataset_id, tag_set}` (tag_set comma separated, as the reference). */
 export function fileMetadata(f: FileRecord): Record<string, unknown> {
@@ -24,8 +25,7 @@ export function fileMetadata(f: FileRecord): Record<string, unknown> {
  * is read), bytes, the row errors kept (row numbers 1-based) and their count, and the group.
  */
 export function fileWithProgress(f: FileRecord, downloadUrl: string | null): Record<string, unknown> {
-  return {
-    ...fileMetadata(f),
+  return withFields(fileMetadata(f), {
     s3_url: downloadUrl,
     status: f.status,
     kind: f.kind,
@@ -38,5 +38,5 @@ export function fileWithProgress(f: FileRecord, downloadUrl: string | null): Rec
     errors: f.errors.map((e) => ({ row: e.row, reason: e.reason })),
     error_count: f.errorCount,
     failure: f.failure,
-  };
+  });
 }

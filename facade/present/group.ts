@@ -1,6 +1,7 @@
 /** Chunk groups on the wire. */
 import type { GroupRecord } from '../../core/domain/group.js';
 import { formatTimestamp } from '../../core/domain/time.js';
+import { withFields } from '../../core/domain/with-fields.js';
 
 /** ChunkGroup. */
 export function group(g: GroupRecord): Record<string, unknown> {
@@ -19,5 +20,5 @@ export function group(g: GroupRecord): Record<string, unknown> {
 
 /** ChunkGroupAndFileId: a group with the file it came from (null for groups made by the API). */
 export function groupWithFile(g: GroupRecord): Record<string, unknown> {
-  return { ...group(g), file_id: g.fileId };
+  return withFields(group(g), { file_id: g.fileId });
 }

@@ -85,7 +85,7 @@ export function resolveSortOptions(body: Record<string, unknown>): SortOptions |
     : null;
   return {
     sortBy,
-    locationBias: s.location_bias ? { ...s.location_bias.location, bias: s.location_bias.bias } : null,
+    locationBias: s.location_bias ? { lat: s.location_bias.location.lat, lon: s.location_bias.location.lon, bias: s.location_bias.bias } : null,
     recencyBias: s.recency_bias ?? 0,
     useWeights: s.use_weights ?? true,
     tagWeights: s.tag_weights ?? null,

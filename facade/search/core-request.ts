@@ -35,13 +35,13 @@ function typoArgs(t: TypoOptions): NonNullable<SearchArgs['typo']> {
 export function sortArgs(s: SortOptions): NonNullable<SearchArgs['sort']> {
   const by = s.sortBy;
   return {
-    ...(by?.kind === 'field' ? { field_sort: { field: by.field, direction: by.descending ? 'desc' : 'asc', prefetch: by.prefetch ?? 0 } } : {}),
-    ...(by?.kind === 'rerank' ? { rerank: { rerank_type: by.rerankType, prefetch: by.prefetch ?? 0, query: by.query ?? '' } } : {}),
     ignore_weights: !s.useWeights,
     recency_bias: s.recencyBias,
     location_bias: s.locationBias ? { location: { lat: s.locationBias.lat, lon: s.locationBias.lon }, bias: s.locationBias.bias } : null,
     tag_weights: s.tagWeights ? { ...s.tagWeights } : {},
     mmr_lambda: bound(s.mmrLambda),
+    ...(by?.kind === 'field' ? { field_sort: { field: by.field, direction: by.descending ? 'desc' : 'asc', prefetch: by.prefetch ?? 0 } } : {}),
+    ...(by?.kind === 'rerank' ? { rerank: { rerank_type: by.rerankType, prefetch: by.prefetch ?? 0, query: by.query ?? '' } } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import type { ApiVersion } from '../access.js';
 import { highlightChunk, type HighlightOptions } from '../highlight/index.js';
 import { chunkJson, chunkOfShape, type ChunkShape } from '../present/chunk.js';
 import type { Ranked } from '../../core/pipeline/post-rank.js';
+import { withFields } from '../../core/domain/with-fields.js';
 
 /** How results are shaped. */
 export interface ResultShape {
@@ -29,7 +30,7 @@ export function presentResult(shape: ResultShape, r: Ranked): Record<string, unk
   // Slim chunks carry no html to mark up, so they get no highlights (as in the reference).
   if (shape.highlight && !shape.slimChunks) {
     const h = highlightChunk(r.c.chunkHtml ?? '', shape.query, shape.highlight);
-    chunk = { ...chunkOfShape(shape.version, chunkShapeOf(shape), r.c), chunk_html: h.html };
+    chunk = withFields(chunkOfShape(shape.version, chunkShapeOf(shape), r.c), { chunk_html: h.html });
     highlights = h.highlights;
   } else {
     // Not marked up: the record's JSON, encoded once for every page that shows it.

@@ -18,6 +18,7 @@ import { ChunkWords } from './typo/chunk-words.js';
 import { sparseDot, type SparseVector } from '../../core/domain/sparse-vector.js';
 import { PAIR_WEIGHT, queryPairs } from './bm25/proximity.js';
 import { lastWordBeingTyped, MAX_COMPLETIONS, withCompletions } from '../../core/domain/completions.js';
+import { withFields } from '../../core/domain/with-fields.js';
 
 /** Sort key of a document for scroll-by-field; NaN when the document has none. */
 function sortKey(fields: FieldStore, id: number, field: string): number {
@@ -129,12 +130,12 @@ export class Shard {
     let reply: TermStatsReply = { terms, docCount: s.docCount, totalLength: s.totalLength, docFreqs: Array.from(this.index.termDocFreqs(terms)) };
     if (withPairs) {
       const pairs = queryPairs(terms, (t) => this.index.isStopTerm(t));
-      reply = { ...reply, pairs, pairDocFreqs: this.index.pairDocFreqs(pairs) };
+      reply = withFields(reply, { pairs, pairDocFreqs: this.index.pairDocFreqs(pairs) });
     }
     if (prefix) {
       const last = lastWordBeingTyped(text);
       const found = last === null ? { terms: [], docFreqs: [] } : this.index.termsWithPrefix(last, MAX_COMPLETIONS);
-      reply = { ...reply, completions: found.terms, completionDocFreqs: found.docFreqs };
+      reply = withFields(reply, { completions: found.terms, completionDocFreqs: found.docFreqs });
     }
     return reply;
   }

@@ -93,7 +93,7 @@ function codePointLength(s: string): number {
 
 /** Creates an analyzer with its own bounded stem cache (no module-level state). */
 export function createAnalyzer(options: Partial<AnalyzerOptions> = {}): Analyzer {
-  const opts: Readonly<AnalyzerOptions> = Object.freeze({ ...DEFAULT_ANALYZER_OPTIONS, ...options });
+  const opts: Readonly<AnalyzerOptions> = Object.freeze(Object.assign({}, DEFAULT_ANALYZER_OPTIONS, options));
   const cache = new Map<string, string>();
   const cacheSize = Math.max(0, opts.stemCacheSize);
 

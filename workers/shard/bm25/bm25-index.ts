@@ -16,6 +16,7 @@ import { SequenceStore } from './sequence-store.js';
 import { TermScanner } from './term-scanner.js';
 import { checkYield } from '../task-stop.js';
 import { TopKHeap } from '../top-k-heap.js';
+import { withFields } from '../../../core/domain/with-fields.js';
 
 /** BM25 index options; defaults in {@link DEFAULT_BM25_OPTIONS}. */
 export interface Bm25Options {
@@ -179,7 +180,7 @@ export class Bm25Index {
 
   /** An empty index. */
   constructor(options: Partial<Bm25Options> = {}) {
-    this.options = Object.freeze({ ...DEFAULT_BM25_OPTIONS, ...options });
+    this.options = Object.freeze(Object.assign({}, DEFAULT_BM25_OPTIONS, options));
     if (!(this.options.k1 >= 0) || !(this.options.b >= 0 && this.options.b <= 1)) {
       throw new RangeError(`invalid BM25 parameters k1=${this.options.k1} b=${this.options.b}`);
     }
@@ -516,13 +517,12 @@ export class Bm25Index {
    */
   memoryReport(): MemoryParts {
     const seq = this.seq.memoryParts();
-    return {
-      ...this.post.memoryParts(),
+    return withFields(this.post.memoryParts(), {
       sequences: seq.data,
       'sequences slack': seq.slack,
       'doc tables': this.docLen.byteLength + this.alive.byteLength + seq.tables + this.stopTerm.byteLength,
       'chunk ids (arena, hash table)': this.ids.memoryBytes(),
-    };
+    });
   }
 
   /** Purges tombstoned documents from postings and makes their ids reusable. */
@@ -598,7 +598,7 @@ export class Bm25Index {
 
   /** Rebuilds an index from {@link exportState} output; `options` may override compaction settings. */
   static fromState(state: Bm25State, options: Partial<Bm25Options> = {}): Bm25Index {
-    const index = new Bm25Index({ ...options, k1: state.k1, b: state.b, analyzer: state.analyzer });
+    const index = new Bm25Index(withFields(options, { k1: state.k1, b: state.b, analyzer: state.analyzer }));
     const cap = state.chunkIds.length;
     const T = state.terms.length;
     index.ids = DocIdMap.restore(state.chunkIds, state.freeIds);

@@ -121,7 +121,7 @@ export class DenseIndex {
 
   /** An empty index. */
   constructor(options: DenseIndexOptions) {
-    const config: DenseIndexConfig = { ...DENSE_INDEX_DEFAULTS, ...stripUndefined(options) };
+    const config: DenseIndexConfig = Object.assign({}, DENSE_INDEX_DEFAULTS, stripUndefined(options));
     if (!Number.isInteger(config.dimension) || config.dimension <= 0) {
       throw new RangeError(`dense dimension must be a positive integer, got ${config.dimension}`);
     }

@@ -12,6 +12,7 @@ import { DenseSnapshotError, loadDenseSnapshot, saveDenseSnapshot } from '../den
 import type { DenseIndex } from '../dense/dense-index.js';
 import type { Bm25State } from '../bm25/bm25-index.js';
 import { bm25StateParts, loadBm25Snapshot, SnapshotFormatError } from './bm25-snapshot.js';
+import { withFields } from '../../../core/domain/with-fields.js';
 
 /** A chunk as the snapshot's JSON holds it: its fields, its words (typo vocabulary) and SPLADE vector. */
 type SnapshotDoc = Omit<ShardDoc, 'text' | 'sparse'> & { words?: number[]; sparse?: { indices: number[]; values: number[] } };
@@ -166,7 +167,7 @@ export function decodeShard(buf: Buffer, params: Bm25Params, dir?: string): Shar
     const id = index.internalId(doc.chunkId);
     if (id === undefined) throw new SnapshotFormatError(`shard snapshot fields name chunk ${doc.chunkId} missing from its index`);
     const { words, sparse: sv, ...fields } = doc;
-    shard.fields.set(id, { ...fields, text: '' });
+    shard.fields.set(id, withFields(fields, { text: '' }));
     // SPLADE vectors travel as JSON arrays (exact for f32 values) beside the fields.
     if (sv && sv.indices.length > 0) shard.sparse.upsert(id, { indices: Uint32Array.from(sv.indices), values: Float32Array.from(sv.values) });
     if (words) shard.countWords(id, words.map((w) => body.words![w]!));

@@ -89,7 +89,7 @@ export class Vocabulary {
 
   /** An empty vocabulary. */
   constructor(options: Partial<VocabularyOptions> = {}) {
-    const { prefixLength, minIndexedCount } = { ...DEFAULT_VOCABULARY_OPTIONS, ...options };
+    const { prefixLength, minIndexedCount } = Object.assign({}, DEFAULT_VOCABULARY_OPTIONS, options);
     if (!Number.isInteger(prefixLength) || prefixLength < 1 || prefixLength > 32) {
       throw new RangeError(`prefixLength must be an integer in 1..32, got ${prefixLength}`);
     }
