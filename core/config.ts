@@ -113,6 +113,12 @@ export interface Config {
    * counters before every use. 0 turns them off. @defaultValue 64 MiB
    */
   readonly readCacheBytes: number;
+  /**
+   * How far V8 lets the old generation of a process that answers searches grow past what its
+   * last mark-compact kept, in percent, before the next one; 0 leaves it to V8 (which chose
+   * ~10% for the HTTP process, a mark-compact every ~1 s under load). @defaultValue 100
+   */
+  readonly heapGrowingPercent: number;
   /** Whether the HTTP process runs its store writes in a thread of their own (off its event loop). @defaultValue `true` */
   readonly storeWriteThread: boolean;
   /** Reads (searches, gets) one organization runs at once in an HTTP process; more wait in order. */
@@ -336,6 +342,7 @@ export function loadConfig(env: Env = process.env): Config {
     threadNice: intVar(env, 'QUARRY_THREAD_NICE', 10, 0, 19),
     storeWriteThread: boolVar(env, 'QUARRY_STORE_WRITE_THREAD', true),
     readCacheBytes: intVar(env, 'QUARRY_READ_CACHE_MB', 64, 0, 1_000_000) * 1024 * 1024,
+    heapGrowingPercent: intVar(env, 'QUARRY_HEAP_GROWING_PERCENT', 100, 0, 1000),
     tenantReadConcurrency: intVar(env, 'QUARRY_TENANT_READ_CONCURRENCY', Math.max(2, os.availableParallelism()), 1, 100_000),
     tenantWriteConcurrency: intVar(env, 'QUARRY_TENANT_WRITE_CONCURRENCY', 2, 1, 100_000),
     tenantEventConcurrency: intVar(env, 'QUARRY_TENANT_EVENT_CONCURRENCY', 256, 1, 100_000),

@@ -7,6 +7,7 @@ import { startCore } from '../core/host.js';
 import { VERSION } from '../core/version.js';
 import { connectJobs } from '../core/client/jobs-client.js';
 import { loadConfig } from '../core/config.js';
+import { applyHeapGrowth } from '../core/heap-growth.js';
 import { createLogger } from '../core/logger.js';
 import { onShutdown } from '../core/shutdown.js';
 import { openStore } from '../store/open-store.js';
@@ -14,6 +15,8 @@ import { startAnalytics } from './analytics/start-analytics.js';
 import { createApp } from './app.js';
 
 const config = loadConfig();
+// Fewer mark-compacts on the event loop that answers searches (core/heap-growth.ts).
+applyHeapGrowth(config.heapGrowingPercent);
 const logger = createLogger(config, 'facade');
 // SQLite writes in a thread of their own: a batch write's transaction would hold the event loop
 // that every tenant's requests share (see store/sqlite/threaded-store.ts).

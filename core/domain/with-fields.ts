@@ -7,8 +7,8 @@
  * afterwards) survives the young-generation collections, and so does everything it points to:
  * 10 lines that make and drop such objects in a loop promote ~4 MB per scavenge where a plain
  * literal or `Object.assign` promotes nothing (`--trace-gc-nvp`). On the search path that was
- * most of what each scavenge of the HTTP process copied and promoted (bench/README.md,
- * "search-floor"). Spreading anywhere but first (`{ a, ...b }`) does not do it, nor does a
+ * most of what each scavenge of the HTTP process copied and promoted (README.md, "2026-11-29
+ * night"). Spreading anywhere but first (`{ a, ...b }`) does not do it, nor does a
  * spread alone (`{ ...a }`). The lint forbids the pattern where this matters (eslint.config.js).
  */
 

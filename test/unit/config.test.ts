@@ -68,6 +68,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ QUARRY_DATA_DIR: 'rel' }).dataDir).toBe(path.resolve('rel'));
   });
 
+  it('reads the heap growth of the processes that answer searches: 100% by default, 0 leaves it to V8, past 1000 refused', () => {
+    expect(loadConfig({}).heapGrowingPercent).toBe(100);
+    expect(loadConfig({ QUARRY_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+    expect(loadConfig({ QUARRY_HEAP_GROWING_PERCENT: '250' }).heapGrowingPercent).toBe(250);
+    expect(() => loadConfig({ QUARRY_HEAP_GROWING_PERCENT: '1001' })).toThrow(/QUARRY_HEAP_GROWING_PERCENT/);
+    expect(() => loadConfig({ QUARRY_HEAP_GROWING_PERCENT: '-1' })).toThrow(/QUARRY_HEAP_GROWING_PERCENT/);
+  });
+
   it('treats empty integer variables as unset', () => {
     expect(loadConfig({ QUARRY_HTTP_PORT: '' }).httpPort).toBe(8090);
   });
