@@ -14,7 +14,6 @@ import { endianness } from 'node:os';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { DenseIndex, type DenseIndexConfig, type DenseIndexOptions } from './dense-index.js';
-import { withFields } from '../../../core/domain/with-fields.js';
 
 /** First 8 bytes of every dense sidecar. */
 export const DENSE_SNAPSHOT_MAGIC = Buffer.from('QRYDENS\0', 'latin1');
@@ -128,7 +127,7 @@ export function loadDenseSnapshot(file: string, overrides: DenseLoadOverrides = 
   const vectors = new Float32Array(header.live * dim);
   new Uint8Array(vectors.buffer).set(buf.subarray(vecStart, vecStart + vectors.byteLength));
 
-  const index = new DenseIndex(withFields(withFields(config, stripUndefined(overrides)), { initialCapacity: header.slots }));
+  const index = new DenseIndex(Object.assign({}, config, stripUndefined(overrides), { initialCapacity: header.slots }));
   const ids = new Uint32Array(header.live);
   let row = 0;
   forEachLive(live, (id) => {
