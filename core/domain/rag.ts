@@ -190,17 +190,28 @@ export type StreamEvent =
   | { readonly t: 'error'; readonly message: string; readonly provider: boolean; readonly code?: StreamErrorCode };
 
 /**
- * Set by the job worker while it generates an answer (refreshed every {@link RAG_HEARTBEAT_MS},
- * lives {@link RAG_ALIVE_TTL_MS}): a follower that finds the job started but this key gone knows
- * the worker was lost (killed, partitioned) and ends its answer instead of waiting for the deadline.
+ * Who holds an answer. The follower sets it to {@link RAG_ALIVE_PENDING} when it enqueues the job;
+ * the job worker that takes the job overwrites it with the Redis client id of its connection and
+ * refreshes it every {@link RAG_HEARTBEAT_MS} (it lives {@link RAG_ALIVE_TTL_MS}). A follower that
+ * finds the job taken and the key gone, or the holder's connection closed (a killed process), knows
+ * the worker was lost and ends its answer instead of waiting for the deadline. The connection,
+ * not only the key's age, tells: a worker starved of CPU (the job process runs at a low priority)
+ * may miss heartbeats for seconds and still be working.
  */
 export const ragAliveKey = (id: string): string => `quarry:rag:${id}:alive`;
+
+/** The value of an alive key no worker has written yet: the job is queued, or being taken. */
+export const RAG_ALIVE_PENDING = 'pending';
 
 /** How often a job worker refreshes the alive keys of its answers and checks their cancel keys, in ms. */
 export const RAG_HEARTBEAT_MS = 250;
 
-/** Lifetime of an alive key, in ms: several missed heartbeats before a follower calls the worker lost. */
-export const RAG_ALIVE_TTL_MS = 3000;
+/**
+ * Lifetime of an alive key, in ms: how long a worker whose connection stays open (partitioned,
+ * hung, or starved of CPU) may go without a heartbeat before its answers count as lost. A killed
+ * worker is noticed sooner, by its closed connection.
+ */
+export const RAG_ALIVE_TTL_MS = 15_000;
 
 /** Error codes an `error` {@link StreamEvent} may carry (additive field `code`; absent: `bad_request` when `provider`, else `unavailable`). */
 export type StreamErrorCode = 'bad_request' | 'timeout' | 'cancelled' | 'unavailable';

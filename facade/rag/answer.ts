@@ -27,10 +27,12 @@ export interface Answer {
 /** Longest one XREAD blocks: how often a quiet answer checks its worker and its deadline, in ms. */
 const POLL_MS = 1000;
 /**
- * Quiet polls in a row that must find the job taken (or gone) without its alive key before the
- * worker counts as lost: a job just taken may not have set its key at the first look.
+ * Quiet polls in a row that must find the job taken (or gone) with no worker holding it before
+ * the worker counts as lost: one look may fall between a worker's release and the job's end.
  */
 const LOST_AFTER_POLLS = 2;
+/** How long the last read before calling a worker lost waits for entries already written, in ms. */
+const LAST_READ_MS = 250;
 /** The follower waits this long past the deadline for the worker's own timeout error, in ms. */
 const DEADLINE_GRACE_MS = 1000;
 
@@ -107,16 +109,19 @@ async function follow(services: Services, id: string, deadlineAt: number, signal
       lostPolls = 0;
       continue;
     }
-    // A quiet second: is a worker still on it? Queued jobs wait for one (up to the deadline).
-    if (await rag.alive(id)) {
+    // A quiet second: is a worker still on it? Queued jobs wait for one (up to the deadline), and
+    // so does a job taken by a worker that has not written its key yet.
+    const holder = await rag.holder(id);
+    if (holder === 'held') {
       lostPolls = 0;
       continue;
     }
     const state = await rag.state(id);
-    lostPolls = state === 'queued' ? 0 : lostPolls + 1;
+    lostPolls = state === 'queued' || (state === 'active' && holder === 'pending') ? 0 : lostPolls + 1;
     if (lostPolls >= LOST_AFTER_POLLS) {
-      // The worker may have written its last events between the read and the checks.
-      const last = await rag.read(id, after, 1);
+      // The worker may have written its last events between the read and the checks. Entries
+      // already there come back in one round trip of the shared read, which a 1 ms wait missed.
+      const last = await rag.read(id, after, LAST_READ_MS);
       for (const { event } of last) {
         if (event.t === 'delta') queue.push(event.text);
         else if (event.t === 'done') return event.usage;

@@ -3,7 +3,7 @@
  * answer's Redis stream (`core/domain/rag.ts`), which the facade that enqueued it relays to its
  * client, and ends it with exactly one `done` or `error`. One attempt only (a retried answer
  * would send its text twice): a worker killed mid-answer is noticed by the facade through the
- * alive key this worker keeps fresh, and a stalled job is failed, never run again
+ * alive key this worker keeps fresh (it names the worker's Redis connection), and a stalled job is failed, never run again
  * (`maxStalledCount: 0` in main.ts).
  *
  * Answers wait on the language model, so a worker runs many at once; one heartbeat timer serves
@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { embeddingSpec } from '../../core/domain/dataset-config.js';
 import { QuarryError } from '../../core/domain/errors.js';
 import {
+  RAG_ALIVE_PENDING,
   RAG_ALIVE_TTL_MS,
   RAG_HEARTBEAT_MS,
   RAG_STREAM_TTL_S,
@@ -56,11 +57,31 @@ class AnswerWatch {
   private readonly answers = new Map<string, AbortController>();
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
+  /**
+   * The Redis client id of {@link redis}'s connection, the value of the alive keys: a follower
+   * that finds this connection closed knows the process is gone. Null until learnt after each
+   * (re)connect; the keys then say {@link RAG_ALIVE_PENDING}.
+   */
+  private clientId: string | null = null;
 
   constructor(
     private readonly redis: Redis,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    const learn = (): void => {
+      redis.client('ID').then(
+        (id) => (this.clientId = String(id)),
+        (err: unknown) => this.logger.warn({ err: (err as Error).message }, 'could not read the redis client id'),
+      );
+    };
+    redis.on('ready', learn);
+    redis.on('close', () => (this.clientId = null));
+    if (redis.status === 'ready') learn();
+  }
+
+  private get holder(): string {
+    return this.clientId ?? RAG_ALIVE_PENDING;
+  }
 
   /**
    * Marks the answer alive from now until {@link release}; `ctl` is aborted when the facade cancels
@@ -72,7 +93,7 @@ class AnswerWatch {
   hold(id: string, ctl: AbortController): void {
     this.answers.set(id, ctl);
     this.timer ??= setInterval(() => void this.tick(), RAG_HEARTBEAT_MS);
-    this.redis.set(ragAliveKey(id), '1', 'PX', RAG_ALIVE_TTL_MS).catch((err: unknown) => this.logger.warn({ answer: id, err: (err as Error).message }, 'could not mark an answer alive'));
+    this.redis.set(ragAliveKey(id), this.holder, 'PX', RAG_ALIVE_TTL_MS).catch((err: unknown) => this.logger.warn({ answer: id, err: (err as Error).message }, 'could not mark an answer alive'));
   }
 
   /** Stops watching the answer and drops its alive key. */
@@ -91,7 +112,8 @@ class AnswerWatch {
     const ids = [...this.answers.keys()];
     try {
       const pipeline = this.redis.pipeline();
-      for (const id of ids) pipeline.set(ragAliveKey(id), '1', 'PX', RAG_ALIVE_TTL_MS).exists(ragCancelKey(id));
+      const holder = this.holder;
+      for (const id of ids) pipeline.set(ragAliveKey(id), holder, 'PX', RAG_ALIVE_TTL_MS).exists(ragCancelKey(id));
       const replies = (await pipeline.exec()) ?? [];
       ids.forEach((id, i) => {
         const [err, cancelled] = replies[2 * i + 1] ?? [null, 0];
