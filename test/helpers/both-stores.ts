@@ -10,7 +10,7 @@ import pg from 'pg';
 import type { Store } from '../../store/repository.js';
 import { openPgStore } from '../../store/postgres/pg-store.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
-import { freshPgDatabase } from './pg.js';
+import { migratedPgDatabase } from './pg.js';
 import type { StoreLocation } from './store-snapshot.js';
 
 /** The store implementations. */
@@ -27,10 +27,28 @@ export interface TestStore {
   dispose(): Promise<void>;
 }
 
-/** A fresh, empty store of the given kind. */
+/**
+ * A SQLite file at the current schema, made once per test worker: a store opened on a copy finds
+ * nothing to migrate (~15 ms, where migrating an empty one took ~60 ms; the stacks still migrate
+ * theirs from nothing).
+ */
+let sqliteTemplate: Promise<string> | null = null;
+function sqliteTemplateFile(): Promise<string> {
+  sqliteTemplate ??= (async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-store-template-'));
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    // Closing checkpoints the write-ahead log into the file: the file alone is the database.
+    await openSqliteStore(dir).close();
+    return path.join(dir, 'quarry.sqlite');
+  })();
+  return sqliteTemplate;
+}
+
+/** A fresh, empty store of the given kind, at the current schema. */
 export async function openTestStore(kind: StoreKind): Promise<TestStore> {
   if (kind === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-store-'));
+    fs.copyFileSync(await sqliteTemplateFile(), path.join(dir, 'quarry.sqlite'));
     const store = openSqliteStore(dir);
     return {
       store,
@@ -41,7 +59,7 @@ export async function openTestStore(kind: StoreKind): Promise<TestStore> {
       },
     };
   }
-  const db = await freshPgDatabase();
+  const db = await migratedPgDatabase();
   const store = await openPgStore(db.url, { poolSize: 4 });
   return {
     store,

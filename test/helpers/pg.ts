@@ -38,10 +38,8 @@ async function admin(sql: string): Promise<void> {
   }
 }
 
-/** Creates an empty database with a random name. */
-export async function freshPgDatabase(): Promise<TestDatabase> {
-  const name = `quarry_t_${randomBytes(6).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
+/** A database named `name` on the cluster, dropped by `drop`. */
+function testDatabase(name: string): TestDatabase {
   let dropped = false;
   return {
     url: withDatabase(inject('pgUrl'), name),
@@ -52,4 +50,24 @@ export async function freshPgDatabase(): Promise<TestDatabase> {
       await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
+}
+
+const randomName = (): string => `quarry_t_${randomBytes(6).toString('hex')}`;
+
+/** Creates an empty database with a random name (for tests of the migrations themselves). */
+export async function freshPgDatabase(): Promise<TestDatabase> {
+  const name = randomName();
+  await admin(`CREATE DATABASE ${name}`);
+  return testDatabase(name);
+}
+
+/**
+ * Creates a database at the current schema with a random name: a clone of the template that the
+ * global setup migrated with the store's own migrations (global-setup.ts), so opening a store on
+ * it finds nothing to do.
+ */
+export async function migratedPgDatabase(): Promise<TestDatabase> {
+  const name = randomName();
+  await admin(`CREATE DATABASE ${name} TEMPLATE ${inject('pgTemplate')}`);
+  return testDatabase(name);
 }

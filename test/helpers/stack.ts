@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { freePort } from './global-setup.js';
-import { freshPgDatabase, testStore } from './pg.js';
+import { migratedPgDatabase, testStore } from './pg.js';
 import { PROCESS_ENV_DEFAULTS } from '../../core/process-env.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -128,7 +128,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   // In the vitest project `postgres` every stack stores into a database of its own.
   // A test may bring its own (QUARRY_DATABASE_URL in opts.env): the stack then neither creates nor drops one.
   const given = opts.env?.QUARRY_DATABASE_URL;
-  const database = !given && testStore() === 'postgres' ? await freshPgDatabase() : null;
+  const database = !given && testStore() === 'postgres' ? await migratedPgDatabase() : null;
   const env: Record<string, string> = {
     // The C library's settings every deployment starts the processes with (deploy/run-all.ts).
     ...PROCESS_ENV_DEFAULTS,

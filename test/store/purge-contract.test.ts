@@ -15,7 +15,7 @@ import type { Store } from '../../store/repository.js';
 import { openPgStore } from '../../store/postgres/pg-store.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { STORE_KINDS, type StoreKind } from '../helpers/both-stores.js';
-import { freshPgDatabase } from '../helpers/pg.js';
+import { migratedPgDatabase } from '../helpers/pg.js';
 import { countRows, snapshotStore, type StoreLocation, type StoreSnapshot } from '../helpers/store-snapshot.js';
 
 /** A fresh store with where it keeps its rows (both-stores.ts hides that; the snapshots need it). */
@@ -38,7 +38,7 @@ async function openLocated(kind: StoreKind): Promise<LocatedStore> {
       },
     };
   }
-  const db = await freshPgDatabase();
+  const db = await migratedPgDatabase();
   const store = await openPgStore(db.url, { poolSize: 4 });
   return {
     store,

@@ -32,36 +32,48 @@ class Model {
   }
 }
 
-/** Asserts that `p` holds exactly what `m` does, over ids below `maxId`. */
+/** Whether two id lists are equal, element by element. */
+const sameIds = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * Asserts that `p` holds exactly what `m` does, over ids below `maxId`. The comparisons are plain
+ * code and the disagreements one assertion at the end: an expect() per key and id was ~15 s of a
+ * run over 55,000 keys.
+ */
 function agree(p: KeyedPostings, m: Model, maxId: number, r: () => number): void {
   expect(new Set(p.keys())).toEqual(new Set(m.members.keys()));
   expect(p.keyCount).toBe(m.members.size);
+  const wrong: string[] = [];
   for (const [key, want] of m.members) {
     const sorted = [...want].sort((a, b) => a - b);
     const got: number[] = [];
     p.forEach(key, (id) => got.push(id));
-    expect(got, key).toEqual(sorted);
+    if (!sameIds(got, sorted)) wrong.push(`forEach(${key}): ${got.join(',')} instead of ${sorted.join(',')}`);
     // orInto at a capacity that cuts some members off (ids at or past it are never members of a bitset).
     const capacity = Math.floor(r() * (maxId + 40));
     const out = new Bitset(capacity);
     p.orInto(key, out);
     const members: number[] = [];
     out.forEach((id) => members.push(id));
-    expect(members, `${key} below ${capacity}`).toEqual(sorted.filter((id) => id < capacity));
+    const below = sorted.filter((id) => id < capacity);
+    if (!sameIds(members, below)) wrong.push(`orInto(${key}) below ${capacity}: ${members.join(',')} instead of ${below.join(',')}`);
     for (let i = 0; i < 20; i++) {
       const id = Math.floor(r() * (maxId + 10));
-      expect(p.has(key, id)).toBe(want.has(id));
+      if (p.has(key, id) !== want.has(id)) wrong.push(`has(${key}, ${id}) is ${p.has(key, id)}`);
     }
+    if (wrong.length > 20) break;
   }
   const none: number[] = [];
   p.forEach('never-a-key', (id) => none.push(id));
   expect(none).toEqual([]);
   expect(p.has('never-a-key', 0)).toBe(false);
-  for (let id = 0; id < maxId + 10; id++) {
+  for (let id = 0; id < maxId + 10 && wrong.length <= 20; id++) {
     const want = m.docs.get(id) ?? [];
-    expect(p.keysOf(id), `doc ${id}`).toEqual(want);
-    expect(p.firstKey(id)).toBe(want[0] ?? null);
+    const keys = p.keysOf(id);
+    if (keys.length !== want.length || keys.some((k, i) => k !== want[i])) wrong.push(`keysOf(${id}): ${JSON.stringify(keys)} instead of ${JSON.stringify(want)}`);
+    if (p.firstKey(id) !== (want[0] ?? null)) wrong.push(`firstKey(${id}): ${p.firstKey(id)} instead of ${want[0] ?? null}`);
   }
+  expect(wrong.slice(0, 20)).toEqual([]);
 }
 
 describe('KeyedPostings', () => {
