@@ -3,8 +3,8 @@
  * answer's Redis stream (`core/domain/rag.ts`), which the facade that enqueued it relays to its
  * client, and ends it with exactly one `done` or `error`. One attempt only (a retried answer
  * would send its text twice): a worker killed mid-answer is noticed by the facade through the
- * alive key this worker keeps fresh (it names the worker's Redis connection), and a stalled job is failed, never run again
- * (`maxStalledCount: 0` in main.ts).
+ * alive key this worker keeps fresh (it names the worker's Redis connection), and a stalled job
+ * is failed, never run again (`maxStalledCount: 0` in main.ts).
  *
  * Answers wait on the language model, so a worker runs many at once; one heartbeat timer serves
  * all of them (a pipeline per tick refreshes their alive keys and reads their cancel keys).
