@@ -3,7 +3,8 @@
  * PostgreSQL URL to the test files. `./deploy/test.sh` starts both and exports
  * QUARRY_TEST_REDIS_URL and QUARRY_TEST_PG_URL; without them (plain `npx vitest run`) this starts
  * a throwaway `redis-server` and PostgreSQL cluster (deploy/postgres.sh) of its own and stops
- * them at teardown.
+ * them at teardown. It also migrates the template database the tests' PostgreSQL databases are
+ * cloned from, and drops it at teardown.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
