@@ -4,17 +4,18 @@
  * The tenant-isolation suite measures another tenant's latency while one attacks, so it runs last
  * and alone: a second test file beside it would be measured too.
  *
- * Every suite that runs the service runs twice: on SQLite (project `suite`) and on PostgreSQL
- * (project `postgres`: QUARRY_TEST_STORE=postgres gives each stack a database of its own,
- * test/helpers/stack.ts). The store contract tests (test/store) run both stores themselves.
+ * Every suite that runs the service runs twice, except those of SQLITE_ONLY: on SQLite (project
+ * `suite`) and on PostgreSQL (project `postgres`: QUARRY_TEST_STORE=postgres gives each stack a
+ * database of its own, test/helpers/stack.ts). The store contract tests (test/store) run both
+ * stores themselves.
  */
 import { defineConfig } from 'vitest/config';
 
 const ISOLATED = ['test/adversarial/tenant-isolation.test.ts'];
 /**
  * Suites that test SQLite itself (its write thread, read caches, sliced purges under its single
- * write lock, pending counts through its partial indexes) or measure latency: they do not run on
- * PostgreSQL.
+ * write lock, pending counts through its partial indexes), measure latency, or test a part the
+ * store only feeds (the core's shards, the RAG transport): they do not run on PostgreSQL.
  */
 const SQLITE_ONLY = [
   'test/adversarial/purge-isolation.test.ts',
