@@ -6,34 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
-./deploy/install.sh
+# The static checks (deploy/check.sh: generated code, type-check of the tests, lint, layering) run
+# beside a fresh install's native compile, which leaves one of the two cores idle otherwise.
+./deploy/install.sh ./deploy/check.sh
 # The local-model tests (test/unit/llm-llama-cpp.test.ts, test/integration/rag-local-model.test.ts)
 # run llama.cpp: install its opt-in runtime when it is missing (~10 s and 51 MB, npm packages
 # only; ~1.5 s to check when present).
 ./deploy/llama.sh install
-
-# The checked-in types of the core's proto must be what the proto generates (deploy/gen-proto.sh).
-GEN=$(mktemp -d -t quarry-gen.XXXXXX)
-./deploy/gen-proto.sh "$GEN/generated"
-diff -r "$GEN/generated" core/rpc/generated >/dev/null || { rm -rf "$GEN"; echo "test.sh: core/rpc/generated differs from proto/ (run ./deploy/gen-proto.sh)" >&2; exit 1; }
-rm -rf "$GEN"
-# The tests and benchmarks are type-checked too (the build covers only what runs in production),
-# beside the type-aware lint (eslint.config.js: floating and misused promises, unused code): both
-# are single-threaded, and side by side they take ~50 s here instead of ~75.
-TSC_LOG=$(mktemp -t quarry-tsc.XXXXXX)
-npx --no -- tsc -p tsconfig.test.json > "$TSC_LOG" 2>&1 &
-TSC_PID=$!
-lint_ok=1
-npx --no -- eslint --max-warnings 0 . || lint_ok=0
-tsc_ok=1
-wait "$TSC_PID" || tsc_ok=0
-cat "$TSC_LOG"
-rm -f "$TSC_LOG"
-[ "$tsc_ok" = 1 ] || { echo "test.sh: type errors (tsc -p tsconfig.test.json)" >&2; exit 1; }
-[ "$lint_ok" = 1 ] || { echo "test.sh: lint errors (npx eslint .)" >&2; exit 1; }
-# The layering rules of ARCHITECTURE.md (.dependency-cruiser.cjs: no import cycles, core/domain and
-# the shard threads import nothing of the services, the store calls no service).
-npx --no -- depcruise core store facade workers deploy --config .dependency-cruiser.cjs || { echo "test.sh: layering violations (npx depcruise)" >&2; exit 1; }
 
 TMP=$(mktemp -d -t quarry-test.XXXXXX)
 # shellcheck disable=SC2317  # called from the EXIT trap
