@@ -53,7 +53,7 @@ async function until(fn: () => boolean, ms: number): Promise<void> {
 
 beforeAll(async () => {
   stalled = await startStalledServer();
-  stack = await startStack({ env: { QUARRY_CORE_DEADLINE_MS: String(DEADLINE_MS) } });
+  stack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'false', QUARRY_CORE_DEADLINE_MS: String(DEADLINE_MS) } });
   tenant = await createTenant(stack);
   const res = await tenant.org.put('/api/dataset', {
     dataset_id: tenant.datasetId,

@@ -99,7 +99,7 @@ function slowSearch(): Promise<unknown> {
 }
 
 beforeAll(async () => {
-  stack = await startStack({ env: { QUARRY_SHARD_THREADS: THREADS, QUARRY_SHARDS_PER_DATASET: THREADS, QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' } });
+  stack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'false', QUARRY_SHARD_THREADS: THREADS, QUARRY_SHARDS_PER_DATASET: THREADS, QUARRY_INLINE_SHARD_MAX_CHUNKS: '0' } });
   [a, b] = [await createTenant(stack), await createTenant(stack)];
   await ingest(a.ds, A_CHUNKS, 'alpha', 'a');
   await ingest(b.ds, B_CHUNKS, 'bravo', 'b');

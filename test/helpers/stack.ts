@@ -1,7 +1,9 @@
 /**
- * Starts the three real quarry processes (core, facade, job workers) from dist/ for one test
- * file: fresh temp data dir, free loopback ports, a random ADMIN_API_KEY, and a Redis database
- * index of its own so stacks of different files never share BullMQ queues.
+ * Starts the real quarry processes from dist/ for one test file, in the default topology (the
+ * HTTP process hosting the core, and the job workers) or, with QUARRY_CORE_IN_PROCESS=false in
+ * the options' env, the separate-core one (core, facade, job workers): fresh temp data dir, free
+ * loopback ports, a random ADMIN_API_KEY, and a Redis database index of its own so stacks of
+ * different files never share BullMQ queues.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -26,11 +28,18 @@ const ENTRY: Record<ProcessName, string> = {
   facade: path.join(DIST, 'facade/main.js'),
   jobs: path.join(DIST, 'workers/jobs/main.js'),
 };
-const ORDER: ProcessName[] = ['core', 'facade', 'jobs'];
+
+/** The compiled entry script of a process (what a stack runs with this Node). */
+export function processEntry(name: ProcessName): string {
+  return ENTRY[name];
+}
 
 /** Options of {@link startStack}. */
 export interface StackOptions {
-  /** Extra environment for every process (e.g. QUARRY_BODY_LIMIT_BYTES). */
+  /**
+   * Extra environment for every process (e.g. QUARRY_BODY_LIMIT_BYTES). QUARRY_CORE_IN_PROCESS
+   * `false` runs the core as a process of its own, which a test can then kill and restart alone.
+   */
   env?: Record<string, string>;
 }
 
@@ -147,9 +156,6 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // Embedding runs in the background and changes the store under the unchanged-store oracle;
     // the tests of semantic search turn it on.
     QUARRY_EMBED_JOBS: 'false',
-    // The separate-core topology, so that tests can kill and restart the core on its own; the
-    // default single-process topology has its own suite (core-in-process.test.ts).
-    QUARRY_CORE_IN_PROCESS: 'false',
     // The analytics suites seed records at fixed past dates, beyond the 90 days kept by default:
     // the job workers' retention purge at their start, late under load, deleted them after the
     // seeding (empty reports on a loaded CI run). Retention has tests of its own.
@@ -158,6 +164,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ...opts.env,
   };
   const baseUrl = `http://127.0.0.1:${httpPort}`;
+  // The default topology, as deploy/up.sh runs it: the facade hosts the core (and serves its gRPC
+  // on QUARRY_GRPC_PORT for the job workers and the tests), one process fewer to start per stack.
+  const coreInProcess = env.QUARRY_CORE_IN_PROCESS !== 'false';
+  const order: ProcessName[] = coreInProcess ? ['facade', 'jobs'] : ['core', 'facade', 'jobs'];
   const children: Partial<Record<ProcessName, ChildProcess>> = {};
   const exits: Partial<Record<ProcessName, number | string | null>> = {};
   let log = '';
@@ -173,6 +183,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   };
 
   const spawnOne = (name: ProcessName): void => {
+    if (name === 'core' && coreInProcess) {
+      throw new Error('the core runs inside the facade process here: start the stack with QUARRY_CORE_IN_PROCESS=false to run it alone');
+    }
     const existing = children[name];
     if (existing && existing.exitCode === null && existing.signalCode === null) {
       throw new Error(`${name} is already running`);
@@ -197,7 +210,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
   const kill = async (name: ProcessName, signal: NodeJS.Signals = 'SIGTERM', killAfterMs = 15_000) => {
     const child = children[name];
-    if (!child) throw new Error(`${name} was never started`);
+    if (!child) {
+      if (name === 'core' && coreInProcess) throw new Error('the core runs inside the facade process here: start the stack with QUARRY_CORE_IN_PROCESS=false to kill it alone');
+      throw new Error(`${name} was never started`);
+    }
     if (child.exitCode === null && child.signalCode === null) {
       child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
@@ -238,7 +254,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   };
 
   try {
-    for (const name of ORDER) spawnOne(name);
+    for (const name of order) spawnOne(name);
     await waitHealthy(baseUrl, 30_000, () => log);
   } catch (err) {
     await stack.stop();

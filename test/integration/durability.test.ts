@@ -28,7 +28,7 @@ const dataOf = (s: StoreSnapshot) => Object.fromEntries(DATA_TABLES.map((name) =
 const unacknowledged: string[][] = [];
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'false' } });
   t = await createTenant(stack);
   const seeded = await t.ds.post(
     '/api/chunk',

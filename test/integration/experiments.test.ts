@@ -30,7 +30,7 @@ let otherDatasetId: string;
 let store: Store;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'false' } });
   t = await createTenant(stack);
   const headers = { 'tr-dataset': t.datasetId };
   admin = client(stack.baseUrl, { authorization: await createKey(stack, t.orgId, { role: 1 }), ...headers });

@@ -14,7 +14,7 @@ let tenant: Tenant;
 
 beforeAll(async () => {
   // Info: the core logs each compaction with the changes it follows and the bytes it gave back.
-  stack = await startStack({ env: { QUARRY_COMPACT_IDLE_MS: String(IDLE_MS), QUARRY_LOG_LEVEL: 'info' } });
+  stack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'false', QUARRY_COMPACT_IDLE_MS: String(IDLE_MS), QUARRY_LOG_LEVEL: 'info' } });
   tenant = await createTenant(stack);
 }, 60_000);
 

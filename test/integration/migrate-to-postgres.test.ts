@@ -222,7 +222,7 @@ describe.skipIf(testStore() === 'postgres')('migrate-to-postgres', () => {
   beforeAll(async () => {
     docs = await readDocs(DOCS);
     expect(docs).toHaveLength(DOCS);
-    stack = await startStack();
+    stack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'false' } });
     t = await createTenant(stack);
     readKey = await createKey(stack, t.orgId, { role: 0 });
 

@@ -27,7 +27,7 @@ function expectScores(actual: { id: string; score: number }[], expected: { id: s
 }
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'false' } });
   const tenant = await createTenant(stack);
   ds = tenant.ds;
   datasetId = tenant.datasetId;

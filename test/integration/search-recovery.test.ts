@@ -17,7 +17,7 @@ let ds: Client;
 let datasetId: string;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'false' } });
   const tenant = await createTenant(stack);
   ds = tenant.ds;
   datasetId = tenant.datasetId;

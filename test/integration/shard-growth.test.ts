@@ -33,7 +33,7 @@ let tenant: Tenant;
 let core: CoreClient;
 
 beforeAll(async () => {
-  stack = await startStack({ env: { QUARRY_INLINE_SHARD_MAX_CHUNKS: String(INLINE_MAX), QUARRY_SHARDS_PER_DATASET: '2', QUARRY_CORE_DEADLINE_MS: '60000' } });
+  stack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'false', QUARRY_INLINE_SHARD_MAX_CHUNKS: String(INLINE_MAX), QUARRY_SHARDS_PER_DATASET: '2', QUARRY_CORE_DEADLINE_MS: '60000' } });
   tenant = await createTenant(stack);
   core = connectCore(stack.env.QUARRY_CORE_ADDRESS!, 10_000);
 }, 60_000);
@@ -142,7 +142,7 @@ describe('slow inline queries', () => {
     // 1 ms: the heavy query below takes 4.5-7 ms here, run again too (measured with a log of
     // checkSlow's figures). It was once a query of 200 absent words over 200 short chunks, 1.1-1.4 ms:
     // on CI the move then never came in some runs (the third query, or its rerun, fell under the bar).
-    slowStack = await startStack({ env: { QUARRY_INLINE_SLOW_QUERY_MS: '1', QUARRY_SHARDS_PER_DATASET: '2', QUARRY_INLINE_SHARD_MAX_TOKENS: String(TOKENS_MAX) } });
+    slowStack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'false', QUARRY_INLINE_SLOW_QUERY_MS: '1', QUARRY_SHARDS_PER_DATASET: '2', QUARRY_INLINE_SHARD_MAX_TOKENS: String(TOKENS_MAX) } });
     slow = await createTenant(slowStack);
     slowCore = connectCore(slowStack.env.QUARRY_CORE_ADDRESS!, 10_000);
   }, 60_000);

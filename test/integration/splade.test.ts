@@ -89,7 +89,7 @@ async function expectExact(queries: number, seed: number): Promise<number> {
 
 beforeAll(async () => {
   fake = await startFakeEmbeddings();
-  stack = await startStack({ env: { QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50' } });
+  stack = await startStack({ env: { QUARRY_CORE_IN_PROCESS: 'false', QUARRY_EMBED_JOBS: 'true', QUARRY_EMBED_BACKOFF_MS: '50' } });
   const tenant = await createTenant(stack);
   datasetId = await createDataset(stack, tenant.orgId, tenant.ownerKey, {
     server_configuration: {
