@@ -34,7 +34,7 @@ export function storeKind(options: Pick<OpenStoreOptions, 'databaseUrl'>): 'post
 /**
  * Opens (creating and migrating as needed) the configured store. Each engine's code and driver
  * load only when chosen: `pg` and its ~20 modules in a SQLite process, or better-sqlite3 and the
- * SQLite store in a PostgreSQL one, cost ~0.1-0.2 s of CPU at every process and thread start.
+ * SQLite store in a PostgreSQL one, took ~0.1-0.2 s of CPU in a profile of each process start.
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (options.databaseUrl) {

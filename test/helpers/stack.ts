@@ -168,6 +168,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   // on QUARRY_GRPC_PORT for the job workers and the tests), one process fewer to start per stack.
   const coreInProcess = env.QUARRY_CORE_IN_PROCESS !== 'false';
   const order: ProcessName[] = coreInProcess ? ['facade', 'jobs'] : ['core', 'facade', 'jobs'];
+  const hostedCore = () => new Error('the core runs inside the facade process here: start the stack with QUARRY_CORE_IN_PROCESS=false to start or kill it alone');
   const children: Partial<Record<ProcessName, ChildProcess>> = {};
   const exits: Partial<Record<ProcessName, number | string | null>> = {};
   let log = '';
@@ -183,9 +184,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   };
 
   const spawnOne = (name: ProcessName): void => {
-    if (name === 'core' && coreInProcess) {
-      throw new Error('the core runs inside the facade process here: start the stack with QUARRY_CORE_IN_PROCESS=false to run it alone');
-    }
+    if (name === 'core' && coreInProcess) throw hostedCore();
     const existing = children[name];
     if (existing && existing.exitCode === null && existing.signalCode === null) {
       throw new Error(`${name} is already running`);
@@ -211,7 +210,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const kill = async (name: ProcessName, signal: NodeJS.Signals = 'SIGTERM', killAfterMs = 15_000) => {
     const child = children[name];
     if (!child) {
-      if (name === 'core' && coreInProcess) throw new Error('the core runs inside the facade process here: start the stack with QUARRY_CORE_IN_PROCESS=false to kill it alone');
+      if (name === 'core' && coreInProcess) throw hostedCore();
       throw new Error(`${name} was never started`);
     }
     if (child.exitCode === null && child.signalCode === null) {
