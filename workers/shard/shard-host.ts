@@ -12,6 +12,10 @@ import type { ShardMessage, ShardReply } from './protocol.js';
 import { totalBytes } from './bm25/memory-report.js';
 import { Shard } from './shard.js';
 import { beginTask, endTask, TaskStopped } from './task-stop.js';
+import { collectGarbageSoon } from './collect-garbage.js';
+
+/** A shard whose arrays held at least this many bytes before its compaction asks for a collection after it. */
+const COLLECT_AFTER_COMPACT_BYTES = 32 * 1024 * 1024;
 
 const keyOf = (t: { datasetId: string; shard: number }): string => `${t.datasetId}/${t.shard}`;
 
@@ -86,7 +90,11 @@ export class ShardHost {
         const index = this.loaded(task).index;
         const before = totalBytes(index.memoryReport());
         index.compactStorage();
-        return before - totalBytes(index.memoryReport());
+        const freed = before - totalBytes(index.memoryReport());
+        // The replaced arrays wait for a mark-compact an idle thread would not run (see
+        // collect-garbage.ts); a small shard's (an inline one's, on the event loop) are left to V8.
+        if (freed > 0 && before >= COLLECT_AFTER_COMPACT_BYTES) void collectGarbageSoon();
+        return freed;
       }
       case 'load': {
         removeStaleTemps(task.dir, task.shard);
