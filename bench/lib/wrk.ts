@@ -35,7 +35,7 @@ export function wrkMicros(v: string): number {
 }
 
 /** Writes wrk's Lua script POSTing `bodies` in turn to /api/chunk/search with `headers`, plus `extra` Lua; returns its file (under a new temporary directory). */
-function searchScript(headers: Record<string, string>, bodies: readonly string[], extra = ''): string {
+export function searchScript(headers: Record<string, string>, bodies: readonly string[], extra = ''): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-wrk-'));
   const script = path.join(dir, 'search.lua');
   fs.writeFileSync(
