@@ -7,6 +7,7 @@
  * `not_loaded` fault: a thread that replaced a crashed one starts empty, and answering from (or
  * snapshotting) an empty shard would silently lose the dataset.
  */
+import { isMainThread } from 'node:worker_threads';
 import { commitShardSnapshot, prepareShardSnapshot, readShardSnapshot, removeStaleTemps, type PreparedSnapshot } from './persist/shard-snapshot.js';
 import type { ShardMessage, ShardReply } from './protocol.js';
 import { totalBytes } from './bm25/memory-report.js';
@@ -14,7 +15,7 @@ import { Shard } from './shard.js';
 import { beginTask, endTask, TaskStopped } from './task-stop.js';
 import { collectGarbageSoon } from './collect-garbage.js';
 
-/** A shard whose arrays held at least this many bytes before its compaction asks for a collection after it. */
+/** A shard thread's shard whose arrays held at least this many bytes before its compaction asks for a collection after it. */
 const COLLECT_AFTER_COMPACT_BYTES = 32 * 1024 * 1024;
 
 const keyOf = (t: { datasetId: string; shard: number }): string => `${t.datasetId}/${t.shard}`;
@@ -92,8 +93,9 @@ export class ShardHost {
         index.compactStorage();
         const freed = before - totalBytes(index.memoryReport());
         // The replaced arrays wait for a mark-compact an idle thread would not run (see
-        // collect-garbage.ts); a small shard's (an inline one's, on the event loop) are left to V8.
-        if (freed > 0 && before >= COLLECT_AFTER_COMPACT_BYTES) void collectGarbageSoon();
+        // collect-garbage.ts). A small shard's are left to V8, and so are an inline shard's: the
+        // largest the defaults allow held 31 MiB, and its thread's event loop answers requests.
+        if (!isMainThread && freed > 0 && before >= COLLECT_AFTER_COMPACT_BYTES) void collectGarbageSoon();
         return freed;
       }
       case 'load': {
