@@ -92,9 +92,10 @@ export interface Config {
    */
   readonly inlineSlowQueryMs: number;
   /**
-   * A dataset whose writes stopped this many ms ago gives back its index's growth room (the
-   * layout a snapshot load builds: 38 MiB of 470 at 1M chunks, ~0.2 s of CPU there), once per
-   * run of writes. 0: never (the room stays until a restart). @defaultValue `10000`
+   * A dataset on the shard threads whose writes stopped this many ms ago gives back its index's
+   * growth room (the layout a snapshot load builds: 38 MiB of 470 at 1M chunks, ~0.2 s of CPU
+   * there), once per run of writes. Not an inline dataset: its copy would hold the event loop
+   * that answers every request. 0: never (the room stays until a restart). @defaultValue `10000`
    */
   readonly compactIdleMs: number;
   /** Searches the core runs at once before answering 503 + Retry-After. @defaultValue `256` */

@@ -93,8 +93,8 @@ export class ShardHost {
         index.compactStorage();
         const freed = before - totalBytes(index.memoryReport());
         // The replaced arrays wait for a mark-compact an idle thread would not run (see
-        // collect-garbage.ts). A small shard's are left to V8, and so are an inline shard's: the
-        // largest the defaults allow held 31 MiB, and its thread's event loop answers requests.
+        // collect-garbage.ts). A small shard's are left to V8. (Inline shards are not sent this
+        // task: core/router/dataset-index.ts; should one be, its event loop answers requests.)
         if (!isMainThread && freed > 0 && before >= COLLECT_AFTER_COMPACT_BYTES) void collectGarbageSoon();
         return freed;
       }
