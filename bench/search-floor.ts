@@ -22,7 +22,10 @@
  * Every rung prints its answer's size (the service's is the reference), p50/p90/p99/p99.9/max,
  * req/s, and the CPU of its processes per search.
  *
- *   npm run build && npx tsx bench/search-floor.ts [--rounds 3] [--seconds 10] [--rungs bare,score,...]
+ * With `--connections 16` the rungs answer 16 connections at once: the most searches per second
+ * each part of the path leaves this machine (issue 10's 3,000 req/s at 16 connections).
+ *
+ *   npm run build && npx tsx bench/search-floor.ts [--rounds 3] [--seconds 10] [--rungs bare,score,...] [--connections 1]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -47,6 +50,9 @@ const arg = (name: string, fallback: string): string => {
 };
 const ROUNDS = Number(arg('--rounds', '3'));
 const SECONDS = Number(arg('--seconds', '10'));
+/** wrk's connections, each with one search in flight. */
+const CONNECTIONS = Number(arg('--connections', '1'));
+if (!Number.isInteger(CONNECTIONS) || CONNECTIONS < 1) throw new Error(`--connections: a whole number of at least 1, got "${arg('--connections', '1')}"`);
 const ALL_RUNGS = ['bare', 'score', 'pin', 'store', 'koa', 'service', 'service-nojobs'] as const;
 type Rung = (typeof ALL_RUNGS)[number];
 const RUNGS = arg('--rungs', ALL_RUNGS.join(','))
@@ -230,11 +236,11 @@ async function measure(rung: Rung, up: UpRung, bodies: readonly string[]): Promi
   const answerBytes = (await res.arrayBuffer()).byteLength;
   if (!res.ok) throw new Error(`${rung}: search answered ${res.status}`);
   // Untimed first: code compiled, caches filled, as in search-latency.
-  wrkDistribution(up.url, up.headers, bodies, 1, 3);
+  wrkDistribution(up.url, up.headers, bodies, CONNECTIONS, 3);
   up.during?.before();
   try {
     const before = Object.fromEntries(Object.entries(up.pids).map(([name, pid]) => [name, cpuSeconds(pid) ?? Number.NaN]));
-    const dist = wrkDistribution(up.url, up.headers, bodies, 1, SECONDS);
+    const dist = wrkDistribution(up.url, up.headers, bodies, CONNECTIONS, SECONDS);
     const cpu = Object.fromEntries(Object.entries(up.pids).map(([name, pid]) => [name, (((cpuSeconds(pid) ?? Number.NaN) - before[name]!) * 1e6) / dist.requests]));
     if (dist.non2xx > 0) throw new Error(`${rung}: ${dist.non2xx} answers were not 2xx`);
     return { dist, cpu, answerBytes };
@@ -254,7 +260,7 @@ async function main(): Promise<void> {
   const windows = new Map<Rung, Window[]>(RUNGS.map((r) => [r, []]));
   const load = (): string => os.loadavg()[0]!.toFixed(2);
   console.log(`machine: ${machine()}`);
-  console.log(`data: SciFact BEIR test split, ${data.docs.length} docs, ${texts.length} queries in turn; bm25, page_size 10; wrk 1 connection, ${SECONDS} s per window after 3 s untimed, ${ROUNDS} rounds, rungs alternated`);
+  console.log(`data: SciFact BEIR test split, ${data.docs.length} docs, ${texts.length} queries in turn; bm25, page_size 10; wrk ${CONNECTIONS} connection${CONNECTIONS === 1 ? '' : 's'}, ${SECONDS} s per window after 3 s untimed, ${ROUNDS} rounds, rungs alternated`);
   for (let round = 0; round < ROUNDS; round++) {
     for (const rung of RUNGS) {
       const up = await startRung(rung, data.docs);
