@@ -374,7 +374,8 @@ export class DatasetIndex {
     if (this.unsnapshotted === 0) this.firstUnsnapshottedAt = Date.now();
     this.unsnapshotted += n;
     this.appliedSinceLoad += n;
-    if (snapshotDue(this.unsnapshotted, this.appliedSinceLoad, Date.now() - this.firstUnsnapshottedAt)) {
+    // An inline dataset is snapshotted by its count of changes only (see snapshotDue).
+    if (snapshotDue(this.unsnapshotted, this.appliedSinceLoad, Date.now() - this.firstUnsnapshottedAt, !this.inline)) {
       void this.snapshot().catch((err: unknown) => this.logger.error({ err, dataset: this.datasetId }, 'snapshot failed'));
     }
     this.uncompacted += n;

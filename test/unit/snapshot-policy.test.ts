@@ -1,8 +1,8 @@
 /**
  * When a dataset is snapshotted: by the count of changes since the last snapshot (at least
  * SNAPSHOT_EVERY_CHANGES, growing with what was applied since the load), or by the clock for a
- * trickle of writes only. A simulated 1,000,000-row import gets its count-triggered snapshots and
- * no more, however long it runs.
+ * trickle of writes only, and never by the clock for an inline dataset. A simulated 1,000,000-row
+ * import gets its count-triggered snapshots and no more, however long it runs.
  */
 import { describe, expect, it } from 'vitest';
 import { SNAPSHOT_EVERY_CHANGES, SNAPSHOT_EVERY_MS, snapshotDue } from '../../core/router/snapshot-policy.js';
@@ -51,5 +51,12 @@ describe('snapshot policy', () => {
     expect(snapshotDue(1, 1_000_000, SNAPSHOT_EVERY_MS)).toBe(true);
     expect(snapshotDue(SNAPSHOT_EVERY_CHANGES - 1, 1_000_000, SNAPSHOT_EVERY_MS)).toBe(true);
     expect(snapshotDue(SNAPSHOT_EVERY_CHANGES, 1_000_000, 10 * SNAPSHOT_EVERY_MS)).toBe(false);
+  });
+
+  it('snapshots an inline dataset (no clock) by its count only, however long its trickle', () => {
+    expect(snapshotDue(1, 1, 100 * SNAPSHOT_EVERY_MS, false)).toBe(false);
+    expect(snapshotDue(SNAPSHOT_EVERY_CHANGES - 1, SNAPSHOT_EVERY_CHANGES - 1, 100 * SNAPSHOT_EVERY_MS, false)).toBe(false);
+    expect(snapshotDue(SNAPSHOT_EVERY_CHANGES, SNAPSHOT_EVERY_CHANGES, 0, false)).toBe(true);
+    expect(snapshotDue(450_000, 600_000, 0, false)).toBe(true);
   });
 });
