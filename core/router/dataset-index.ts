@@ -23,6 +23,7 @@ import { DatasetTypos, type TypoCorrection } from './dataset-typos.js';
 import { fuseHybrid } from './hybrid-fusion.js';
 import { byScoreThenId, mergeHits, ShardSet, type DatasetHits } from './shard-set.js';
 import { mergeTermStats, TermStatsCache } from './term-stats.js';
+import { nextTurn, sliceEnd } from './inline-slices.js';
 import { snapshotDue } from './snapshot-policy.js';
 import { withFields } from '../domain/with-fields.js';
 
@@ -46,14 +47,6 @@ function droppedError(datasetId: string, cause?: unknown): QuarryError {
  * slice (`Store.indexReads`: small on SQLite, whose reads hold this thread).
  */
 const READ_SLICE = 64;
-/**
- * An inline shard applies a batch in slices of about this much text (UTF-16 units; 16 KB takes
- * 2-4 ms to index here), with the event loop free between them: the shard shares the thread with
- * every other request, and one 2,000-entry batch in one task held it for hundreds of ms.
- */
-const INLINE_SLICE_TEXT = 16_384;
-/** ...and of at most this many chunks (short chunks still cost their fields and filters). */
-const INLINE_SLICE_DOCS = 64;
 /** Candidates taken from each leg of a hybrid search (more when the page reaches deeper). */
 const HYBRID_POOL = 100;
 
@@ -351,22 +344,21 @@ export class DatasetIndex {
   }
 
   /**
-   * Applies a batch to the inline shard a slice at a time (see {@link INLINE_SLICE_TEXT}), letting
-   * other requests run between slices. Only the last slice carries `seq`: a snapshot taken between
+   * Applies a batch to the inline shard a slice at a time (see inline-slices.ts), letting other
+   * requests run between slices. Only the last slice carries `seq`: a snapshot taken between
    * slices records the sequence before the batch, whose replay is idempotent.
    */
   private async applyInSlices(upserts: readonly ShardDoc[], deletes: readonly string[], seq: number): Promise<void> {
     let start = 0;
     let first = true;
     do {
-      let end = start;
-      let text = 0;
-      while (end < upserts.length && (end === start || (text < INLINE_SLICE_TEXT && end - start < INLINE_SLICE_DOCS))) text += upserts[end++]!.text.length;
+      const end = sliceEnd(upserts, start);
       const last = end >= upserts.length;
-      await this.set.run(() => ({ op: 'apply', upserts: upserts.slice(start, end), deletes: first ? deletes : [], seq: last ? seq : this.appliedSeq, bm25: this.params }));
+      const slice = upserts.slice(start, end);
+      await this.set.run(() => ({ op: 'apply', upserts: slice, deletes: first ? deletes : [], seq: last ? seq : this.appliedSeq, bm25: this.params }));
       first = false;
       start = end;
-      if (!last) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (!last) await nextTurn();
     } while (start < upserts.length);
   }
 

@@ -5,7 +5,8 @@
  * shards on the shard threads in the background. Every acknowledged write stays searchable through
  * the move, rankings equal the brute-force oracle before and after, the old snapshot files go
  * (here at shutdown: the deadline the old shard waits out is 60 s), and a restart loads the new
- * layout. An inline shard applies its change log in slices, the event loop free between them.
+ * layout. An inline shard applies its change log, and counts its typo vocabulary, in slices, the
+ * event loop free between them.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,6 +18,8 @@ import { loadConfig } from '../../core/config.js';
 import { ShardNotLoadedError } from '../../core/pool/shard-not-loaded.js';
 import { ShardPool } from '../../core/pool/shard-pool.js';
 import { Engine } from '../../core/router/engine.js';
+import { DEFAULT_TYPO_OPTIONS } from '../../core/typo/options.js';
+import type { ShardTask } from '../../workers/shard/protocol.js';
 import { openStore } from '../../store/open-store.js';
 import { readShardSnapshot } from '../../workers/shard/persist/shard-snapshot.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
@@ -215,7 +218,8 @@ describe('slow inline queries', () => {
   it('replays an inline dataset\'s change log in slices, with the event loop free between them', async () => {
     const many = await createTenant(slowStack);
     // 200 chunks of ~1 KB (~30,000 words, under both inline limits): ~13 slices of 16 KB.
-    const text = (i: number): string => Array.from({ length: 150 }, (_, j) => `v${(i * 7 + j) % 300}`).join(' ') + ` only${i}`;
+    // Chunk 137 also holds a word to correct a query's typo to (words with digits are never corrected).
+    const text = (i: number): string => Array.from({ length: 150 }, (_, j) => `v${(i * 7 + j) % 300}`).join(' ') + ` only${i}` + (i === 137 ? ' quokkas' : '');
     for (const from of [0, 100]) {
       const res = await many.ds.post('/api/chunk', Array.from({ length: 100 }, (_, j) => ({ chunk_html: text(from + j), tracking_id: `many-${from + j}` })));
       expect(res.status, res.text).toBe(200);
@@ -268,6 +272,27 @@ describe('slow inline queries', () => {
       const written = fs.readdirSync(dir, { recursive: true }).map(String);
       expect(written.filter((f) => f.endsWith('shard-0.bin'))).toHaveLength(1);
       expect(written.filter((f) => f.includes('.tmp-'))).toEqual([]);
+      // The typo vocabulary, filled at the first corrected query, is counted a slice at a time
+      // too: the pool's tasks watched (not replaced), each fill in a turn of its own (all 200
+      // chunks went in one task before: 1,000 SciFact chunks held the loop 180-500 ms).
+      const fills: { docs: number; text: number; turn: number }[] = [];
+      const run = pool.run.bind(pool);
+      pool.run = (task: ShardTask, signal?: AbortSignal, inline?: boolean) => {
+        if (task.op === 'typoFill' && task.datasetId === many.datasetId) fills.push({ docs: task.docs.length, text: task.docs.reduce((n, d) => n + d.text.length, 0), turn: turns });
+        return run(task, signal, inline);
+      };
+      turns = 0;
+      loading = true;
+      setImmediate(count);
+      const corrected = await engine.search({ datasetId: many.datasetId, searchType: 'bm25', query: 'quokkaz', filter: null, offset: 0, limit: 1, scoreThreshold: null, countTotal: false, typo: DEFAULT_TYPO_OPTIONS });
+      loading = false;
+      expect(corrected.correctedQuery).toBe('quokkas');
+      expect(corrected.chunkIds).toHaveLength(1);
+      expect(fills.reduce((n, f) => n + f.docs, 0)).toBe(200);
+      expect(fills.length).toBeGreaterThan(1);
+      // Each slice: at most 64 chunks, and 16 KB of text but for the chunk that passes it.
+      for (const f of fills) expect(f.docs <= 64 && f.text < 16_384 + 1_100).toBe(true);
+      for (let i = 1; i < fills.length; i++) expect(fills[i]!.turn).toBeGreaterThan(fills[i - 1]!.turn);
     } finally {
       await engine.close();
       await pool.close();
