@@ -6,7 +6,7 @@
 /**
  * Text per slice (UTF-16 units): 16 KB takes 2-4 ms to index here, and about as long to count
  * into a typo vocabulary. One 2,000-entry apply in one task held the loop for hundreds of ms, and
- * 1,000 SciFact chunks counted into a vocabulary at once 180-500 ms.
+ * 1,000 SciFact chunks counted into a vocabulary at once 240-460 ms.
  */
 export const INLINE_SLICE_TEXT = 16_384;
 /** ...and at most this many documents (short chunks still cost their fields and filters). */

@@ -32,7 +32,7 @@ export const SNAPSHOT_EVERY_MS = 60_000;
  * all, not 1.26).
  *
  * `clock` false counts changes only: an inline dataset's (see DatasetIndex), whose capture runs
- * in one piece on the event loop that answers every request (SciFact's 5,183 chunks: ~20-40 ms
+ * in one piece on the event loop that answers every request (SciFact's 5,183 chunks: 29-60 ms
  * here), for a trickle of writes once a minute; after a crash it replays at most
  * SNAPSHOT_EVERY_CHANGES changes (in slices), and a clean shutdown snapshots it anyway.
  */

@@ -274,7 +274,7 @@ describe('slow inline queries', () => {
       expect(written.filter((f) => f.includes('.tmp-'))).toEqual([]);
       // The typo vocabulary, filled at the first corrected query, is counted a slice at a time
       // too: the pool's tasks watched (not replaced), each fill in a turn of its own (all 200
-      // chunks went in one task before: 1,000 SciFact chunks held the loop 180-500 ms).
+      // chunks went in one task before: 1,000 SciFact chunks held the loop 240-460 ms).
       const fills: { docs: number; text: number; turn: number }[] = [];
       const run = pool.run.bind(pool);
       pool.run = (task: ShardTask, signal?: AbortSignal, inline?: boolean) => {
