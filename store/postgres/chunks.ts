@@ -8,6 +8,7 @@ import { checkTrackingIds, newChunkRecord, patchedChunkRecord } from '../chunk-r
 import { chunkFromRow, toJson } from '../rows.js';
 import { appendChanges, conflictingTrackingId, datasetTx } from './change-log.js';
 import type { PgDb, Row, Sql, Tx } from './database.js';
+import { byKeys, datasetIs } from './keyed-reads.js';
 
 /** Columns written from a record, with the type of each (for the arrays that carry a batch). */
 const WRITTEN: readonly (readonly [string, string])[] = [
@@ -88,17 +89,6 @@ const chunkConflict =
       `A chunk with tracking_id "${conflictingTrackingId(err, datasetId)}" already exists in this dataset; nothing from this request was stored (set upsert_by_tracking_id to replace it)`,
       { cause: err },
     );
-
-/**
- * A read of the rows of one dataset (`$1`) whose `column`, unique within a dataset, is one of
- * the keys (`$2`, an array): one index probe per key, whatever the statistics say. The plain
- * `dataset_id = $1 AND column = ANY($2)` (or a join, which the planner makes of a lateral
- * subquery without the LIMIT) lets the planner, while a fresh table's statistics lag behind an
- * ingest, scan the whole dataset and filter or hash the keys: a batch then costs as much as the
- * dataset is big.
- */
-export const byKeys = (columns: string, table: string, column: string): string =>
-  `SELECT r.* FROM unnest($2::text[]) AS k(key) CROSS JOIN LATERAL (SELECT ${columns} FROM ${table} WHERE dataset_id = $1 AND ${column} = k.key LIMIT 1) AS r`;
 
 /** The groups one chunk joins, as a create or patch names them. */
 type GroupRefs = Pick<ChunkInput, 'groupIds' | 'groupTrackingIds'>;
@@ -224,13 +214,16 @@ export async function writeChunks(tx: Tx, datasetId: string, inputs: readonly Ch
   return records;
 }
 
+/** A chunk of dataset `$1` by its tracking id `$2` (the dataset's value hidden: keyed-reads.ts). */
+export const CHUNK_BY_TRACKING_ID = `SELECT ${COLUMNS} FROM chunks WHERE ${datasetIs('$1')} AND tracking_id = $2`;
+
 /** Builds the PostgreSQL chunk repository (no read cache: several processes write, see pg-store.ts). */
 export function pgChunks(db: PgDb): ChunkRepository {
   const find = async (on: Sql, datasetId: string, selector: ChunkSelector): Promise<ChunkRecord | undefined> => {
     const row =
       'id' in selector
         ? await on.get(`SELECT ${COLUMNS} FROM chunks WHERE dataset_id = $1 AND id = $2`, [datasetId, selector.id])
-        : await on.get(`SELECT ${COLUMNS} FROM chunks WHERE dataset_id = $1 AND tracking_id = $2`, [datasetId, selector.trackingId]);
+        : await on.get(CHUNK_BY_TRACKING_ID, [datasetId, selector.trackingId]);
     return row ? chunkFromRow(row) : undefined;
   };
 
@@ -265,7 +258,7 @@ export function pgChunks(db: PgDb): ChunkRepository {
           }
           const newTid = patch.newTrackingId;
           if (newTid !== undefined && newTid !== null && newTid !== current.trackingId) {
-            if (await tx.get('SELECT 1 FROM chunks WHERE dataset_id = $1 AND tracking_id = $2', [datasetId, newTid])) {
+            if (await tx.get(`SELECT 1 FROM chunks WHERE ${datasetIs('$1')} AND tracking_id = $2`, [datasetId, newTid])) {
               throw new QuarryError(
                 'duplicate_tracking_id',
                 `Cannot change tracking_id to "${newTid}": another chunk in this dataset already has it`,
@@ -307,7 +300,7 @@ export function pgChunks(db: PgDb): ChunkRepository {
           const row =
             'id' in selector
               ? await tx.get<{ id: string }>('DELETE FROM chunks WHERE dataset_id = $1 AND id = $2 RETURNING id', [datasetId, selector.id])
-              : await tx.get<{ id: string }>('DELETE FROM chunks WHERE dataset_id = $1 AND tracking_id = $2 RETURNING id', [
+              : await tx.get<{ id: string }>(`DELETE FROM chunks WHERE ${datasetIs('$1')} AND tracking_id = $2 RETURNING id`, [
                   datasetId,
                   selector.trackingId,
                 ]);

@@ -7,7 +7,8 @@ import { datasetGone } from '../rag-records.js';
 import type { FileRepository } from '../repository.js';
 import { toJson } from '../rows.js';
 import { CHANGES_CHANNEL, conflictingTrackingId, datasetTx } from './change-log.js';
-import { byKeys, writeChunks } from './chunks.js';
+import { writeChunks } from './chunks.js';
+import { byKeys } from './keyed-reads.js';
 import type { PgDb, Tx } from './database.js';
 
 const INSERT = `INSERT INTO files (${FILE_COLUMN_LIST}) VALUES (${FILE_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`;

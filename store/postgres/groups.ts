@@ -5,7 +5,7 @@ import { newId } from '../../core/domain/ids.js';
 import type { GroupRepository } from '../repository.js';
 import { chunkFromRow, groupFromRow, toJson } from '../rows.js';
 import { appendChanges, conflictingTrackingId, datasetTx } from './change-log.js';
-import { byKeys } from './chunks.js';
+import { byKeys, datasetIs } from './keyed-reads.js';
 import type { PgDb, Sql } from './database.js';
 
 const COLUMNS = 'id, dataset_id, name, description, tracking_id, metadata, tag_set, file_id, created_at, updated_at';
@@ -31,6 +31,9 @@ const groupConflict =
       { cause: err },
     );
 
+/** A group of dataset `$1` by its tracking id `$2` (the dataset's value hidden: keyed-reads.ts). */
+export const GROUP_BY_TRACKING_ID = `SELECT ${COLUMNS} FROM chunk_groups WHERE ${datasetIs('$1')} AND tracking_id = $2`;
+
 /** Builds the PostgreSQL group repository. */
 export function pgGroups(db: PgDb): GroupRepository {
   const find = async (on: Sql, datasetId: string, id: string): Promise<GroupRecord | undefined> => {
@@ -38,7 +41,7 @@ export function pgGroups(db: PgDb): GroupRepository {
     return row ? groupFromRow(row) : undefined;
   };
   const findByTracking = async (on: Sql, datasetId: string, tid: string): Promise<GroupRecord | undefined> => {
-    const row = await on.get(`SELECT ${COLUMNS} FROM chunk_groups WHERE dataset_id = $1 AND tracking_id = $2`, [datasetId, tid]);
+    const row = await on.get(GROUP_BY_TRACKING_ID, [datasetId, tid]);
     return row ? groupFromRow(row) : undefined;
   };
 

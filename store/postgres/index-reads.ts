@@ -5,7 +5,8 @@
  */
 import type { IndexedChunk, IndexReads } from '../repository.js';
 import { indexedChunkFromRow } from '../rows.js';
-import { byKeys, COLUMNS } from './chunks.js';
+import { COLUMNS } from './chunks.js';
+import { byKeys } from './keyed-reads.js';
 import type { PgDb } from './database.js';
 import { sparseFromBlobs } from './sparse-vectors.js';
 import { fromBlob } from './vectors.js';

@@ -4,7 +4,7 @@ import type { SparseVector } from '../../core/domain/sparse-vector.js';
 import type { SparseVectorRepository } from '../repository.js';
 import { chunkFromRow } from '../rows.js';
 import { appendChanges, datasetTx } from './change-log.js';
-import { byKeys } from './chunks.js';
+import { byKeys } from './keyed-reads.js';
 import type { PgDb } from './database.js';
 import { ownedArray } from './vectors.js';
 

@@ -5,7 +5,7 @@ import { semanticHash } from '../../core/domain/semantic-text.js';
 import type { DatasetEventRepository, VectorRepository } from '../repository.js';
 import { chunkFromRow } from '../rows.js';
 import { appendChanges, datasetTx } from './change-log.js';
-import { byKeys } from './chunks.js';
+import { byKeys } from './keyed-reads.js';
 import type { PgDb } from './database.js';
 
 /** Float32 vector to BYTEA, byte for byte what SQLite's BLOB holds (little-endian, as typed arrays are on every supported machine). */
