@@ -3,7 +3,14 @@
  * the 300 test queries through gRPC (core client) and HTTP (facade), one client and 16
  * concurrent clients. Starts its own stack from dist/ (run `npm run build` first).
  *
- *   npx tsx bench/search-latency.ts [--rounds 3] [--shards N]
+ *   npx tsx bench/search-latency.ts [--rounds 3] [--shards N] [--wrk-rounds 3] [--wrk-seconds 10]
+ *
+ * The wrk figures (issue 10's goals) come from a second stack without Server-Timing and a bare
+ * Node server answering the same bytes, both up at once, measured in interleaved windows: per
+ * round, 1 connection then 16, each on the service and on the bare server back to back (which
+ * goes first alternates by round), so that the machine's drift, which here moved every figure by
+ * tens of percent within minutes, falls on both. Each round's figures, then their medians, and
+ * the ratio of the service's p50 to the bare server's within each round.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,9 +21,22 @@ import { loadQrels, loadSciFact } from './lib/scifact.js';
 import { meanOverQrels, ndcgAtK, quantile, recallAtK } from './lib/metrics.js';
 import { ingestSciFact } from './lib/scifact-ingest.js';
 import { machine, post, startBenchStack } from './lib/spawn-stack.js';
-import { ensureWrk, wrkMicros, wrkRuns, type WrkRun } from './lib/wrk.js';
+import { ensureWrk, searchBodies, wrkDistribution, type WrkDistribution } from './lib/wrk.js';
 
-const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
+/** A numeric option's value, or `fallback` when absent. */
+const numberArg = (name: string, fallback: number): number => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) || fallback : fallback;
+};
+const rounds = numberArg('--rounds', 3);
+/** Interleaved rounds of wrk windows (see the top of this file). */
+const wrkRounds = numberArg('--wrk-rounds', 3);
+/** Seconds of each timed wrk window (after an untimed 3 s one per server at the start). */
+const wrkSeconds = numberArg('--wrk-seconds', 10);
+/** The connection counts issue 10 names. */
+const CONNECTIONS = [1, 16] as const;
+/** The wrk windows of one server: `[round][connection index]`. */
+type Windows = WrkDistribution[][];
 /**
  * `--shards N` puts the dataset on N shards on the shard threads (QUARRY_SHARDS_PER_DATASET, and
  * QUARRY_INLINE_SHARD_MAX_CHUNKS 0); by default SciFact is small enough for one inline shard.
@@ -69,6 +89,16 @@ server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
   };
 }
 
+/** The median of `xs`. */
+const median = (xs: readonly number[]): number => quantile(Float64Array.from(xs).sort(), 0.5);
+
+/** One wrk window as p50 / p99 / p99.9 / max (µs) and req/s. */
+const dist = (d: WrkDistribution): string => `p50 ${d.p50} p99 ${d.p99} p99.9 ${d.p999} max ${d.max} µs, ${d.rps.toFixed(0)} req/s`;
+
+/** The median of each figure over windows. */
+const medianDist = (ds: readonly WrkDistribution[]): string =>
+  `p50 ${median(ds.map((d) => d.p50)).toFixed(0)} µs, p99 ${median(ds.map((d) => d.p99)).toFixed(0)} µs, p99.9 ${median(ds.map((d) => d.p999)).toFixed(0)} µs, max ${median(ds.map((d) => d.max)).toFixed(0)} µs, ${median(ds.map((d) => d.rps)).toFixed(0)} req/s`;
+
 /** Mean of each Server-Timing stage over `headers` (values "name;dur=ms, ..."), in µs. */
 function stageMeans(headers: readonly string[]): [string, number][] {
   const sums = new Map<string, number>();
@@ -99,8 +129,8 @@ async function main(): Promise<void> {
   // Server-Timing costs a few performance.now() calls per request; it gives the stage costs. The
   // wrk figures come from a second stack in the default configuration, without it.
   const { stack, headers, datasetId, ingestMs } = await loadedStack(data, { QUARRY_SERVER_TIMING: 'true' });
-  let wrk: WrkRun[] = [];
-  let bareRuns: WrkRun[] = [];
+  const wrk: Windows = [];
+  const bareRuns: Windows = [];
   const wrkInstalled = ensureWrk();
   try {
     const queryIds = [...qrels.keys()];
@@ -142,14 +172,31 @@ async function main(): Promise<void> {
     await stack.stop();
     if (wrkInstalled) {
       const plain = await loadedStack(data, {});
+      const bare = await bareServer(sample);
       try {
-        wrk = wrkRuns(plain.stack.baseUrl, plain.headers, texts, [1, 16]);
+        const bodies = searchBodies(texts);
+        const window = (url: string, c: number, seconds: number) => wrkDistribution(url, plain.headers, bodies, c, seconds);
+        window(plain.stack.baseUrl, 1, 3);
+        window(bare.url, 1, 3);
+        for (let r = 0; r < wrkRounds; r++) {
+          const service: WrkDistribution[] = [];
+          const floor: WrkDistribution[] = [];
+          for (const c of CONNECTIONS) {
+            if (r % 2 === 0) {
+              service.push(window(plain.stack.baseUrl, c, wrkSeconds));
+              floor.push(window(bare.url, c, wrkSeconds));
+            } else {
+              floor.push(window(bare.url, c, wrkSeconds));
+              service.push(window(plain.stack.baseUrl, c, wrkSeconds));
+            }
+          }
+          wrk.push(service);
+          bareRuns.push(floor);
+        }
       } finally {
+        bare.stop();
         await plain.stack.stop();
       }
-      const bare = await bareServer(sample);
-      bareRuns = wrkRuns(bare.url, headers, texts, [1, 16]);
-      bare.stop();
     }
     console.log(`machine: ${machine()}`);
     console.log(`shards: ${shards ? `${shards} on the shard threads` : 'default (one inline shard for a dataset of this size)'}`);
@@ -166,11 +213,20 @@ async function main(): Promise<void> {
     console.log(`  within core, summed over the request's shard tasks: ${shardParts.map(([n, us]) => `${n} ${us.toFixed(0)}`).join(', ')} (run: in the shard threads; wait: the rest of their round trips)`);
     console.log('  (serialize: the answer as UTF-8 JSON bytes; total ends there, before the socket write)');
     if (!wrkInstalled) console.log('wrk: not installed and could not be (apt-get install wrk) - skipped');
-    wrk.forEach((r, i) => console.log(`HTTP via wrk (a second stack, default configuration: no Server-Timing), ${[1, 16][i]} connection(s): p50 ${r.p50}, p99 ${r.p99}, ${r.rps} req/s, non-2xx ${r.non2xx}`));
-    bareRuns.forEach((r, i) =>
-      console.log(`bare Node http, same ${sample.length}-byte answer, wrk ${[1, 16][i]} connection(s): p50 ${r.p50}, p99 ${r.p99}, ${r.rps} req/s`),
-    );
-    if (wrk[0] && bareRuns[0]) console.log(`quarry p50 / bare Node p50 at 1 connection: ${(wrkMicros(wrk[0].p50) / wrkMicros(bareRuns[0].p50)).toFixed(1)}x`);
+    if (wrk.length > 0) {
+      console.log(`wrk, ${wrkRounds} interleaved rounds of ${wrkSeconds} s windows: the service (a second stack, default configuration: no Server-Timing) and a bare Node http server answering the same ${sample.length}-byte answer`);
+      wrk.forEach((service, r) => {
+        const parts = CONNECTIONS.map((c, i) => `c${c} service ${dist(service[i]!)} | bare ${dist(bareRuns[r]![i]!)}`);
+        console.log(`  round ${r + 1}: ${parts.join('; ')}; p50 ratio at c1 ${(service[0]!.p50 / bareRuns[r]![0]!.p50).toFixed(1)}x`);
+      });
+      CONNECTIONS.forEach((c, i) => {
+        const col = (runs: Windows) => runs.map((round) => round[i]!);
+        console.log(`HTTP via wrk, ${c} connection(s), median of ${wrkRounds} rounds: ${medianDist(col(wrk))}, non-2xx ${col(wrk).reduce((n, d) => n + d.non2xx, 0)}`);
+        console.log(`bare Node http, ${c} connection(s), median of ${wrkRounds} rounds: ${medianDist(col(bareRuns))}`);
+      });
+      const ratios = wrk.map((service, r) => service[0]!.p50 / bareRuns[r]![0]!.p50);
+      console.log(`quarry p50 / bare Node p50 at 1 connection, median of the rounds' ratios: ${median(ratios).toFixed(1)}x (rounds: ${ratios.map((x) => x.toFixed(1)).join(', ')})`);
+    }
   } finally {
     await stack.stop();
   }
