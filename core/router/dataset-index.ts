@@ -268,6 +268,8 @@ export class DatasetIndex {
     // Replaying from the oldest snapshot is safe: applying the current state of a chunk twice is idempotent.
     this.appliedSeq = Math.min(...replies.map((r) => r.appliedSeq));
     const replayed = await this.applyPending(Number.POSITIVE_INFINITY);
+    // Their typo vocabularies were on before the restart: filled again now, a slice at a time.
+    if (replies.some((r) => r.typo)) this.typos.warm();
     this.logger.info(
       { dataset: this.datasetId, shards: this.shards, snapshots: replies.filter((r) => r.loaded).length, replayed, ms: Date.now() - started },
       'dataset loaded',

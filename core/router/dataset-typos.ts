@@ -39,6 +39,23 @@ export class DatasetTypos {
   }
 
   /**
+   * Starts filling the vocabularies in the background: for a dataset whose snapshots had them on
+   * (a load does not restore them, see workers/shard/persist/shard-snapshot.ts), so that its
+   * typo-corrected queries after a restart find them filled, or nearly.
+   */
+  warm(): void {
+    void this.building();
+  }
+
+  /** The bootstrap, started once (again after a failure or a reset). */
+  private building(): Promise<void> {
+    return (this.ready ??= this.bootstrap().catch((err: unknown) => {
+      this.ready = null;
+      this.logger.error({ err, dataset: this.shards.datasetId }, 'typo vocabulary build failed');
+    }));
+  }
+
+  /**
    * Corrects `query` against the words of every shard: one round trip asks each shard about the
    * query's correctable words; answers are merged (counts summed) and decided here. The shards
    * must be loaded.
@@ -46,10 +63,7 @@ export class DatasetTypos {
   async correct(query: string, options: TypoOptions, signal?: AbortSignal): Promise<TypoCorrection> {
     const plan = planTypoLookups(query, options);
     if (plan.lookups.length === 0) return { correctedQuery: null, requiredWords: [] };
-    const building = (this.ready ??= this.bootstrap().catch((err: unknown) => {
-      this.ready = null;
-      this.logger.error({ err, dataset: this.shards.datasetId }, 'typo vocabulary build failed');
-    }));
+    const building = this.building();
     // A large dataset's first build takes a while (~30 s per million chunks): searches do not
     // wait for it longer than this, they run uncorrected until it is done.
     let timer: NodeJS.Timeout | undefined;
@@ -66,9 +80,9 @@ export class DatasetTypos {
   }
 
   /**
-   * Turns the shards' typo vocabularies on and fills them from the store (once per index; a
-   * vocabulary restored from a snapshot is complete and skips the fill). Writes applied meanwhile
-   * are counted by the shards themselves, and the fill skips the chunks they counted.
+   * Turns the shards' typo vocabularies on and fills them from the store (once per index: a
+   * shard whose vocabulary is on already is complete). Writes applied meanwhile are counted by
+   * the shards themselves, and the fill skips the chunks they counted.
    */
   private async bootstrap(): Promise<void> {
     const wasOn = await this.shards.run<boolean>(() => ({ op: 'typoEnable' }));

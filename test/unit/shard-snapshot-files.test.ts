@@ -32,7 +32,7 @@ function shardOf(n: number, seq: number): Shard {
 }
 
 describe('shard snapshot files', () => {
-  it('writes the fields of many chunks a slice at a time as one JSON document, typo words included', async () => {
+  it('writes the fields of many chunks a slice at a time as one JSON document, and whether the typo vocabulary was on', async () => {
     const dir = tempDir();
     const shard = new Shard(PARAMS);
     shard.enableTypo();
@@ -45,9 +45,12 @@ describe('shard snapshot files', () => {
     const bm25Len = raw.readUInt32LE(8 + 4 + 8);
     const fieldsAt = 8 + 4 + 8 + 4 + bm25Len;
     expect(raw.readUInt32LE(fieldsAt)).toBe(raw.length - fieldsAt - 4);
-    const fields = JSON.parse(raw.subarray(fieldsAt + 4).toString('utf8')) as { docs: { chunkId: string; numValue: number }[]; words: string[]; typo: boolean };
+    const fields = JSON.parse(raw.subarray(fieldsAt + 4).toString('utf8')) as { docs: { chunkId: string; numValue: number; words?: number[] }[]; words?: string[]; typo: boolean };
     expect(fields.docs.map((d) => d.chunkId)).toEqual(docs.map((d) => d.chunkId));
     expect(fields.typo).toBe(true);
+    // The words are not written: the load does not count them (the core fills the vocabulary again).
+    expect(fields.words).toBeUndefined();
+    expect(fields.docs.some((d) => d.words !== undefined)).toBe(false);
     const back = readShardSnapshot(dir, 0, PARAMS)!;
     expect(back.stats().chunkCount).toBe(9_000);
     for (const i of [0, 4095, 4096, 8191, 8192, 8999]) {
@@ -55,7 +58,34 @@ describe('shard snapshot files', () => {
       expect(back.fields.doc(id, (i) => back.index.chunkId(i))).toMatchObject({ chunkId: `c${i}`, trackingId: `t${i}`, tagSet: [`g${i % 3}`], numValue: i });
       expect(back.fields.metadata(id)).toEqual({ i });
     }
+    expect(back.typoWanted).toBe(true);
+    expect(back.vocabulary).toBeNull();
+    // What the core does after such a load (DatasetTypos.warm): turn it on and fill it from the store.
+    expect(back.enableTypo()).toBe(false);
+    back.fillTypo(docs.map((d) => ({ chunkId: d.chunkId, text: d.text })));
     expect(back.typoAnswers([{ word: 'tail3', maxDistance: 1 }])).toEqual(shard.typoAnswers([{ word: 'tail3', maxDistance: 1 }]));
+  });
+
+  it("loads a snapshot written with the typo words (before 2026-11-30) without counting them, and one of a shard without typo as not wanting it", async () => {
+    const dir = tempDir();
+    const shard = new Shard(PARAMS);
+    shard.apply(Array.from({ length: 3 }, (_, i): ShardDoc => ({ chunkId: `c${i}`, text: `alpha w${i}`, trackingId: null, link: null, tagSet: [], numValue: null, timeStamp: null, lat: null, lon: null, groupIds: [], metadata: null })), [], 5);
+    await commitShardSnapshot(prepareShardSnapshot(dir, 0, shard));
+    const plain = readShardSnapshot(dir, 0, PARAMS)!;
+    expect(plain.typoWanted).toBe(false);
+    const raw = fs.readFileSync(path.join(dir, 'shard-0.bin'));
+    const fieldsAt = 8 + 4 + 8 + 4 + raw.readUInt32LE(8 + 4 + 8);
+    const body = JSON.parse(raw.subarray(fieldsAt + 4).toString('utf8')) as { docs: Record<string, unknown>[] };
+    // The old layout: each chunk's word ids into the body's `words`, and `typo` on.
+    const old = JSON.stringify({ docs: body.docs.map((d, i) => ({ ...d, words: [0, i + 1] })), denseFile: null, words: ['alpha', 'w0', 'w1', 'w2'], typo: true });
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(Buffer.byteLength(old), 0);
+    fs.writeFileSync(path.join(dir, 'shard-0.bin'), Buffer.concat([raw.subarray(0, fieldsAt), length, Buffer.from(old)]));
+    const back = readShardSnapshot(dir, 0, PARAMS)!;
+    expect(back.appliedSeq).toBe(5);
+    expect(back.stats().chunkCount).toBe(3);
+    expect(back.typoWanted).toBe(true);
+    expect(back.vocabulary).toBeNull();
   });
 
   it('writes every part in order however few bytes each write takes, and fails a write that makes no progress', async () => {

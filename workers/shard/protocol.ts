@@ -175,4 +175,6 @@ export interface ShardStatsReply {
 export interface LoadReply {
   readonly appliedSeq: number;
   readonly loaded: boolean;
+  /** The snapshot's typo vocabulary was on: the core fills it again (it is not restored by the load). */
+  readonly typo: boolean;
 }

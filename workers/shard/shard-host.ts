@@ -102,7 +102,7 @@ export class ShardHost {
         removeStaleTemps(task.dir, task.shard);
         const fromSnapshot = readShardSnapshot(task.dir, task.shard, task.bm25);
         this.shards.set(keyOf(task), fromSnapshot ?? new Shard(task.bm25));
-        return { appliedSeq: fromSnapshot?.appliedSeq ?? 0, loaded: fromSnapshot !== undefined };
+        return { appliedSeq: fromSnapshot?.appliedSeq ?? 0, loaded: fromSnapshot !== undefined, typo: fromSnapshot?.typoWanted === true };
       }
       case 'drop': {
         this.shards.delete(keyOf(task));

@@ -48,6 +48,12 @@ export class Shard {
    * memory as the BM25 index itself, so datasets that never correct typos do not pay for it).
    */
   vocabulary: Vocabulary | null = null;
+  /**
+   * Whether the snapshot this shard was loaded from had its typo vocabulary on. The load leaves
+   * the vocabulary off; the core turns it on and fills it from the store in slices
+   * (persist/shard-snapshot.ts, decodeShard).
+   */
+  typoWanted = false;
   /** Per internal id: the vocabulary ids of the chunk's words (to uncount them when it changes), relative to its BM25 terms. */
   readonly chunkWords = new ChunkWords();
 
@@ -183,12 +189,6 @@ export class Shard {
   private countText(id: number, text: string): void {
     if (!this.vocabulary) return;
     this.chunkWords.set(id, this.vocabulary.addText(text), this.index, this.vocabulary);
-  }
-
-  /** Counts a chunk's words in the typo vocabulary (snapshot loading: the words, not the text). */
-  countWords(id: number, words: readonly string[]): void {
-    const vocabulary = (this.vocabulary ??= new Vocabulary());
-    this.chunkWords.set(id, vocabulary.addDocument(words), this.index, vocabulary);
   }
 
   /** Vocabulary ids of a live chunk's words, ascending (empty when not counted): a view valid until the next call. */

@@ -14,12 +14,20 @@ import type { Bm25State } from '../bm25/bm25-index.js';
 import { bm25StateParts, loadBm25Snapshot, SnapshotFormatError } from './bm25-snapshot.js';
 import { withFields } from '../../../core/domain/with-fields.js';
 
-/** A chunk as the snapshot's JSON holds it: its fields, its words (typo vocabulary) and SPLADE vector. */
+/**
+ * A chunk as the snapshot's JSON holds it: its fields and SPLADE vector. Snapshots before
+ * 2026-11-30 also held its words (ids into the body's `words`) and were loaded by counting them
+ * into the typo vocabulary; those are now ignored (see {@link decodeShard}).
+ */
 type SnapshotDoc = Omit<ShardDoc, 'text' | 'sparse'> & { words?: number[]; sparse?: { indices: number[]; values: number[] } };
 
 /** Magic bytes of a shard snapshot. */
 export const SHARD_SNAPSHOT_MAGIC = Buffer.from('QSHARD\0\0', 'latin1');
-/** Current format version (3 added the typo vocabulary); older versions are rejected (the store rebuilds the shard). */
+/**
+ * Current format version (3 added the typo vocabulary, which is no longer written or read: a
+ * version-3 file with or without it loads the same); older versions are rejected (the store
+ * rebuilds the shard).
+ */
 export const SHARD_SNAPSHOT_VERSION = 3;
 
 /**
@@ -31,7 +39,7 @@ export const SHARD_SNAPSHOT_VERSION = 3;
 interface CapturedShard {
   readonly state: Bm25State;
   readonly docs: SnapshotDoc[];
-  readonly words: string[];
+  /** Whether the shard's typo vocabulary was on: the loader's core fills it again (see decodeShard). */
   readonly typo: boolean;
   readonly seq: number;
   readonly denseFile: string | null;
@@ -40,31 +48,17 @@ interface CapturedShard {
 function captureShard(shard: Shard, denseFile: string | null): CapturedShard {
   const state = shard.index.exportState();
   const docs: SnapshotDoc[] = [];
-  // The typo vocabulary travels as each chunk's word list (ids into `words`): loading recounts it.
-  const words: string[] = [];
-  const wordIndex = new Map<number, number>();
   for (let id = 0; id < shard.fields.capacity; id++) {
     const doc = shard.fields.doc(id, (i) => shard.index.chunkId(i));
     if (!doc) continue;
     const sparse = shard.sparse.get(id);
-    const vocabulary = shard.vocabulary;
-    const vocab = vocabulary === null ? undefined : Array.from(shard.wordIdsOf(id), (v) => {
-      let i = wordIndex.get(v);
-      if (i === undefined) {
-        wordIndex.set(v, (i = words.length));
-        words.push(vocabulary.wordOf(v));
-      }
-      return i;
-    });
     // `doc` is a fresh object of the chunk's fields: completed in place rather than copied
-    // twice (the copies were most of the capture's ~2.5 us a chunk); JSON leaves `words` out
-    // when it is undefined, as before.
+    // twice (the copies were most of the capture's ~2.5 us a chunk).
     const entry = doc as SnapshotDoc;
-    entry.words = vocab;
     if (sparse) entry.sparse = { indices: Array.from(sparse.indices), values: Array.from(sparse.values) };
     docs.push(entry);
   }
-  return { state, docs, words, typo: shard.vocabulary !== null, seq: shard.appliedSeq, denseFile };
+  return { state, docs, typo: shard.vocabulary !== null, seq: shard.appliedSeq, denseFile };
 }
 
 /** Chunks whose fields are turned into JSON at a time: the fields are written a slice at a time, never whole in memory. */
@@ -95,13 +89,13 @@ async function writeCaptured(handle: Pick<fs.promises.FileHandle, 'writev'>, c: 
     await writeParts(handle, [bytes], bytes.length, at);
     at += bytes.length;
   };
-  // The bytes of JSON.stringify({ docs, denseFile, words, typo }), in pieces.
+  // The bytes of JSON.stringify({ docs, denseFile, typo }), in pieces.
   await text('{"docs":[');
   for (let i = 0; i < c.docs.length; i += FIELDS_SLICE) {
     const slice = c.docs.slice(i, i + FIELDS_SLICE).map((d) => JSON.stringify(d)).join(',');
     await text(i === 0 ? slice : `,${slice}`);
   }
-  await text(`],"denseFile":${JSON.stringify(c.denseFile)},"words":${JSON.stringify(c.words)},"typo":${JSON.stringify(c.typo)}}`);
+  await text(`],"denseFile":${JSON.stringify(c.denseFile)},"typo":${JSON.stringify(c.typo)}}`);
   const length = Buffer.alloc(4);
   length.writeUInt32LE(at - fieldsAt, 0);
   await writeParts(handle, [length], 4, lengthAt);
@@ -149,7 +143,7 @@ export function decodeShard(buf: Buffer, params: Bm25Params, dir?: string): Shar
   const fieldsLen = buf.readUInt32LE(bm25Start + bm25Len);
   const fieldsStart = bm25Start + bm25Len + 4;
   if (fieldsStart + fieldsLen !== buf.length) throw new SnapshotFormatError('shard snapshot is truncated');
-  const body = JSON.parse(buf.subarray(fieldsStart).toString('utf8')) as { docs: SnapshotDoc[]; denseFile: string | null; words?: string[]; typo?: boolean };
+  const body = JSON.parse(buf.subarray(fieldsStart).toString('utf8')) as { docs: SnapshotDoc[]; denseFile: string | null; typo?: boolean };
   const docs = body.docs;
   let dense: DenseIndex | null = null;
   if (body.denseFile !== null) {
@@ -162,15 +156,18 @@ export function decodeShard(buf: Buffer, params: Bm25Params, dir?: string): Shar
     }
   }
   const shard = new Shard(params, index, dense);
-  if (body.typo) shard.enableTypo();
+  // The typo vocabulary is not restored here: counting SciFact's 5,183 chunks' words into it took
+  // 1.1-1.35 s in one piece (20x the rest of the load), on the core's event loop for an inline
+  // shard and in a load every search of the dataset waits for. The core fills it again from the
+  // store a slice at a time after the load (DatasetTypos.warm), as on the first typo query.
+  shard.typoWanted = body.typo === true;
   for (const doc of docs) {
     const id = index.internalId(doc.chunkId);
     if (id === undefined) throw new SnapshotFormatError(`shard snapshot fields name chunk ${doc.chunkId} missing from its index`);
-    const { words, sparse: sv, ...fields } = doc;
+    const { words: _words, sparse: sv, ...fields } = doc;
     shard.fields.set(id, withFields(fields, { text: '' }));
     // SPLADE vectors travel as JSON arrays (exact for f32 values) beside the fields.
     if (sv && sv.indices.length > 0) shard.sparse.upsert(id, { indices: Uint32Array.from(sv.indices), values: Float32Array.from(sv.values) });
-    if (words) shard.countWords(id, words.map((w) => body.words![w]!));
   }
   shard.appliedSeq = seq;
   return shard;
