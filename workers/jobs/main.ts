@@ -41,8 +41,12 @@ const logger = createLogger(config, 'jobs');
 // the signal's default action. Until the workers run, there is nothing to close but the process.
 let stopAll: () => Promise<void> = async () => {};
 onShutdown(logger, () => stopAll(), config.shutdownGraceMs);
-const stopLoopMonitor = watchEventLoop(logger, { intervalMs: config.loopMonitorMs });
 const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
+// Watched from here: opening a SQLite store can wait, synchronously, for another process's
+// migration of a fresh data dir (SQLite's busy handler, migrate's retries), which a loaded
+// machine stretched to 0.3-1.5 s. Nothing is on this loop yet then, no job lock to renew, and
+// the monitor's first window reported that wait as a stall of the jobs it watches.
+const stopLoopMonitor = watchEventLoop(logger, { intervalMs: config.loopMonitorMs });
 const core = connectCore(config.coreAddress, config.coreDeadlineMs, config.coreToken);
 const jobs = connectJobs(config.redisUrl, { embedBackoffMs: config.embedBackoffMs });
 // BullMQ workers block on Redis; maxRetriesPerRequest null is what BullMQ requires for them.
