@@ -80,18 +80,26 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
   const pidsOf = children.map((c) => c.pid ?? 0);
   const [redisPid, corePid, facadePid, jobsPid] = inProcess ? [pidsOf[0], pidsOf[1], pidsOf[1], pidsOf[2]] : pidsOf;
   const baseUrl = `http://127.0.0.1:${httpPort}`;
-  await waitFor(async () => (await fetch(`${baseUrl}/api/health`)).status === 200, 'quarry');
+  const stop = async (): Promise<void> => {
+    for (const c of [...children].reverse()) c.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', r)))));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await waitFor(async () => (await fetch(`${baseUrl}/api/health`)).status === 200, 'quarry');
+  } catch (err) {
+    // A stack that never came up (a process that died at start) leaves nothing running: its
+    // Redis and job workers outlived a profiled facade's failed start by hours once.
+    await stop();
+    throw err;
+  }
   return {
     baseUrl,
     grpcAddress: `127.0.0.1:${grpcPort}`,
     adminKey,
     dataDir,
     pids: { redis: redisPid!, core: corePid!, facade: facadePid!, jobs: jobsPid! },
-    async stop() {
-      for (const c of children.reverse()) c.kill('SIGTERM');
-      await Promise.all(children.map((c) => (c.exitCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', r)))));
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
+    stop,
   };
 }
 
