@@ -15,15 +15,12 @@ import { quantile } from './lib/metrics.js';
 import { cpuSeconds } from './lib/rss-sampler.js';
 import { machine, startBenchStack } from './lib/spawn-stack.js';
 import { benchTenant } from './lib/tenant.js';
+import { numberArg } from './lib/args.js';
 
-const arg = (name: string, fallback: number): number => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) || fallback : fallback;
-};
-const STREAMS = arg('--streams', 100);
-const TOKENS = arg('--tokens', 40);
-const DELAY_MS = arg('--delay', 50);
-const ROUNDS = arg('--rounds', 3);
+const STREAMS = numberArg('--streams', 100);
+const TOKENS = numberArg('--tokens', 40);
+const DELAY_MS = numberArg('--delay', 50);
+const ROUNDS = numberArg('--rounds', 3);
 
 /** The text the fake answers to request `id`: every token names it and its position. */
 const replyFor = (id: string): string => Array.from({ length: TOKENS }, (_, i) => `${id}-t${i}`).join(' ');

@@ -22,12 +22,8 @@ import { meanOverQrels, ndcgAtK, quantile, recallAtK } from './lib/metrics.js';
 import { ingestSciFact } from './lib/scifact-ingest.js';
 import { machine, post, startBenchStack } from './lib/spawn-stack.js';
 import { ensureWrk, searchBodies, wrkDistribution, type WrkDistribution } from './lib/wrk.js';
+import { numberArg } from './lib/args.js';
 
-/** A numeric option's value, or `fallback` when absent. */
-const numberArg = (name: string, fallback: number): number => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) || fallback : fallback;
-};
 const rounds = numberArg('--rounds', 3);
 /** Interleaved rounds of wrk windows (see the top of this file). */
 const wrkRounds = numberArg('--wrk-rounds', 3);

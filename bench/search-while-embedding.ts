@@ -20,13 +20,10 @@ import { loadQrels, loadSciFact } from './lib/scifact.js';
 import { ingestSciFact } from './lib/scifact-ingest.js';
 import { machine, startBenchStack } from './lib/spawn-stack.js';
 import { ensureWrk, wrkMicros, wrkRuns, type WrkRun } from './lib/wrk.js';
+import { numberArg } from './lib/args.js';
 
-const arg = (name: string, fallback: number): number => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) || fallback : fallback;
-};
-const rounds = arg('--rounds', 2);
-const seconds = arg('--seconds', 10);
+const rounds = numberArg('--rounds', 2);
+const seconds = numberArg('--seconds', 10);
 const jsonFile = jsonArg();
 
 /** A configuration under test: its label and the stack's environment. */
