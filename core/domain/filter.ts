@@ -94,7 +94,7 @@ export function inRange(x: number, r: Range): boolean {
   );
 }
 
-/** Fields a condition may name (plus `metadata.<key>`). */
+/** Fields a condition may name (plus `metadata.<key>` and `group_metadata.<key>`). */
 export const FILTER_FIELDS = [
   'tag_set',
   'link',
@@ -104,6 +104,7 @@ export const FILTER_FIELDS = [
   'tracking_id',
   'group_ids',
   'group_tracking_ids',
+  'group_tag_set',
   'content',
 ] as const;
 

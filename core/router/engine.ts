@@ -19,8 +19,10 @@ import { Admission } from './admission.js';
 import { DatasetIndex, indexFingerprint, type ShardLayout, type DatasetHits } from './dataset-index.js';
 import type { Bm25Params } from '../../workers/shard/protocol.js';
 import { checkFilter, resolveGroupTrackingIds } from './filter-check.js';
+import { resolveGroupFields } from './group-fields.js';
 import type { TypoOptions } from '../typo/options.js';
 import type { DatasetRecord } from '../domain/tenancy.js';
+import type { GroupRecord } from '../domain/group.js';
 import { withFields } from '../domain/with-fields.js';
 
 /** Search types the core serves today. */
@@ -115,6 +117,8 @@ const slowMarker = (dataDir: string, datasetId: string): string => path.join(dat
 
 /** How often (ms) the catch-up looks at every loaded dataset on a store with change notices (see Engine.catchUp). */
 const FULL_CATCH_UP_MS = 30_000;
+/** Groups read per store call when a filter names the groups' own fields. */
+const GROUP_PAGE = 1000;
 
 /** The engine. */
 export class Engine {
@@ -390,7 +394,18 @@ export class Engine {
   private async prepareFilter(datasetId: string, filter: Filter | null): Promise<Filter | null> {
     if (!filter) return null;
     checkFilter(filter);
-    return resolveGroupTrackingIds(filter, async (tid) => (await this.store.groups.getByTrackingId(datasetId, tid))?.id);
+    const byGroupIds = await resolveGroupTrackingIds(filter, async (tid) => (await this.store.groups.getByTrackingId(datasetId, tid))?.id);
+    return resolveGroupFields(byGroupIds, () => this.allGroups(datasetId));
+  }
+
+  /** Every group of a dataset, for conditions on the groups' own fields (group-fields.ts). */
+  private async allGroups(datasetId: string): Promise<GroupRecord[]> {
+    const out: GroupRecord[] = [];
+    for (let page = 1; ; page++) {
+      const { groups } = await this.store.groups.list(datasetId, page, GROUP_PAGE);
+      out.push(...groups);
+      if (groups.length < GROUP_PAGE) return out;
+    }
   }
 
   /**

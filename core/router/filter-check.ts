@@ -1,6 +1,7 @@
 /**
  * The meaning of a filter, checked once in the core: known fields, predicates that fit the
- * field, the must_not id limit; and group tracking ids resolved to group ids through the store.
+ * field, the must_not id limit; and group tracking ids resolved to group ids through the store
+ * (the groups' own fields: group-fields.ts).
  */
 import { badRequest } from '../domain/errors.js';
 import {
@@ -11,6 +12,7 @@ import {
   type FieldCondition,
   type Filter,
 } from '../domain/filter.js';
+import { GROUP_METADATA_PREFIX } from './group-fields.js';
 
 type Predicate = 'match' | 'match_any' | 'match_all' | 'range' | 'date_range' | 'boolean' | 'geo';
 
@@ -20,10 +22,12 @@ const ALLOWED: Record<string, readonly Predicate[]> = {
   tracking_id: ['match', 'match_any', 'match_all'],
   group_ids: ['match', 'match_any', 'match_all'],
   group_tracking_ids: ['match', 'match_any', 'match_all'],
+  group_tag_set: ['match', 'match_any', 'match_all'],
   num_value: ['match', 'match_any', 'match_all', 'range'],
   time_stamp: ['range', 'date_range'],
   location: ['geo'],
   metadata: ['match', 'match_any', 'match_all', 'range', 'date_range', 'boolean'],
+  group_metadata: ['match', 'match_any', 'match_all', 'range', 'date_range', 'boolean'],
   content: ['match', 'match_any', 'match_all'],
 };
 
@@ -42,11 +46,16 @@ function predicates(c: FieldCondition): Predicate[] {
 
 function checkField(c: FieldCondition, where: string): void {
   const field = c.field;
-  const kind = field.startsWith('metadata.') && field.length > 'metadata.'.length ? 'metadata' : field;
+  const kind =
+    field.startsWith('metadata.') && field.length > 'metadata.'.length
+      ? 'metadata'
+      : field.startsWith(GROUP_METADATA_PREFIX) && field.length > GROUP_METADATA_PREFIX.length
+        ? 'group_metadata'
+        : field;
   const allowed = ALLOWED[kind];
   if (!allowed) {
     throw badRequest(
-      `${where}: unknown filter field "${field}"; use one of ${FILTER_FIELDS.join(', ')} or metadata.<key>`,
+      `${where}: unknown filter field "${field}"; use one of ${FILTER_FIELDS.join(', ')}, metadata.<key> or group_metadata.<key>`,
     );
   }
   if (c.prefix_last_word === true && kind !== 'content') {

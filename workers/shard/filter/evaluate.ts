@@ -4,7 +4,7 @@
  * metadata are scanned. The core has validated the AST's meaning; this code only asserts.
  */
 import { CLAUSES, inRange, plainValue, type Condition, type FieldCondition, type Filter, type Value } from '../../../core/domain/filter.js';
-import { parseTimestamp } from '../../../core/domain/time.js';
+import { matchesValues, metadataMatches } from '../../../core/domain/value-match.js';
 import { Bitset } from '../bm25/bitset.js';
 import { checkStop } from '../task-stop.js';
 import type { FieldStore } from './field-store.js';
@@ -102,44 +102,10 @@ function scan(fields: FieldStore, capacity: number, fn: (id: number) => boolean,
 
 const texts = (values: readonly Value[]): string[] => values.map((v) => String(plainValue(v)));
 
-/** Values of a (possibly nested, possibly array) metadata path. */
-function metadataValues(meta: unknown, path: readonly string[]): unknown[] {
-  let current: unknown[] = [meta];
-  for (const key of path) {
-    const next: unknown[] = [];
-    for (const c of current) {
-      if (c !== null && typeof c === 'object' && !Array.isArray(c) && key in (c)) {
-        next.push((c as Record<string, unknown>)[key]);
-      }
-    }
-    current = next;
-  }
-  return current.flatMap((v) => (Array.isArray(v) ? v : [v]));
-}
-
-/** Whether a scalar equals a match value (numbers compare numerically, text exactly). */
-function equals(actual: unknown, v: Value): boolean {
-  const want = plainValue(v);
-  if (typeof want === 'number') return typeof actual === 'number' ? actual === want : typeof actual === 'string' && actual.trim() !== '' && Number(actual) === want;
-  if (typeof want === 'boolean') return actual === want;
-  return typeof actual === 'string' ? actual === want : typeof actual === 'number' || typeof actual === 'boolean' ? String(actual) === want : false;
-}
-
-/** Whether a scalar contains a match value as a substring (text) or equals it (numbers). */
-function contains(actual: unknown, v: Value): boolean {
-  const want = plainValue(v);
-  if (typeof want !== 'string') return equals(actual, v);
-  if (typeof actual === 'string') return actual.includes(want);
-  return typeof actual === 'number' || typeof actual === 'boolean' ? String(actual).includes(want) : false;
-}
-
-/** Evaluates a match/match_any/match_all predicate over a multi-valued field. */
+/** Evaluates a match/match_any/match_all predicate over a multi-valued field (polls the task's stop first). */
 function matchValues(values: readonly unknown[], cond: FieldCondition): boolean {
   checkStop((cond.match_any?.length ?? 0) + (cond.match_all?.length ?? 0) + (cond.match?.length ?? 0));
-  if (cond.match_any && cond.match_any.length > 0) return cond.match_any.some((v) => values.some((a) => equals(a, v)));
-  if (cond.match_all && cond.match_all.length > 0) return cond.match_all.every((v) => values.some((a) => equals(a, v)));
-  if (cond.match && cond.match.length > 0) return cond.match.some((v) => values.some((a) => contains(a, v)));
-  return false;
+  return matchesValues(values, cond);
 }
 
 function fieldCondition(cond: FieldCondition, fields: FieldStore, capacity: number, out: Bitset): void {
@@ -170,20 +136,17 @@ function fieldCondition(cond: FieldCondition, fields: FieldStore, capacity: numb
   }
   if (name.startsWith('metadata.')) {
     const path = name.slice('metadata.'.length).split('.');
-    const meta = (id: number): unknown => fields.metadata(id);
-    if (cond.range) {
-      const r = cond.range;
-      scan(fields, capacity, (id) => metadataValues(meta(id), path).some((v) => typeof v === 'number' && inRange(v, r)), out);
-    } else if (cond.date_range) {
-      const r = cond.date_range;
-      const at = (v: unknown): number | undefined => (typeof v === 'string' ? parseTimestamp(v) : undefined);
-      scan(fields, capacity, (id) => metadataValues(meta(id), path).some((v) => { const t = at(v); return t !== undefined && inRange(t, r); }), out);
-    } else if (cond.boolean) {
-      const want = cond.boolean;
-      scan(fields, capacity, (id) => metadataValues(meta(id), path).some((v) => equals(v, want)), out);
-    } else {
-      scan(fields, capacity, (id) => matchValues(metadataValues(meta(id), path), cond), out);
-    }
+    // A long list of match values costs a step per value at each id, as matchValues counts it.
+    const weight = (cond.match_any?.length ?? 0) + (cond.match_all?.length ?? 0) + (cond.match?.length ?? 0);
+    scan(
+      fields,
+      capacity,
+      (id) => {
+        if (weight > 0) checkStop(weight);
+        return metadataMatches(fields.metadata(id), path, cond);
+      },
+      out,
+    );
     return;
   }
   switch (name) {
