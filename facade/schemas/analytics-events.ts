@@ -224,7 +224,8 @@ function writesOf(type: (typeof SEND_EVENT_TYPES)[number], body: unknown, stamp:
     }
     case 'filter_clicked': {
       const b = parse(SCHEMAS.filter_clicked, body);
-      return { userEvents: [userEvent(type, b, stamp, { items: [], metadata: b.items, isConversion: b.is_conversion ?? false })] };
+      // A conversion unless it says otherwise, as the reference's (only a view never is).
+      return { userEvents: [userEvent(type, b, stamp, { items: [], metadata: b.items, isConversion: b.is_conversion ?? true })] };
     }
     case 'search': {
       const b = parse(SCHEMAS.search, body);

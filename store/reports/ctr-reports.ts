@@ -9,16 +9,17 @@
  * - `search_ctr_metrics`: `{searches_with_clicks, percent_searches_with_clicks,
  *   percent_searches_without_clicks, avg_position_of_click}`; percentages 0..100 of the searches
  *   matching the filter; the average position over their clicks (0 when none, as when no search).
- * - `searches_with_clicks`: `{queries: [{id, query, created_at, results, clicks: [{chunk_id,
- *   position, created_at}]}]}`, 10 a page, newest first (ties by id), each search's clicks
- *   oldest first (ties by event id); `results` is the recorded `[{id, score}]` in rank order.
- * - `searches_without_clicks`: `{queries: [{id, query, created_at, results}]}`, paged alike. The
- *   key is the reference client's (`queries`); a row is a search with its clicks, where the
- *   reference lists one row per click.
+ * - `searches_with_clicks`: `{queries: [{request_id, query, created_at, results, clicked_chunk:
+ *   {chunk_id, position}}]}`, the reference's rows: one per linked click, the newest click first
+ *   (ties by event id), 10 a page; `request_id` is the search's id, `created_at` the click's time,
+ *   `results` the search's recorded `[{id, score}]` in rank order. The route replaces `chunk_id`
+ *   with the clicked chunk itself (`chunk`), as the reference answers.
+ * - `searches_without_clicks`: `{queries: [{request_id, query, created_at}]}`, the searches
+ *   without a linked click, newest first (ties by id), 10 a page.
  * - `recommendation_ctr_metrics`, `recommendations_with_clicks`,
  *   `recommendations_without_clicks`: the same over recommendations, under `recommendations`,
- *   each `{id, recommendation_type, positive_ids, negative_ids, positive_tracking_ids,
- *   negative_tracking_ids, created_at, results[, clicks]}`.
+ *   each `{positive_ids, negative_ids, positive_tracking_ids, negative_tracking_ids, request_id,
+ *   created_at[, results, clicked_chunk]}`, an empty id list shown as null (the reference's).
  */
 import type { RecommendationKind, SearchKind } from '../../core/domain/analytics.js';
 import { jsonText, reportTimestamp, Where, type Dialect, type RangeBounds, type ReportSql } from './report-sql.js';
@@ -71,11 +72,10 @@ export type CtrReportRequest =
       readonly window: ReportWindow;
     };
 
-/** A click as the listings show it. */
-export interface ClickShown {
+/** The clicked chunk of a `*_with_clicks` row, before the route puts the chunk in. */
+export interface ClickedChunkRef {
   readonly chunk_id: string | null;
   readonly position: number | null;
-  readonly created_at: string;
 }
 
 /** The rows a report is about: the table (aliased `q`), the joins its filter needs, its WHERE. */
@@ -169,48 +169,38 @@ async function rollupTotals(sql: ReportSql, datasetId: string, query: RecordRoll
 
 const percent = (part: number, whole: number): number => (whole === 0 ? 0 : (part * 100) / whole);
 
-/** A page of the source's records with (or without) a linked click, newest first. */
-function pageOf<R extends Record<string, unknown>>(
-  sql: ReportSql,
-  columns: string,
-  source: Source,
-  withClicks: boolean,
-  window: ReportWindow,
-): Promise<R[]> {
+/** A page of the source's records without a linked click, newest first (ties by id). */
+function unclickedPage<R extends Record<string, unknown>>(sql: ReportSql, columns: string, source: Source, window: ReportWindow): Promise<R[]> {
   return sql.all<R>(
     `SELECT ${columns} FROM ${source.table} q ${source.joins}
-     ${source.where.sql()} AND ${withClicks ? '' : 'NOT '}${exists(`SELECT 1 FROM user_events e WHERE ${LINKED_CLICK}`)}
+     ${source.where.sql()} AND NOT ${exists(`SELECT 1 FROM user_events e WHERE ${LINKED_CLICK}`)}
      ORDER BY q.created_at DESC, q.id LIMIT ? OFFSET ?`,
     [...source.where.params, window.limit, window.offset],
   );
 }
 
 /**
- * The clicks linked to each of `ids`, oldest first (ties by event id). Found through the
- * request-id index only: with the dataset in the WHERE or an ORDER BY, SQLite walks the dataset's
- * every event instead (its (dataset_id, created_at) index serves both), ~1 s over a million; the
- * few rows found are checked for the dataset and sorted here.
+ * A page of the clicks linked to the source's records, newest first (ties by event id), each with
+ * its record's columns (`columns`, on `q`) and the click's own as `click_*`.
  */
-async function clicksOf(sql: ReportSql, datasetId: string, ids: readonly string[]): Promise<Map<string, ClickShown[]>> {
-  const out = new Map<string, ClickShown[]>(ids.map((id) => [id, []]));
-  if (ids.length === 0) return out;
-  const rows = await sql.all<{ id: string; dataset_id: string; request_id: string; clicked_chunk_id: string | null; position: number | null; created_at: number }>(
-    `SELECT id, dataset_id, request_id, clicked_chunk_id, position, created_at FROM user_events
-     WHERE request_id IN (${ids.map(() => '?').join(', ')}) AND event_type = 'click'`,
-    ids,
+function clickPage<R extends Record<string, unknown>>(sql: ReportSql, datasetId: string, columns: string, source: Source, window: ReportWindow): Promise<R[]> {
+  return sql.all<R>(
+    `SELECT ${columns}, e.id AS click_id, e.clicked_chunk_id AS click_chunk_id, e.position AS click_position, e.created_at AS click_created_at
+     FROM user_events e JOIN ${source.table} q ON q.id = e.request_id AND q.dataset_id = e.dataset_id ${source.joins}
+     ${source.where.sql()} AND e.dataset_id = ? AND e.event_type = 'click'
+     ORDER BY e.created_at DESC, e.id LIMIT ? OFFSET ?`,
+    [...source.where.params, datasetId, window.limit, window.offset],
   );
-  const ours = rows
-    .filter((r) => r.dataset_id === datasetId)
-    .sort((a, b) => Number(a.created_at) - Number(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  for (const r of ours) {
-    out.get(r.request_id)?.push({
-      chunk_id: r.clicked_chunk_id,
-      position: r.position === null ? null : Number(r.position),
-      created_at: reportTimestamp(Number(r.created_at)),
-    });
-  }
-  return out;
 }
+
+/** The click columns {@link clickPage} adds to a row. */
+type ClickColumns = { click_chunk_id: string | null; click_position: number | null; click_created_at: number };
+
+/** A click row's clicked chunk. */
+const clickedChunk = (r: ClickColumns): ClickedChunkRef => ({
+  chunk_id: r.click_chunk_id,
+  position: r.click_position === null ? null : Number(r.click_position),
+});
 
 /** JSON text of a NOT NULL JSON column, parsed (a damaged value shows as null, not a 500). */
 function parsed(text: unknown): unknown {
@@ -223,8 +213,7 @@ function parsed(text: unknown): unknown {
 }
 
 type SearchRow = { id: string; query: string; created_at: number; results: string };
-type RecommendationRow = SearchRow & {
-  recommendation_type: string;
+type RecommendationRow = Omit<SearchRow, 'query'> & {
   positive_ids: string;
   negative_ids: string;
   positive_tracking_ids: string;
@@ -232,20 +221,19 @@ type RecommendationRow = SearchRow & {
 };
 
 const SEARCH_COLUMNS = 'q.id, q.query, q.created_at, q.results';
-const RECOMMENDATION_COLUMNS =
-  'q.id, q.recommendation_type, q.positive_ids, q.negative_ids, q.positive_tracking_ids, q.negative_tracking_ids, q.created_at, q.results';
+const RECOMMENDATION_COLUMNS = 'q.id, q.positive_ids, q.negative_ids, q.positive_tracking_ids, q.negative_tracking_ids, q.created_at, q.results';
 
-const showSearch = (r: SearchRow) => ({ id: r.id, query: r.query, created_at: reportTimestamp(Number(r.created_at)), results: parsed(r.results) });
+/** An id list as the reference shows it: null when empty. */
+const idList = (text: unknown): unknown => {
+  const list = parsed(text);
+  return Array.isArray(list) && list.length === 0 ? null : list;
+};
 
-const showRecommendation = (r: RecommendationRow) => ({
-  id: r.id,
-  recommendation_type: r.recommendation_type,
-  positive_ids: parsed(r.positive_ids),
-  negative_ids: parsed(r.negative_ids),
-  positive_tracking_ids: parsed(r.positive_tracking_ids),
-  negative_tracking_ids: parsed(r.negative_tracking_ids),
-  created_at: reportTimestamp(Number(r.created_at)),
-  results: parsed(r.results),
+const recommendationIds = (r: RecommendationRow) => ({
+  positive_ids: idList(r.positive_ids),
+  negative_ids: idList(r.negative_ids),
+  positive_tracking_ids: idList(r.positive_tracking_ids),
+  negative_tracking_ids: idList(r.negative_tracking_ids),
 });
 
 /** Runs one click-through report on the dataset's records; the answer is the wire's. */
@@ -287,22 +275,39 @@ export async function ctrReport(sql: ReportSql, datasetId: string, request: CtrR
         avg_position_of_click: t.avgPosition,
       };
     }
-    case 'searches_with_clicks':
-    case 'searches_without_clicks': {
-      const withClicks = request.type === 'searches_with_clicks';
-      const rows = await pageOf<SearchRow>(sql, SEARCH_COLUMNS, searchSource(sql.dialect, datasetId, request.filter), withClicks, request.window);
-      if (!withClicks) return { queries: rows.map(showSearch) };
-      const clicks = await clicksOf(sql, datasetId, rows.map((r) => r.id));
-      return { queries: rows.map((r) => ({ ...showSearch(r), clicks: clicks.get(r.id) ?? [] })) };
+    case 'searches_with_clicks': {
+      const rows = await clickPage<SearchRow & ClickColumns>(sql, datasetId, SEARCH_COLUMNS, searchSource(sql.dialect, datasetId, request.filter), request.window);
+      return {
+        queries: rows.map((r) => ({
+          request_id: r.id,
+          query: r.query,
+          created_at: reportTimestamp(Number(r.click_created_at)),
+          results: parsed(r.results),
+          clicked_chunk: clickedChunk(r),
+        })),
+      };
     }
-    case 'recommendations_with_clicks':
-    case 'recommendations_without_clicks': {
-      const withClicks = request.type === 'recommendations_with_clicks';
+    case 'searches_without_clicks': {
+      const rows = await unclickedPage<SearchRow>(sql, SEARCH_COLUMNS, searchSource(sql.dialect, datasetId, request.filter), request.window);
+      return { queries: rows.map((r) => ({ request_id: r.id, query: r.query, created_at: reportTimestamp(Number(r.created_at)) })) };
+    }
+    case 'recommendations_with_clicks': {
       const source = recommendationSource(sql.dialect, datasetId, request.filter);
-      const rows = await pageOf<RecommendationRow>(sql, RECOMMENDATION_COLUMNS, source, withClicks, request.window);
-      if (!withClicks) return { recommendations: rows.map(showRecommendation) };
-      const clicks = await clicksOf(sql, datasetId, rows.map((r) => r.id));
-      return { recommendations: rows.map((r) => ({ ...showRecommendation(r), clicks: clicks.get(r.id) ?? [] })) };
+      const rows = await clickPage<RecommendationRow & ClickColumns>(sql, datasetId, RECOMMENDATION_COLUMNS, source, request.window);
+      return {
+        recommendations: rows.map((r) => ({
+          ...recommendationIds(r),
+          results: parsed(r.results),
+          request_id: r.id,
+          clicked_chunk: clickedChunk(r),
+          created_at: reportTimestamp(Number(r.click_created_at)),
+        })),
+      };
+    }
+    case 'recommendations_without_clicks': {
+      const source = recommendationSource(sql.dialect, datasetId, request.filter);
+      const rows = await unclickedPage<RecommendationRow>(sql, RECOMMENDATION_COLUMNS, source, request.window);
+      return { recommendations: rows.map((r) => ({ ...recommendationIds(r), request_id: r.id, created_at: reportTimestamp(Number(r.created_at)) })) };
     }
   }
 }

@@ -6,8 +6,8 @@
  * over the whole filtered set (not the mean of the buckets'), as the search reports give theirs.
  *
  * - `rag_usage`: `{total_queries}`; `rag_usage_graph`: `{points}` answers per bucket.
- * - `rag_query_ratings`: `{total_positive_ratings, total_negative_ratings}`, percentages 0..100 of
- *   the rated answers (rating >= 1 positive, <= 0 negative; 0 and 0 when none is rated).
+ * - `rag_query_ratings`: `{total_positive_ratings, total_negative_ratings}`, the counts of rated
+ *   answers rated >= 1 and <= 0 (the reference's counts; `search_metrics` gives its as percentages).
  * - `followup_queries`: `{top_queries: [{query, count}]}`, user messages of answers that are not
  *   the first of their topic (the first taken over all the topic's answers), most asked first.
  * - `popular_chats`: `{top_queries: [{query, count}]}`, user messages of all the answers.
@@ -94,7 +94,7 @@ export async function ragUsageGraph(sql: ReportSql, datasetId: string, req: Grap
   return { points };
 }
 
-/** `rag_query_ratings`: shares of positive and negative ratings among the rated answers, in percent. */
+/** `rag_query_ratings`: how many rated answers are positive (rating >= 1) and negative (<= 0). */
 export async function ragQueryRatings(
   sql: ReportSql,
   datasetId: string,
@@ -103,16 +103,15 @@ export async function ragQueryRatings(
   const rollup = answerRollup(sql, datasetId, filter);
   if (rollup) {
     const all = await recordRollupTotals(sql, datasetId, rollup);
-    return { total_positive_ratings: ratio(all.positive * 100, all.rated), total_negative_ratings: ratio(all.negative * 100, all.rated) };
+    return { total_positive_ratings: all.positive, total_negative_ratings: all.negative };
   }
   const { from, where } = ragSelection(sql.dialect, datasetId, filter, true);
   const [row] = await sql.all(
-    `SELECT COUNT(r.rating) AS rated, SUM(CASE WHEN r.rating >= 1 THEN 1 ELSE 0 END) AS positive, SUM(CASE WHEN r.rating <= 0 THEN 1 ELSE 0 END) AS negative
+    `SELECT SUM(CASE WHEN r.rating >= 1 THEN 1 ELSE 0 END) AS positive, SUM(CASE WHEN r.rating <= 0 THEN 1 ELSE 0 END) AS negative
      FROM ${from} ${where.sql()}`,
     where.params,
   );
-  const rated = num(row?.rated);
-  return { total_positive_ratings: ratio(num(row?.positive) * 100, rated), total_negative_ratings: ratio(num(row?.negative) * 100, rated) };
+  return { total_positive_ratings: num(row?.positive), total_negative_ratings: num(row?.negative) };
 }
 
 /** `popular_chats`: a page of the answers' user messages, most asked first. */

@@ -3,7 +3,9 @@
  * which come as records. A topic counts once it has at least one answer in `rag_queries`; its
  * `message_count` is the number of its answers. Dates filter the topic's `created_at`.
  *
- * - `topic_queries`: `{topics: [{topic_id, name, owner_id, message_count, created_at, updated_at}]}`,
+ * - `topic_queries`: `{topics: [{id, topic_id, name, dataset_id, owner_id, metadata, message_count,
+ *   created_at, updated_at}]}` (the reference's `TopicQuery`: `id` and `topic_id` are both the
+ *   topic's id; `message_count` is quarry's own),
  *   10 a page, sorted by `created_at` or `message_count` (ties by topic id).
  * - `topic_details`: `{topic, messages}`, the topic's answers oldest first (a topic without
  *   answers has none, and a count of 0); undefined when the dataset has no such topic.
@@ -20,9 +22,13 @@ import { bucketStart, reportTimestamp, type Granularity, type ReportSql } from '
 
 /** A topic as the topic reports show it. */
 export interface TopicSummary {
+  readonly id: string;
   readonly topic_id: string;
   readonly name: string;
+  readonly dataset_id: string;
   readonly owner_id: string;
+  /** The metadata the topic was created with, or null. */
+  readonly metadata: unknown;
   readonly message_count: number;
   readonly created_at: string;
   readonly updated_at: string;
@@ -47,9 +53,12 @@ function parsed(text: unknown, fallback: unknown): unknown {
 }
 
 const summary = (r: Row): TopicSummary => ({
+  id: r.id,
   topic_id: r.id,
   name: r.name,
+  dataset_id: r.dataset_id,
   owner_id: r.owner_id,
+  metadata: parsed(r.metadata, null),
   message_count: Number(r.message_count ?? 0),
   created_at: reportTimestamp(Number(r.created_at)),
   updated_at: reportTimestamp(Number(r.updated_at)),
@@ -68,7 +77,7 @@ export async function topicQueries(sql: ReportSql, datasetId: string, req: Topic
   const { from, fromParams, where } = topicSelection(sql.dialect, datasetId, req.filter);
   const order = req.sortBy === 'message_count' ? 'c.message_count' : 't.created_at';
   const rows = await sql.all(
-    `SELECT t.id, t.name, t.owner_id, t.created_at, t.updated_at, c.message_count FROM ${from} ${where.sql()}
+    `SELECT t.id, t.name, t.dataset_id, t.owner_id, t.metadata, t.created_at, t.updated_at, c.message_count FROM ${from} ${where.sql()}
      ORDER BY ${order} ${req.sortOrder === 'asc' ? 'ASC' : 'DESC'}, t.id LIMIT ? OFFSET ?`,
     [...fromParams, ...where.params, req.page.limit, req.page.offset],
   );
@@ -78,7 +87,7 @@ export async function topicQueries(sql: ReportSql, datasetId: string, req: Topic
 /** The dataset's topic `topicId` with its answer count, or undefined. */
 async function topicRow(sql: ReportSql, datasetId: string, topicId: string): Promise<Row | undefined> {
   const [row] = await sql.all(
-    `SELECT t.id, t.name, t.owner_id, t.created_at, t.updated_at,
+    `SELECT t.id, t.name, t.dataset_id, t.owner_id, t.metadata, t.created_at, t.updated_at,
        (SELECT COUNT(*) FROM rag_queries q WHERE q.dataset_id = t.dataset_id AND q.topic_id = t.id) AS message_count
      FROM topics t WHERE t.dataset_id = ? AND t.id = ?`,
     [datasetId, topicId],

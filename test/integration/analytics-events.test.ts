@@ -104,11 +104,11 @@ describe('PUT /api/analytics/events: user events', () => {
       },
       {
         body: { event_type: 'filter_clicked', event_name: 'filtered', items: { 'match_any::tag_set': ['red'] } },
-        own: { items: [], metadata: '{"match_any::tag_set":["red"]}', is_conversion: false },
+        own: { items: [], metadata: '{"match_any::tag_set":["red"]}', is_conversion: true },
       },
       {
-        body: { event_type: 'filter_clicked', event_name: 'filtered', items: { 'range::num_value': { gt: 1 } }, is_conversion: true },
-        own: { items: [], metadata: '{"range::num_value":{"gt":1}}', is_conversion: true },
+        body: { event_type: 'filter_clicked', event_name: 'filtered', items: { 'range::num_value': { gt: 1 } }, is_conversion: false },
+        own: { items: [], metadata: '{"range::num_value":{"gt":1}}', is_conversion: false },
       },
     ];
     for (const c of cases) {

@@ -291,28 +291,33 @@ function metricsOf(records: readonly { id: string }[]): { withClicks: number; pe
 const newestFirst = <T extends { id: string; createdAt: number }>(xs: readonly T[]): T[] =>
   [...xs].sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
-const shownClicks = (id: string) => clicksOf(id).map((c) => ({ chunk_id: c.clickedChunkId, position: c.position, created_at: printed(c.createdAt) }));
-
-function shownSearch(s: SearchRecord, withClicks: boolean): Record<string, unknown> {
-  const shown: Record<string, unknown> = { id: s.id, query: s.query, created_at: printed(s.createdAt), results: s.results };
-  if (withClicks) shown.clicks = shownClicks(s.id);
-  return shown;
+/**
+ * The rows of a `*_with_clicks` listing: one per click linked to one of `records`, newest click
+ * first (ties by event id); the clicked chunks here are ids of no stored chunk, so shown as null.
+ */
+function clickRows<R extends { id: string }>(records: readonly R[], show: (r: R) => Record<string, unknown>): Record<string, unknown>[] {
+  const byId = new Map(records.map((r) => [r.id, r]));
+  return events
+    .filter((e) => e.datasetId === t.datasetId && e.eventType === 'click' && e.requestId !== null && byId.has(e.requestId))
+    .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((e) => ({ ...show(byId.get(e.requestId!)!), created_at: printed(e.createdAt), clicked_chunk: { chunk: null, position: e.position } }));
 }
 
-function shownRecommendation(r: RecommendationRecord, withClicks: boolean): Record<string, unknown> {
-  const shown: Record<string, unknown> = {
-    id: r.id,
-    recommendation_type: r.recommendationType,
-    positive_ids: r.positiveIds,
-    negative_ids: r.negativeIds,
-    positive_tracking_ids: r.positiveTrackingIds,
-    negative_tracking_ids: r.negativeTrackingIds,
-    created_at: printed(r.createdAt),
-    results: r.results,
+/** A search as `searches_with_clicks` shows it, before the click's fields. */
+const clickedSearch = (s: SearchRecord) => ({ request_id: s.id, query: s.query, results: s.results });
+/** A search as `searches_without_clicks` shows it. */
+const unclickedSearch = (s: SearchRecord) => ({ request_id: s.id, query: s.query, created_at: printed(s.createdAt) });
+
+/** A recommendation's id lists as the reference shows them: null when empty. */
+const recommendationIds = (r: RecommendationRecord) => {
+  const list = (ids: readonly string[]) => (ids.length === 0 ? null : ids);
+  return {
+    positive_ids: list(r.positiveIds),
+    negative_ids: list(r.negativeIds),
+    positive_tracking_ids: list(r.positiveTrackingIds),
+    negative_tracking_ids: list(r.negativeTrackingIds),
   };
-  if (withClicks) shown.clicks = shownClicks(r.id);
-  return shown;
-}
+};
 
 /** Every page of a listing variant, until an empty one; checks each page holds at most 10. */
 async function allPages(type: string, filter: Record<string, unknown>, key: string): Promise<unknown[]> {
@@ -360,11 +365,9 @@ describe('POST /api/analytics/events/ctr (searches)', () => {
 
   it.each(SEARCH_FILTERS.slice(0, 5).map((f) => [JSON.stringify(f), f] as const))('searches with and without clicks %s', async (_, f) => {
     const matching = newestFirst(matchingSearches(f));
-    expect(await allPages('searches_with_clicks', wireFilter(f), 'queries')).toEqual(
-      matching.filter((s) => clicksOf(s.id).length > 0).map((s) => shownSearch(s, true)),
-    );
+    expect(await allPages('searches_with_clicks', wireFilter(f), 'queries')).toEqual(clickRows(matching, clickedSearch));
     expect(await allPages('searches_without_clicks', wireFilter(f), 'queries')).toEqual(
-      matching.filter((s) => clicksOf(s.id).length === 0).map((s) => shownSearch(s, false)),
+      matching.filter((s) => clicksOf(s.id).length === 0).map(unclickedSearch),
     );
   });
 
@@ -406,10 +409,10 @@ describe('POST /api/analytics/events/ctr (recommendations)', () => {
     expect(res.body.avg_position_of_click).toBeCloseTo(m.avg, 9);
     const sorted = newestFirst(matching);
     expect(await allPages('recommendations_with_clicks', wireFilter(f), 'recommendations')).toEqual(
-      sorted.filter((r) => clicksOf(r.id).length > 0).map((r) => shownRecommendation(r, true)),
+      clickRows(sorted, (r) => ({ ...recommendationIds(r), request_id: r.id, results: r.results })),
     );
     expect(await allPages('recommendations_without_clicks', wireFilter(f), 'recommendations')).toEqual(
-      sorted.filter((r) => clicksOf(r.id).length === 0).map((r) => shownRecommendation(r, false)),
+      sorted.filter((r) => clicksOf(r.id).length === 0).map((r) => ({ ...recommendationIds(r), request_id: r.id, created_at: printed(r.createdAt) })),
     );
   });
 });

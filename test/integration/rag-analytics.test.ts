@@ -313,12 +313,12 @@ describe('POST /api/analytics/rag: answers', () => {
     expect((await realDs.post('/api/analytics/rag', { type: 'rag_query_details', request_id: answers[0]!.rec.id })).status).toBe(404);
   });
 
-  it('rag_query_ratings: percentages of positive and negative among the rated answers', async () => {
+  it('rag_query_ratings: counts of positive and negative among the rated answers', async () => {
     for (const f of FILTERS) {
       const rated = selected(f).filter((a) => a.rating !== null);
       const body = await report({ type: 'rag_query_ratings', filter: f.wire });
-      expect(body.total_positive_ratings).toBeCloseTo(ratio(100 * rated.filter((a) => a.rating!.rating >= 1).length, rated.length), 9);
-      expect(body.total_negative_ratings).toBeCloseTo(ratio(100 * rated.filter((a) => a.rating!.rating <= 0).length, rated.length), 9);
+      expect(body.total_positive_ratings).toBe(rated.filter((a) => a.rating!.rating >= 1).length);
+      expect(body.total_negative_ratings).toBe(rated.filter((a) => a.rating!.rating <= 0).length);
     }
     expect(answers.some((a) => a.rating !== null && a.rating.rating >= 1) && answers.some((a) => a.rating !== null && a.rating.rating <= 0)).toBe(true);
   });
@@ -389,9 +389,12 @@ describe('POST /api/analytics/rag: answers', () => {
 describe('POST /api/analytics/rag: topics', () => {
   const answersOf = (t: SeedTopic) => answers.filter((a) => a.rec.topicId === t.id);
   const summary = (t: SeedTopic) => ({
+    id: t.id,
     topic_id: t.id,
     name: t.name,
+    dataset_id: datasetId,
     owner_id: t.ownerId,
+    metadata: t.component === null ? null : { component_name: t.component },
     message_count: answersOf(t).length,
     created_at: stamp(t.createdAt),
     updated_at: stamp(t.updatedAt),
@@ -505,7 +508,7 @@ describe('POST /api/analytics/rag: a recorded answer', () => {
     expect(await report({ type: 'event_funnel' }, realDs)).toEqual({ event_names: [] });
     await store.analytics.rate([{ kind: 'rag', datasetId: realDatasetId, queryId: id, rating: 1, note: 'good', metadata: null, createdAt: Date.now() }]);
     expect((await report({ type: 'rag_query_details', request_id: id }, realDs)).query_rating).toEqual({ rating: 1, note: 'good', metadata: null });
-    expect(await report({ type: 'rag_query_ratings' }, realDs)).toEqual({ total_positive_ratings: 100, total_negative_ratings: 0 });
+    expect(await report({ type: 'rag_query_ratings' }, realDs)).toEqual({ total_positive_ratings: 1, total_negative_ratings: 0 });
   });
 });
 

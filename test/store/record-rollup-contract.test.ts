@@ -210,8 +210,8 @@ async function expectReportsMatch(store: Store, datasetId: string, range: RangeB
     const rated = answers.filter((q) => q.rating !== null);
     expect((await ragUsage(sql, datasetId, filter)).total_queries, what('rag_usage')).toBe(answers.length);
     expect(await ragQueryRatings(sql, datasetId, filter), what('rag_query_ratings')).toEqual({
-      total_positive_ratings: share(rated.filter((q) => q.rating! >= 1).length * 100, rated.length),
-      total_negative_ratings: share(rated.filter((q) => q.rating! <= 0).length * 100, rated.length),
+      total_positive_ratings: rated.filter((q) => q.rating! >= 1).length,
+      total_negative_ratings: rated.filter((q) => q.rating! <= 0).length,
     });
     expect((await ragEventFunnel(sql, datasetId, filter)).event_names, what('rag event_funnel')).toEqual(funnel(answers));
     for (const granularity of ['hour', 'day', 'month'] as const) {
