@@ -42,6 +42,8 @@ export function createApp(services: Services): Koa<RequestState> {
   blobRoutes(router, services);
   userRoutes(router, services);
   organizationRoutes(router, services);
+  // Before the dataset routes: GET /api/dataset/scroll_files would match GET /api/dataset/:dataset_id.
+  fileRoutes(router, services);
   datasetRoutes(router, services);
   // Search routes first: /api/chunk/search must not be taken for /api/chunk/:chunk_id.
   searchRoutes(router, services);
@@ -53,7 +55,6 @@ export function createApp(services: Services): Koa<RequestState> {
   suggestionRoutes(router, services);
   chunkRoutes(router, services);
   chunkGroupRoutes(router, services);
-  fileRoutes(router, services);
   topicRoutes(router, services);
   messageRoutes(router, services);
   analyticsEventRoutes(router, services);

@@ -392,6 +392,8 @@ export interface NewMessage {
 export interface MessageRepository {
   /** Live messages of a live topic of the dataset, by sort order; 404 when the topic is unknown. */
   list(datasetId: string, topicId: string): Promise<MessageRecord[]>;
+  /** A live message of a live topic of the dataset, or undefined (a deleted or superseded message is gone). */
+  get(datasetId: string, id: string): Promise<MessageRecord | undefined>;
   /**
    * In ONE transaction: marks the topic's live messages with sort_order >= `fromSortOrder` deleted (none when
    * undefined), then appends `messages` after the highest remaining live sort order (so sort orders of live
@@ -413,6 +415,8 @@ export interface FileRepository {
   getById(id: string): Promise<FileRecord | undefined>;
   /** One page (1-based) of the dataset's files, newest first (ties by id), and how many there are. */
   list(datasetId: string, page: number, pageSize: number): Promise<{ files: FileRecord[]; total: number }>;
+  /** At most `limit` of the dataset's files by id, from `fromId` (inclusive) or the first. */
+  scroll(datasetId: string, fromId: string | null, limit: number): Promise<FileRecord[]>;
   /**
    * Moves a file to `status` only if it is in one of `from` (compare and set); returns the new
    * record, or undefined when it was not in `from` (or is unknown). `patch` sets the size once the

@@ -9,19 +9,11 @@ import type { Services } from '../context.js';
 import { dropIndex, embedSoon, indexNow } from '../indexing.js';
 import { groupWithFile } from '../present/group.js';
 import * as present from '../present/tenancy.js';
-import { pathPage, pathUuid } from '../schemas/common.js';
+import { pathPage, pathUuid, queryInt } from '../schemas/common.js';
 import { checkMergedConfiguration, parseCreateDataset, parseDatasetEvents, parseGetAllTags, parseUpdateDataset } from '../schemas/tenancy.js';
 import type { QuarryRouter } from './router.js';
 
 const GROUPS_PAGE_SIZE = 10;
-
-/** Non-negative integer query parameter with a default. */
-function queryInt(value: unknown, name: string, fallback: number, max: number): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > max) throw badRequest(`query parameter ${name} must be an integer from 0 to ${max}`);
-  return n;
-}
 
 /** Registers dataset routes. */
 export function datasetRoutes(router: QuarryRouter, services: Services): void {

@@ -14,13 +14,16 @@ import type { Services } from '../context.js';
 import { dropChunksOfFile } from '../files/drop-file.js';
 import { fileMetadata, fileWithProgress } from '../present/file.js';
 import { deleteChunksFlag } from '../schemas/chunk-group.js';
-import { pathPage, pathUuid } from '../schemas/common.js';
+import { pathPage, pathUuid, queryInt, queryUuid } from '../schemas/common.js';
+import { group as presentGroup } from '../present/group.js';
 import { parseBase64Document, parseCsvOrJsonl, parseDocumentFields, type DocumentRequest, type FileFields } from '../schemas/file.js';
 import { receiveMultipartDocument } from '../files/multipart-document.js';
 import type { QuarryRouter } from './router.js';
 
 /** Files per page of `GET /api/dataset/files/{dataset_id}/{page}`, as the reference. */
 const FILES_PAGE_SIZE = 10;
+/** Most files one page of `GET /api/dataset/scroll_files` may ask for. */
+const MAX_SCROLL_FILES = 1000;
 /** First look for an upload that has not arrived (S3, which tells nobody): the job then polls with a growing delay. */
 const FIRST_UPLOAD_CHECK_MS = 1_000;
 
@@ -187,6 +190,20 @@ export function fileRoutes(router: QuarryRouter, services: Services): void {
     if (!file) throw notFound(`file with id ${id} does not exist in this dataset`);
     await dropChunksOfFile(services, file, deleteChunks, ctx.state.log);
     ctx.status = 204;
+  });
+
+  router.get('/api/dataset/scroll_files', async (ctx) => {
+    const { dataset } = await datasetAccess(ctx, services, Role.Read);
+    const cursor = ctx.query.cursor === undefined || ctx.query.cursor === '' ? null : queryUuid(ctx.query.cursor, 'cursor');
+    const pageSize = queryInt(ctx.query.page_size, 'page_size', FILES_PAGE_SIZE, MAX_SCROLL_FILES);
+    // One more than the page: its id is the next cursor.
+    const files = await store.files.scroll(dataset.id, cursor, pageSize + 1);
+    const shown = files.slice(0, pageSize);
+    const groups = await Promise.all(shown.map((f) => (f.groupId === null ? Promise.resolve(undefined) : store.groups.get(dataset.id, f.groupId))));
+    ctx.body = {
+      file_with_chunk_groups: shown.map((f, i) => ({ ...fileMetadata(f), chunk_groups: groups[i] === undefined ? null : [presentGroup(groups[i])] })),
+      next_cursor: files.length > pageSize ? files[pageSize]!.id : null,
+    };
   });
 
   router.get('/api/dataset/files/:dataset_id/:page', async (ctx) => {

@@ -145,6 +145,14 @@ export function messageRoutes(router: QuarryRouter, services: Services): void {
     if (!(await store.topics.get(dataset.id, topicId))) throw notFound(`topic ${topicId} does not exist in this dataset`);
     ctx.body = (await store.messages.list(dataset.id, topicId)).map(presentMessage);
   });
+
+  router.get('/api/message/:message_id', async (ctx) => {
+    const { dataset } = await datasetAccess(ctx, services, Role.Read);
+    const id = pathUuid(ctx.params.message_id, 'message_id');
+    const found = await store.messages.get(dataset.id, id);
+    if (!found) throw notFound(`message ${id} does not exist in this dataset`);
+    ctx.body = presentMessage(found);
+  });
 }
 
 /** The RAG analytics record of a complete answer. */

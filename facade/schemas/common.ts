@@ -122,6 +122,20 @@ export function pathUuid(value: string | undefined, name: string): string {
   return value.toLowerCase();
 }
 
+/** A UUID query parameter, lowercased; 400 naming it otherwise. */
+export function queryUuid(value: unknown, name: string): string {
+  if (typeof value !== 'string' || !isUuid(value)) throw new QuarryError('bad_request', `query parameter ${name} must be a UUID, got "${String(value)}"`);
+  return value.toLowerCase();
+}
+
+/** A non-negative integer query parameter of at most `max`, or `fallback` when absent; 400 naming it otherwise. */
+export function queryInt(value: unknown, name: string, fallback: number, max: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > max) throw new QuarryError('bad_request', `query parameter ${name} must be an integer from 0 to ${max}`);
+  return n;
+}
+
 /** Parses a 1-based page path segment. */
 export function pathPage(value: string | undefined): number {
   const n = Number(value);

@@ -137,6 +137,10 @@ export function pgFiles(db: PgDb): FileRepository {
       ]);
       return { files: rows.map(fileFromRow), total: count!.n };
     },
+    async scroll(datasetId, from, limit) {
+      const rows = await db.all(`SELECT ${FILE_COLUMN_LIST} FROM files WHERE dataset_id = $1 AND id >= $2 ORDER BY id LIMIT $3`, [datasetId, from ?? '', limit]);
+      return rows.map(fileFromRow);
+    },
     async transition(id, from, status, patch = {}) {
       const row = await db.get(TRANSITION, [
         id,

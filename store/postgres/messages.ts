@@ -30,6 +30,14 @@ export function pgMessages(db: PgDb): MessageRepository {
       if (rows.length === 0) throw topicNotFound(topicId);
       return rows.filter((r) => r.id !== null).map(messageFromRow);
     },
+    async get(datasetId, id) {
+      const [row] = await db.all(
+        `SELECT m.* FROM messages m JOIN topics t ON t.id = m.topic_id
+         WHERE m.id = $1 AND m.dataset_id = $2 AND m.deleted = 0 AND t.deleted = 0`,
+        [id, datasetId],
+      );
+      return row === undefined ? undefined : messageFromRow(row);
+    },
     async append(datasetId, topicId, messages, fromSortOrder) {
       checkFromSortOrder(fromSortOrder);
       try {

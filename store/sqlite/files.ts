@@ -18,6 +18,7 @@ export function sqliteFiles(db: Db): FileRepository {
   const byId = db.prepare(`SELECT ${FILE_COLUMN_LIST} FROM files WHERE id = ?`);
   const inDataset = db.prepare(`SELECT ${FILE_COLUMN_LIST} FROM files WHERE dataset_id = ? AND id = ?`);
   const page = db.prepare(`SELECT ${FILE_COLUMN_LIST} FROM files WHERE dataset_id = ? ORDER BY created_at DESC, id LIMIT ? OFFSET ?`);
+  const fromId = db.prepare(`SELECT ${FILE_COLUMN_LIST} FROM files WHERE dataset_id = ? AND id >= ? ORDER BY id LIMIT ?`);
   const count = db.prepare('SELECT COUNT(*) AS n FROM files WHERE dataset_id = ?').pluck();
   const rewriteStatus = db.prepare(
     'UPDATE files SET status = ?, size = ?, group_id = ?, rows_total = ?, failure = ?, updated_at = ? WHERE id = ?',
@@ -133,6 +134,9 @@ export function sqliteFiles(db: Db): FileRepository {
     async list(datasetId, pageNo, pageSize) {
       const rows = page.all(datasetId, pageSize, Math.max(0, (pageNo - 1) * pageSize)) as Record<string, unknown>[];
       return { files: rows.map(fileFromRow), total: count.get(datasetId) as number };
+    },
+    async scroll(datasetId, from, limit) {
+      return (fromId.all(datasetId, from ?? '', limit) as Record<string, unknown>[]).map(fileFromRow);
     },
     async transition(id, from, status, patch) {
       return transitionOne.immediate(id, from, status, patch);

@@ -14,6 +14,10 @@ const isCheckViolation = (err: unknown): boolean => (err as { code?: unknown } |
 export function sqliteMessages(db: Db): MessageRepository {
   const liveTopic = db.prepare('SELECT 1 FROM topics WHERE dataset_id = ? AND id = ? AND deleted = 0');
   const list = db.prepare(`SELECT ${COLUMNS} FROM messages WHERE topic_id = ? AND deleted = 0 ORDER BY sort_order`);
+  const one = db.prepare(
+    `SELECT ${COLUMNS.split(', ').map((c) => `m.${c}`).join(', ')} FROM messages m JOIN topics t ON t.id = m.topic_id
+     WHERE m.id = ? AND m.dataset_id = ? AND m.deleted = 0 AND t.deleted = 0`,
+  );
   const dropTail = db.prepare('UPDATE messages SET deleted = 1, updated_at = ? WHERE topic_id = ? AND deleted = 0 AND sort_order >= ?');
   const last = db.prepare('SELECT COALESCE(MAX(sort_order), 0) FROM messages WHERE topic_id = ? AND deleted = 0').pluck();
   const insert = db.prepare(`INSERT INTO messages (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`);
@@ -37,6 +41,10 @@ export function sqliteMessages(db: Db): MessageRepository {
     async list(datasetId, topicId) {
       if (!liveTopic.get(datasetId, topicId)) throw topicNotFound(topicId);
       return (list.all(topicId) as Record<string, unknown>[]).map(messageFromRow);
+    },
+    async get(datasetId, id) {
+      const row = one.get(id, datasetId) as Record<string, unknown> | undefined;
+      return row === undefined ? undefined : messageFromRow(row);
     },
     async append(datasetId, topicId, messages, fromSortOrder) {
       checkFromSortOrder(fromSortOrder);

@@ -47,6 +47,8 @@ interface Ids {
   key: string;
   /** A topic holding one question and its answer. */
   topic: string;
+  /** A message of another topic, which no route of the sweep edits. */
+  message: string;
   /** A CSV file awaiting its upload. */
   file: string;
   /** A user event (a view). */
@@ -356,6 +358,18 @@ const ROUTES: RouteCase[] = [
       [`/api/dataset/groups/${i.ds}/-2`, /page/],
     ],
     unknown: () => [[`/api/dataset/groups/${MISSING}/1`, undefined, 404]],
+  },
+  {
+    route: 'GET /api/dataset/scroll_files',
+    scope: 'ds',
+    role: 0,
+    path: () => '/api/dataset/scroll_files?page_size=5',
+    badParams: () => [
+      ['/api/dataset/scroll_files?cursor=abc', /cursor/],
+      ['/api/dataset/scroll_files?page_size=-1', /page_size/],
+      ['/api/dataset/scroll_files?page_size=1001', /page_size/],
+      ['/api/dataset/scroll_files?page_size=two', /page_size/],
+    ],
   },
   {
     route: 'GET /api/dataset/files/:dataset_id/:page',
@@ -811,6 +825,14 @@ const ROUTES: RouteCase[] = [
     path: (i) => `/api/messages/${i.topic}`,
     badParams: () => [['/api/messages/abc', /topic_id/]],
     unknown: () => [[`/api/messages/${MISSING}`, undefined, 404]],
+  },
+  {
+    route: 'GET /api/message/:message_id',
+    scope: 'ds',
+    role: 0,
+    path: (i) => `/api/message/${i.message}`,
+    badParams: () => [['/api/message/abc', /message_id/]],
+    unknown: () => [[`/api/message/${MISSING}`, undefined, 404]],
   },
   {
     route: 'GET /api/chunk/tracking_id/:tracking_id',
@@ -1429,6 +1451,13 @@ beforeAll(async () => {
   // One question and its answer, so that editing and regenerating have something to work on.
   const asked = await t.ds.post('/api/message', { topic_id: topic.body.id, new_message_content: 'sweep seed?', search_type: 'bm25', stream_response: false });
   expect(asked.status, asked.text).toBe(200);
+  // The sweep edits the first topic's messages (PUT /api/message from sort order 1 replaces them all).
+  const quiet = await t.ds.post('/api/topic', { owner_id: 'sweep-owner', name: 'sweep topic kept' });
+  expect(quiet.status, quiet.text).toBe(200);
+  const quietAsked = await t.ds.post('/api/message', { topic_id: quiet.body.id, new_message_content: 'kept?', search_type: 'bm25', stream_response: false });
+  expect(quietAsked.status, quietAsked.text).toBe(200);
+  const kept = await t.ds.get(`/api/messages/${quiet.body.id}`);
+  expect(kept.status, kept.text).toBe(200);
   const file = await t.ds.post('/api/file/csv_or_jsonl', { file_name: 'sweep.csv' });
   expect(file.status, file.text).toBe(200);
   const event = await t.ds.put('/api/analytics/events', { event_type: 'view', event_name: 'sweep view', items: ['a'] });
@@ -1448,6 +1477,7 @@ beforeAll(async () => {
     groupTracking: 'sweep-group',
     key: keys.body[0].id,
     topic: topic.body.id,
+    message: kept.body[0].id,
   };
 });
 afterAll(async () => {

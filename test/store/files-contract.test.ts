@@ -220,6 +220,20 @@ describe.each(STORE_KINDS)('%s store: files', (kind) => {
     expect((await store.files.list(other, 1, 10)).files.map((f) => f.id)).toEqual(['g-a']);
   });
 
+  it('scrolls a dataset\'s files by id from a cursor (inclusive), its own only', async () => {
+    for (const id of ['f-c', 'f-a', 'f-e', 'f-b', 'f-d']) await store.files.create(csvFile(ds, { id }));
+    await store.files.create(csvFile(other, { id: 'f-bb' }));
+    const ids = async (from: string | null, limit: number) => (await store.files.scroll(ds, from, limit)).map((f) => f.id);
+    expect(await ids(null, 10)).toEqual(['f-a', 'f-b', 'f-c', 'f-d', 'f-e']);
+    expect(await ids(null, 2)).toEqual(['f-a', 'f-b']);
+    expect(await ids('f-c', 2)).toEqual(['f-c', 'f-d']);
+    // A cursor between ids starts at the next one; past the last, nothing.
+    expect(await ids('f-bz', 10)).toEqual(['f-c', 'f-d', 'f-e']);
+    expect(await ids('f-f', 10)).toEqual([]);
+    expect((await store.files.scroll(ds, 'f-d', 1))[0]).toEqual(await store.files.get(ds, 'f-d'));
+    expect(await store.files.scroll(randomUUID(), null, 10)).toEqual([]);
+  });
+
   it('transitions only from the given statuses, applying the patch', async () => {
     const f = await store.files.create(csvFile(ds));
     // Not in `from`: nothing changes.

@@ -221,6 +221,21 @@ describe.each(STORE_KINDS)('%s store: topics, messages and RAG records', (kind) 
     expect((await store.messages.list(ds, a.id)).slice(3)).toEqual(odd);
   });
 
+  it('gets a live message of a live topic by id, in its dataset only', async () => {
+    const a = await topic(ds);
+    const [q, answer] = await store.messages.append(ds, a.id, [say('user', 'q1'), say('assistant', 'a1', { promptTokens: 3 })]);
+    expect(await store.messages.get(ds, answer!.id)).toEqual(answer);
+    expect(await store.messages.get(other, answer!.id)).toBeUndefined();
+    expect(await store.messages.get(ds, '00000000-0000-4000-8000-000000000000')).toBeUndefined();
+    // Replaced from sort order 2: the old answer is gone, its replacement is found.
+    const [again] = await store.messages.append(ds, a.id, [say('assistant', 'a2')], 2);
+    expect(await store.messages.get(ds, answer!.id)).toBeUndefined();
+    expect(await store.messages.get(ds, again!.id)).toEqual(again);
+    expect(await store.messages.get(ds, q!.id)).toEqual(q);
+    await store.topics.delete(ds, a.id);
+    expect(await store.messages.get(ds, q!.id)).toBeUndefined();
+  });
+
   it('keeps live messages numbered 1..n through any sequence of appends and tail replacements (model oracle)', async () => {
     const next = random(kind === 'sqlite' ? 13 : 31);
     const a = await topic(ds);
