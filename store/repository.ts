@@ -3,6 +3,7 @@
  * facade, the core and the job workers see. It is asynchronous so that a PostgreSQL implementation
  * can satisfy it; the embedded SQLite implementation lives in `store/sqlite/`.
  */
+import type { DatasetEventType } from '../core/domain/dataset-events.js';
 import type { RecommendationRecord, SearchRecord } from '../core/domain/analytics.js';
 import type { ChunkInput, ChunkPatch, ChunkRecord, IndexedChunkFields } from '../core/domain/chunk.js';
 import type { FileBatch, FileBatchOutcome, FileProgress, FileRecord, FileStatus, NewFile } from '../core/domain/files.js';
@@ -277,8 +278,11 @@ export interface DatasetEvent {
 
 /** Worker events (chunks indexed, failures), newest first. */
 export interface DatasetEventRepository {
-  add(datasetId: string, eventType: string, eventData: unknown): Promise<void>;
+  /** Records an event of one of the types quarry lists (core/domain/dataset-events.ts). */
+  add(datasetId: string, eventType: DatasetEventType, eventData: unknown): Promise<void>;
   list(datasetId: string, eventTypes: readonly string[] | null, page: number, pageSize: number): Promise<{ events: DatasetEvent[]; total: number }>;
+  /** The distinct types of the dataset's events, in byte order. */
+  types(datasetId: string): Promise<string[]>;
 }
 
 /** One entry of a dataset's change log. */

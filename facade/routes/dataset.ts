@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { badRequest } from '../../core/domain/errors.js';
 import { embeddingSpec, embedsDense, spladeSpec } from '../../core/domain/dataset-config.js';
 import { Role } from '../../core/domain/tenancy.js';
+import { DATASET_EVENT_TYPES, storedEventTypes } from '../../core/domain/dataset-events.js';
 import { formatTimestamp } from '../../core/domain/time.js';
 import { datasetAccess, findDataset, organizationAccess, organizationHeader } from '../access.js';
 import type { Services } from '../context.js';
@@ -67,7 +68,14 @@ export function datasetRoutes(router: QuarryRouter, services: Services): void {
     const body = parseDatasetEvents(ctx.state.body);
     const { dataset } = await datasetAccess(ctx, services, Role.Read);
     const pageSize = body.page_size ?? 10;
-    const { events, total } = await store.events.list(dataset.id, body.event_types ?? null, Math.max(1, body.page ?? 1), pageSize);
+    const asked = body.event_types ?? [];
+    const { types, unknown } = storedEventTypes(asked);
+    if (unknown.length > 0) {
+      throw badRequest(`event_types: unknown event type "${unknown[0]}"; quarry records ${DATASET_EVENT_TYPES.join(', ')} (the reference's names are accepted too)`);
+    }
+    // Only reference types quarry never records: nothing to list (an empty filter would list all).
+    const none = asked.length > 0 && types.length === 0;
+    const { events, total } = none ? { events: [], total: 0 } : await store.events.list(dataset.id, types.length > 0 ? types : null, Math.max(1, body.page ?? 1), pageSize);
     ctx.body = {
       events: events.map((e) => ({
         id: e.id,
@@ -76,7 +84,8 @@ export function datasetRoutes(router: QuarryRouter, services: Services): void {
         event_data: JSON.stringify(e.eventData),
         created_at: formatTimestamp(e.createdAt),
       })),
-      event_types: body.event_types ?? [],
+      // As the reference: every type the dataset has events of, whatever the filter (a client's filter list).
+      event_types: await store.events.types(dataset.id),
       page_count: Math.ceil(total / pageSize),
     };
   });

@@ -157,5 +157,9 @@ export function pgDatasetEvents(db: PgDb): DatasetEventRepository {
         total: count!.n,
       };
     },
+    async types(datasetId) {
+      const rows = await db.all<{ event_type: string }>('SELECT DISTINCT event_type FROM dataset_events WHERE dataset_id = $1 ORDER BY event_type', [datasetId]);
+      return rows.map((r) => r.event_type);
+    },
   };
 }

@@ -79,6 +79,7 @@ export function sqliteVectors(db: Db, log: ChangeLogWriter): VectorRepository {
 /** Builds the dataset-event repository. */
 export function sqliteDatasetEvents(db: Db): DatasetEventRepository {
   const insert = db.prepare('INSERT INTO dataset_events (id, dataset_id, event_type, event_data, created_at) VALUES (?, ?, ?, ?, ?)');
+  const distinctTypes = db.prepare('SELECT DISTINCT event_type FROM dataset_events WHERE dataset_id = ? ORDER BY event_type').pluck();
   return {
     async add(datasetId, eventType, eventData) {
       insert.run(newId(), datasetId, eventType, JSON.stringify(eventData ?? null), Date.now());
@@ -95,6 +96,9 @@ export function sqliteDatasetEvents(db: Db): DatasetEventRepository {
         events: rows.map((r) => ({ id: r.id, datasetId: r.dataset_id, eventType: r.event_type, eventData: JSON.parse(r.event_data), createdAt: r.created_at })),
         total,
       };
+    },
+    async types(datasetId) {
+      return distinctTypes.all(datasetId) as string[];
     },
   };
 }

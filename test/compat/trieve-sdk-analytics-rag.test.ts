@@ -726,11 +726,21 @@ describe('files', () => {
     expect(second.next_cursor).toBeNull();
   });
 
-  it('getEventsForDataset reports the CSV import (quarry names the events file_import_*)', async () => {
+  it('getEventsForDataset reports the CSV import, filtered by the reference\'s event types too', async () => {
     const all = (await files.getEventsForDataset({ page: 1, page_size: 50 })) as EventReturn;
     expect(all.events.some((e) => e.event_data.includes(csvFileId))).toBe(true);
-    const done = (await files.getEventsForDataset({ event_types: ['file_import_finished'] as never, page: 1, page_size: 50 })) as EventReturn;
+    // Every type the dataset has events of, as the reference lists them for a filter menu.
+    expect(all.event_types).toEqual([...new Set(all.events.map((e) => e.event_type))].sort());
+    // The reference's name and quarry's select the same events; a type quarry never records, none.
+    const done = (await files.getEventsForDataset({ event_types: ['csv_jsonl_processing_completed'], page: 1, page_size: 50 })) as EventReturn;
     expect(done.events.some((e) => e.event_data.includes(csvFileId))).toBe(true);
+    expect(done.events.every((e) => e.event_type === 'file_import_finished')).toBe(true);
+    const ours = (await files.getEventsForDataset({ event_types: ['file_import_finished'] as never, page: 1, page_size: 50 })) as EventReturn;
+    expect(ours.events).toEqual(done.events);
+    const never = (await files.getEventsForDataset({ event_types: ['crawl_started'], page: 1, page_size: 50 })) as EventReturn;
+    expect(never.events).toEqual([]);
+    expect(never.page_count).toBe(0);
+    await expect(files.getEventsForDataset({ event_types: ['csv_done'] as never, page: 1, page_size: 50 })).rejects.toThrow(/unknown event type \\"csv_done\\"/);
   });
 
   it('deleteFile with deleteChunks removes the file and its chunks', async () => {

@@ -345,6 +345,7 @@ const ROUTES: RouteCase[] = [
       [{ page_size: 0 }, /page_size/],
       [{ event_types: 'chunks_embedded' }, /event_types/],
       [{ event_types: [''] }, /event_types/],
+      [{ event_types: ['chunks_embeded'] }, /event_types: unknown event type "chunks_embeded"; quarry records chunks_embedded, /],
     ],
   },
   {

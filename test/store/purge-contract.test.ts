@@ -88,8 +88,8 @@ async function fill(store: Store, datasetId: string, chunks: number): Promise<Fi
   const groups = await store.groups.createMany(datasetId, [{ name: 'g1', trackingId: 'g1' }, { name: 'g2' }], false);
   for (const [i, chunk] of made.slice(0, 5).entries()) await store.groups.addChunk(datasetId, groups[i % 2]!.id, chunk.id);
   await store.chunks.delete(datasetId, { id: made[made.length - 1]!.id });
-  await store.events.add(datasetId, 'chunks_indexed', { n: chunks });
-  await store.events.add(datasetId, 'chunk_failed', { reason: 'x' });
+  await store.events.add(datasetId, 'chunks_embedded', { n: chunks });
+  await store.events.add(datasetId, 'embedding_failed', { reason: 'x' });
   const now = Date.now();
   await store.analytics.insertSearches(
     [0, 1, 2].map((i) => ({

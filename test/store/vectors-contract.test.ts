@@ -3,6 +3,7 @@
  * what is pending (and how many), which vectors `put` stores and logs (stale ones are skipped),
  * vectors that come back bit for bit, and event pages newest first with their type filter.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { semanticHash } from '../../core/domain/semantic-text.js';
 import type { SparseVector } from '../../core/domain/sparse-vector.js';
@@ -190,12 +191,12 @@ describe.each(STORE_KINDS)('vectors and events on %s', (kind: StoreKind) => {
   it('lists dataset events newest first, filtered by type, a page at a time', async () => {
     const ds = await newDataset(store);
     const other = await newDataset(store);
-    const types = ['chunk_indexed', 'failed', 'chunk_indexed', 'other', 'failed'];
+    const types = ['chunks_embedded', 'embedding_failed', 'chunks_embedded', 'bulk_delete_failed', 'embedding_failed'] as const;
     for (const [i, type] of types.entries()) {
       await store.events.add(ds, type, { i, nested: { ok: i % 2 === 0 }, text: 'ü€' });
       await new Promise((r) => setTimeout(r, 2));
     }
-    await store.events.add(other, 'failed', null);
+    await store.events.add(other, 'embedding_failed', null);
     const all = await store.events.list(ds, null, 1, 10);
     expect(all.total).toBe(5);
     expect(all.events.map((e) => e.eventData)).toEqual([4, 3, 2, 1, 0].map((i) => ({ i, nested: { ok: i % 2 === 0 }, text: 'ü€' })));
@@ -205,11 +206,14 @@ describe.each(STORE_KINDS)('vectors and events on %s', (kind: StoreKind) => {
       expect(typeof e.createdAt).toBe('number');
     }
     expect(await store.events.list(ds, [], 1, 10)).toEqual(all);
-    const failed = await store.events.list(ds, ['failed', 'other'], 1, 2);
+    const failed = await store.events.list(ds, ['embedding_failed', 'bulk_delete_failed'], 1, 2);
     expect(failed.total).toBe(3);
     expect(failed.events.map((e) => (e.eventData as { i: number }).i)).toEqual([4, 3]);
-    expect((await store.events.list(ds, ['failed', 'other'], 2, 2)).events.map((e) => (e.eventData as { i: number }).i)).toEqual([1]);
+    expect((await store.events.list(ds, ['embedding_failed', 'bulk_delete_failed'], 2, 2)).events.map((e) => (e.eventData as { i: number }).i)).toEqual([1]);
     expect(await store.events.list(ds, ['none'], 1, 10)).toEqual({ events: [], total: 0 });
     expect((await store.events.list(other, null, 1, 10)).events.map((e) => e.eventData)).toEqual([null]);
+    expect(await store.events.types(ds)).toEqual(['bulk_delete_failed', 'chunks_embedded', 'embedding_failed']);
+    expect(await store.events.types(other)).toEqual(['embedding_failed']);
+    expect(await store.events.types(randomUUID())).toEqual([]);
   });
 });

@@ -63,7 +63,7 @@ async function workload(store: Store): Promise<unknown[]> {
   await store.sparseVectors.put(ds.id, 's', [{ chunkId: chunks[0]!.id, sourceUpdatedAt: chunks[0]!.updatedAt, vector: { indices: new Uint32Array([1]), values: new Float32Array([0.5]) } }]);
   const sparse = (await store.sparseVectors.getMany([chunks[0]!.id], 's')).get(chunks[0]!.id);
   out.push(sparse && [[...sparse.indices], [...sparse.values]]);
-  await store.events.add(ds.id, 'e', { a: 1 });
+  await store.events.add(ds.id, 'chunks_embedded', { a: 1 });
   out.push((await store.events.list(ds.id, null, 1, 10)).total);
   await store.chunks.delete(ds.id, { trackingId: 'c1' });
   out.push(await store.chunks.deleteMany(ds.id, [chunks[2]!.id], Date.now() + 1000));
