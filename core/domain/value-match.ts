@@ -46,25 +46,26 @@ export function matchesValues(values: readonly unknown[], cond: FieldCondition):
 }
 
 /**
- * Whether the metadata `meta` satisfies a `metadata.<key>`-style condition at `path`: a range of
- * numbers, a range of dates (timestamp text), a boolean, or match values.
+ * A test of whether a metadata value satisfies a `metadata.<key>`-style condition at `path`: a
+ * range of numbers, a range of dates (timestamp text), a boolean, or match values. The predicate
+ * is chosen once, not per value tested: the shards run the test over every chunk of a scan.
  */
-export function metadataMatches(meta: unknown, path: readonly string[], cond: FieldCondition): boolean {
-  const values = metadataValues(meta, path);
+export function metadataMatcher(path: readonly string[], cond: FieldCondition): (meta: unknown) => boolean {
   if (cond.range) {
     const r = cond.range;
-    return values.some((v) => typeof v === 'number' && inRange(v, r));
+    return (meta) => metadataValues(meta, path).some((v) => typeof v === 'number' && inRange(v, r));
   }
   if (cond.date_range) {
     const r = cond.date_range;
-    return values.some((v) => {
-      const t = typeof v === 'string' ? parseTimestamp(v) : undefined;
-      return t !== undefined && inRange(t, r);
-    });
+    return (meta) =>
+      metadataValues(meta, path).some((v) => {
+        const t = typeof v === 'string' ? parseTimestamp(v) : undefined;
+        return t !== undefined && inRange(t, r);
+      });
   }
   if (cond.boolean) {
     const want = cond.boolean;
-    return values.some((v) => equals(v, want));
+    return (meta) => metadataValues(meta, path).some((v) => equals(v, want));
   }
-  return matchesValues(values, cond);
+  return (meta) => matchesValues(metadataValues(meta, path), cond);
 }

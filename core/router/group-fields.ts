@@ -7,7 +7,7 @@
  */
 import { CLAUSES, type Condition, type FieldCondition, type Filter } from '../domain/filter.js';
 import type { GroupRecord } from '../domain/group.js';
-import { matchesValues, metadataMatches } from '../domain/value-match.js';
+import { matchesValues, metadataMatcher } from '../domain/value-match.js';
 
 /** The prefix of a condition on a key of the groups' metadata. */
 export const GROUP_METADATA_PREFIX = 'group_metadata.';
@@ -22,7 +22,7 @@ const onGroupField = (c: Condition): boolean =>
 /** Whether group `g` satisfies `cond`, a condition on `group_tag_set` or `group_metadata.<key>`. */
 export function groupMatches(g: GroupRecord, cond: FieldCondition): boolean {
   if (cond.field === 'group_tag_set') return matchesValues(g.tagSet, cond);
-  return metadataMatches(g.metadata, cond.field.slice(GROUP_METADATA_PREFIX.length).split('.'), cond);
+  return metadataMatcher(cond.field.slice(GROUP_METADATA_PREFIX.length).split('.'), cond)(g.metadata);
 }
 
 /** Rewrites the group-field conditions of `filter` into `group_ids` ones; `groups` is called at most once. */

@@ -4,7 +4,7 @@
  * metadata are scanned. The core has validated the AST's meaning; this code only asserts.
  */
 import { CLAUSES, inRange, plainValue, type Condition, type FieldCondition, type Filter, type Value } from '../../../core/domain/filter.js';
-import { matchesValues, metadataMatches } from '../../../core/domain/value-match.js';
+import { matchesValues, metadataMatcher } from '../../../core/domain/value-match.js';
 import { Bitset } from '../bm25/bitset.js';
 import { checkStop } from '../task-stop.js';
 import type { FieldStore } from './field-store.js';
@@ -138,15 +138,19 @@ function fieldCondition(cond: FieldCondition, fields: FieldStore, capacity: numb
     const path = name.slice('metadata.'.length).split('.');
     // A long list of match values costs a step per value at each id, as matchValues counts it.
     const weight = (cond.match_any?.length ?? 0) + (cond.match_all?.length ?? 0) + (cond.match?.length ?? 0);
-    scan(
-      fields,
-      capacity,
-      (id) => {
-        if (weight > 0) checkStop(weight);
-        return metadataMatches(fields.metadata(id), path, cond);
-      },
-      out,
-    );
+    const test = metadataMatcher(path, cond);
+    if (weight === 0) scan(fields, capacity, (id) => test(fields.metadata(id)), out);
+    else {
+      scan(
+        fields,
+        capacity,
+        (id) => {
+          checkStop(weight);
+          return test(fields.metadata(id));
+        },
+        out,
+      );
+    }
     return;
   }
   switch (name) {
