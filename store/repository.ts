@@ -28,6 +28,16 @@ export interface OrganizationUsage {
   readonly datasetCount: number;
   readonly userCount: number;
   readonly chunkCount: number;
+  /** Bytes of the live datasets' files. */
+  readonly fileBytes: number;
+  /** Searches recorded for the live datasets (the analytics kept, read from the daily search rollups). */
+  readonly searchCount: number;
+  /** RAG answers recorded for the live datasets (daily record rollups). */
+  readonly answerCount: number;
+  /** Of those, the answers of the current UTC calendar month. */
+  readonly answersThisMonth: number;
+  /** User events recorded for the live datasets (daily user event rollups). */
+  readonly eventCount: number;
 }
 
 /** Organizations and their lifecycle. */

@@ -11,6 +11,7 @@ import type {
   RoleValue,
   UserRecord,
 } from '../core/domain/tenancy.js';
+import type { OrganizationUsage } from './repository.js';
 
 /** JSON text of a value, or null for null/undefined. */
 export const toJson = (value: unknown): string | null =>
@@ -237,3 +238,33 @@ export function userEventFromRow(r: Row): UserEvent {
     updatedAt: r.updated_at,
   };
 }
+
+/** The start of the UTC calendar month of `ms`, in epoch ms (the usage's current month). */
+export const monthStart = (ms: number): number => {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+};
+
+/** The columns of both stores' organization usage statement. */
+export interface UsageRow {
+  readonly datasets: number;
+  readonly users: number;
+  readonly chunks: number;
+  readonly file_bytes: number;
+  readonly searches: number;
+  readonly answers: number;
+  readonly answers_this_month: number;
+  readonly events: number;
+}
+
+/** An organization's usage from its statement's row. */
+export const usageFromRow = (r: UsageRow): OrganizationUsage => ({
+  datasetCount: Number(r.datasets),
+  userCount: Number(r.users),
+  chunkCount: Number(r.chunks),
+  fileBytes: Number(r.file_bytes),
+  searchCount: Number(r.searches),
+  answerCount: Number(r.answers),
+  answersThisMonth: Number(r.answers_this_month),
+  eventCount: Number(r.events),
+});

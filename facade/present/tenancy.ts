@@ -23,36 +23,40 @@ export function organization(o: OrganizationRecord): Record<string, unknown> {
   };
 }
 
-/** OrganizationUsageCount (GET /api/organization/usage/{id}); quarry has no files or messages yet. */
+/** OrganizationUsageCount (GET /api/organization/usage/{id}): `file_storage` in bytes, `message_count` the RAG answers recorded. */
 export function organizationUsage(organizationId: string, u: OrganizationUsage): Record<string, unknown> {
   return {
     id: organizationId,
     org_id: organizationId,
     dataset_count: u.datasetCount,
     user_count: u.userCount,
-    file_storage: 0,
-    message_count: 0,
+    file_storage: u.fileBytes,
+    message_count: u.answerCount,
     chunk_count: u.chunkCount,
   };
 }
 
-/** ExtendedOrganizationUsageCount (POST /api/organization/usage/{id}); counters quarry does not keep are 0. */
+/**
+ * ExtendedOrganizationUsageCount (POST /api/organization/usage/{id}): searches, RAG answers and user
+ * events as the analytics keep them (their daily rollups); the counters quarry does not keep
+ * (tokens, ingested bytes, OCR pages, scraped pages) are 0.
+ */
 export function extendedOrganizationUsage(u: OrganizationUsage): Record<string, unknown> {
   return {
     search_tokens: 0,
     message_tokens: 0,
     dataset_count: u.datasetCount,
     user_count: u.userCount,
-    file_storage: 0,
-    message_count: 0,
-    search_count: 0,
+    file_storage: u.fileBytes,
+    message_count: u.answerCount,
+    search_count: u.searchCount,
     chunk_count: u.chunkCount,
     bytes_ingested: 0,
     tokens_ingested: 0,
     ocr_pages_ingested: 0,
     website_pages_scraped: 0,
-    events_ingested: 0,
-    current_months_message_count: 0,
+    events_ingested: u.eventCount,
+    current_months_message_count: u.answersThisMonth,
   };
 }
 

@@ -3,7 +3,7 @@ import { forbidden, notFound } from '../../core/domain/errors.js';
 import { newId } from '../../core/domain/ids.js';
 import { Role } from '../../core/domain/tenancy.js';
 import type { OrganizationRepository } from '../repository.js';
-import { organizationFromRow } from '../rows.js';
+import { monthStart, organizationFromRow, usageFromRow, type UsageRow } from '../rows.js';
 import type { PgDb } from './database.js';
 import type { Purger } from './purge.js';
 
@@ -19,7 +19,12 @@ export function pgOrganizations(db: PgDb, purger: Purger): OrganizationRepositor
   const usageRow = `SELECT
        (SELECT COUNT(*) FROM datasets WHERE organization_id = $1 AND deleted = 0) AS datasets,
        (SELECT COUNT(*) FROM memberships WHERE organization_id = $1) AS users,
-       (SELECT COUNT(*) FROM chunks c JOIN datasets d ON d.id = c.dataset_id WHERE d.organization_id = $1 AND d.deleted = 0) AS chunks`;
+       (SELECT COUNT(*) FROM chunks c JOIN datasets d ON d.id = c.dataset_id WHERE d.organization_id = $1 AND d.deleted = 0) AS chunks,
+       (SELECT COALESCE(SUM(f.size), 0) FROM files f JOIN datasets d ON d.id = f.dataset_id WHERE d.organization_id = $1 AND d.deleted = 0) AS file_bytes,
+       (SELECT COALESCE(SUM(r.searches), 0) FROM search_rollup_daily r JOIN datasets d ON d.id = r.dataset_id WHERE d.organization_id = $1 AND d.deleted = 0) AS searches,
+       (SELECT COALESCE(SUM(r.records), 0) FROM record_rollup_daily r JOIN datasets d ON d.id = r.dataset_id WHERE d.organization_id = $1 AND d.deleted = 0 AND r.kind = 'rag') AS answers,
+       (SELECT COALESCE(SUM(r.records), 0) FROM record_rollup_daily r JOIN datasets d ON d.id = r.dataset_id WHERE d.organization_id = $1 AND d.deleted = 0 AND r.kind = 'rag' AND r.day >= $2) AS answers_this_month,
+       (SELECT COALESCE(SUM(r.events), 0) FROM user_event_rollup_daily r JOIN datasets d ON d.id = r.dataset_id WHERE d.organization_id = $1 AND d.deleted = 0) AS events`;
 
   return {
     async create({ name, ownerUserId, maxPerOwner }) {
@@ -41,8 +46,7 @@ export function pgOrganizations(db: PgDb, purger: Purger): OrganizationRepositor
       });
     },
     async usage(id) {
-      const r = (await db.get<{ datasets: number; users: number; chunks: number }>(usageRow, [id]))!;
-      return { datasetCount: r.datasets, userCount: r.users, chunkCount: r.chunks };
+      return usageFromRow((await db.get<UsageRow>(usageRow, [id, monthStart(Date.now())]))!);
     },
     async get(id, includeDeleted = false) {
       const row = await db.get(byId, [id]);

@@ -6,7 +6,7 @@ import type { OrganizationRepository } from '../repository.js';
 import type { Db } from './database.js';
 import { EpochCache, type WriteEpoch } from './epoch-cache.js';
 import type { Purger } from './purge.js';
-import { organizationFromRow } from '../rows.js';
+import { monthStart, organizationFromRow, usageFromRow, type UsageRow } from '../rows.js';
 
 /** Builds the SQLite organization repository. */
 /** The organization repository; with `epoch`, `get` answers from memory while nothing was written. */
@@ -35,7 +35,12 @@ export function sqliteOrganizations(db: Db, purger: Purger, epoch: WriteEpoch | 
     `SELECT
        (SELECT COUNT(*) FROM datasets WHERE organization_id = @id AND deleted = 0) AS datasets,
        (SELECT COUNT(*) FROM memberships WHERE organization_id = @id) AS users,
-       (SELECT COUNT(*) FROM chunks c JOIN datasets d ON d.id = c.dataset_id WHERE d.organization_id = @id AND d.deleted = 0) AS chunks`,
+       (SELECT COUNT(*) FROM chunks c JOIN datasets d ON d.id = c.dataset_id WHERE d.organization_id = @id AND d.deleted = 0) AS chunks,
+       (SELECT COALESCE(SUM(f.size), 0) FROM files f JOIN datasets d ON d.id = f.dataset_id WHERE d.organization_id = @id AND d.deleted = 0) AS file_bytes,
+       (SELECT COALESCE(SUM(r.searches), 0) FROM search_rollup_daily r JOIN datasets d ON d.id = r.dataset_id WHERE d.organization_id = @id AND d.deleted = 0) AS searches,
+       (SELECT COALESCE(SUM(r.records), 0) FROM record_rollup_daily r JOIN datasets d ON d.id = r.dataset_id WHERE d.organization_id = @id AND d.deleted = 0 AND r.kind = 'rag') AS answers,
+       (SELECT COALESCE(SUM(r.records), 0) FROM record_rollup_daily r JOIN datasets d ON d.id = r.dataset_id WHERE d.organization_id = @id AND d.deleted = 0 AND r.kind = 'rag' AND r.day >= @month) AS answers_this_month,
+       (SELECT COALESCE(SUM(r.events), 0) FROM user_event_rollup_daily r JOIN datasets d ON d.id = r.dataset_id WHERE d.organization_id = @id AND d.deleted = 0) AS events`,
   );
 
   const create = db.transaction((name: string, ownerUserId: string | null, maxPerOwner: number | null) => {
@@ -58,8 +63,7 @@ export function sqliteOrganizations(db: Db, purger: Purger, epoch: WriteEpoch | 
       return create.immediate(name, ownerUserId ?? null, maxPerOwner ?? null);
     },
     async usage(id) {
-      const r = usageRow.get({ id }) as { datasets: number; users: number; chunks: number };
-      return { datasetCount: r.datasets, userCount: r.users, chunkCount: r.chunks };
+      return usageFromRow(usageRow.get({ id, month: monthStart(Date.now()) }) as UsageRow);
     },
     async get(id, includeDeleted = false) {
       const org = cache ? cache.get(id, () => read(id)) : read(id);

@@ -6,14 +6,16 @@
  * organization cap or one new email must end as they would one after the other, and a unique
  * violation must never escape as a raw driver error.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { QuarryError } from '../../core/domain/errors.js';
 import { Role } from '../../core/domain/tenancy.js';
 import type { Store } from '../../store/repository.js';
 import { openPgStore } from '../../store/postgres/pg-store.js';
+import { ragRecord, searchRecord } from '../helpers/analytics-record.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../helpers/both-stores.js';
+import { userEvent } from '../helpers/user-event.js';
 
 /** The error a promise rejects with (fails the test when it resolves). */
 async function failure(p: Promise<unknown>): Promise<unknown> {
@@ -53,6 +55,9 @@ const bytewise = (a: string, b: string): number => Buffer.compare(Buffer.from(a)
 /** Records sorted as the stores list them: oldest first, ties by id. */
 const byAge = <T extends { createdAt: number; id: string }>(records: T[]): T[] =>
   [...records].sort((a, b) => a.createdAt - b.createdAt || bytewise(a.id, b.id));
+
+/** The activity counters of an organization that has none. */
+const NO_USE = { fileBytes: 0, searchCount: 0, answerCount: 0, answersThisMonth: 0, eventCount: 0 };
 
 describe.each(STORE_KINDS)('%s store: tenancy', (kind) => {
   let t: TestStore;
@@ -159,18 +164,49 @@ describe.each(STORE_KINDS)('%s store: tenancy', (kind) => {
     it('counts the live datasets, the members and the chunks of live datasets', async () => {
       const { user, organization: org } = await newUser('usage@example.com');
       const other = await store.organizations.create({ name: 'other', ownerUserId: user.id });
-      expect(await store.organizations.usage(org.id)).toEqual({ datasetCount: 0, userCount: 1, chunkCount: 0 });
+      expect(await store.organizations.usage(org.id)).toEqual({ ...NO_USE, datasetCount: 0, userCount: 1, chunkCount: 0 });
       const a = await newDataset(org.id);
       const b = await newDataset(org.id);
       const elsewhere = await newDataset(other.id);
       await store.chunks.createMany(a.id, [{ chunkHtml: 'a1' }, { chunkHtml: 'a2' }, { chunkHtml: 'a3' }]);
       await store.chunks.createMany(b.id, [{ chunkHtml: 'b1' }]);
       await store.chunks.createMany(elsewhere.id, [{ chunkHtml: 'e1' }, { chunkHtml: 'e2' }]);
-      expect(await store.organizations.usage(org.id)).toEqual({ datasetCount: 2, userCount: 1, chunkCount: 4 });
+      expect(await store.organizations.usage(org.id)).toEqual({ ...NO_USE, datasetCount: 2, userCount: 1, chunkCount: 4 });
       await store.datasets.markDeleted(a.id);
-      expect(await store.organizations.usage(org.id)).toEqual({ datasetCount: 1, userCount: 1, chunkCount: 1 });
-      expect(await store.organizations.usage(other.id)).toEqual({ datasetCount: 1, userCount: 1, chunkCount: 2 });
-      expect(await store.organizations.usage('00000000-0000-4000-8000-000000000000')).toEqual({ datasetCount: 0, userCount: 0, chunkCount: 0 });
+      expect(await store.organizations.usage(org.id)).toEqual({ ...NO_USE, datasetCount: 1, userCount: 1, chunkCount: 1 });
+      expect(await store.organizations.usage(other.id)).toEqual({ ...NO_USE, datasetCount: 1, userCount: 1, chunkCount: 2 });
+      expect(await store.organizations.usage('00000000-0000-4000-8000-000000000000')).toEqual({ ...NO_USE, datasetCount: 0, userCount: 0, chunkCount: 0 });
+    });
+
+    it('counts the files\' bytes, searches, RAG answers (and this month\'s) and user events of live datasets', async () => {
+      const { user, organization: org } = await newUser('activity@example.com');
+      const other = await store.organizations.create({ name: 'other', ownerUserId: user.id });
+      const a = await newDataset(org.id);
+      const b = await newDataset(org.id);
+      const elsewhere = await newDataset(other.id);
+      const now = Date.now();
+      // Last month's first day at noon: counted in all, not in this month's.
+      const lastMonth = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() - 1, 1, 12);
+      for (const [ds, size] of [[a.id, 100], [b.id, 23], [elsewhere.id, 1000]] as const) {
+        await store.files.create({ id: randomUUID(), datasetId: ds, fileName: 'f.csv', kind: 'csv', status: 'done', description: '', link: null, metadata: null, tagSet: [], timeStamp: null, size, blobKey: `datasets/${ds}/files/f`, contentType: null, importOptions: null, splitOptions: null });
+      }
+      await store.analytics.insertSearches([
+        ...[a.id, a.id, b.id].map((datasetId, i) => searchRecord({ id: randomUUID(), datasetId, createdAt: now - i * 1000 })),
+        searchRecord({ id: randomUUID(), datasetId: elsewhere.id, createdAt: now }),
+      ]);
+      await store.analytics.insertRags([
+        ragRecord({ id: randomUUID(), datasetId: a.id, createdAt: now }),
+        ragRecord({ id: randomUUID(), datasetId: b.id, createdAt: lastMonth }),
+        ragRecord({ id: randomUUID(), datasetId: elsewhere.id, createdAt: now }),
+      ]);
+      await store.userEvents.insertMany([
+        ...[a.id, b.id, b.id, b.id].map((datasetId) => userEvent({ eventType: 'view', datasetId, createdAt: now })),
+        userEvent({ eventType: 'view', datasetId: elsewhere.id, createdAt: now }),
+      ]);
+      expect(await store.organizations.usage(org.id)).toEqual({ datasetCount: 2, userCount: 1, chunkCount: 0, fileBytes: 123, searchCount: 3, answerCount: 2, answersThisMonth: 1, eventCount: 4 });
+      await store.datasets.markDeleted(b.id);
+      expect(await store.organizations.usage(org.id)).toEqual({ datasetCount: 1, userCount: 1, chunkCount: 0, fileBytes: 100, searchCount: 2, answerCount: 1, answersThisMonth: 1, eventCount: 1 });
+      expect(await store.organizations.usage(other.id)).toEqual({ datasetCount: 1, userCount: 1, chunkCount: 0, fileBytes: 1000, searchCount: 1, answerCount: 1, answersThisMonth: 1, eventCount: 1 });
     });
   });
 
