@@ -195,7 +195,7 @@ export function fileRoutes(router: QuarryRouter, services: Services): void {
   router.get('/api/dataset/scroll_files', async (ctx) => {
     const { dataset } = await datasetAccess(ctx, services, Role.Read);
     const cursor = ctx.query.cursor === undefined || ctx.query.cursor === '' ? null : queryUuid(ctx.query.cursor, 'cursor');
-    const pageSize = queryInt(ctx.query.page_size, 'page_size', FILES_PAGE_SIZE, MAX_SCROLL_FILES);
+    const pageSize = queryInt(ctx.query.page_size, 'page_size', FILES_PAGE_SIZE, MAX_SCROLL_FILES, 1);
     // One more than the page: its id is the next cursor.
     const files = await store.files.scroll(dataset.id, cursor, pageSize + 1);
     const shown = files.slice(0, pageSize);

@@ -128,11 +128,11 @@ export function queryUuid(value: unknown, name: string): string {
   return value.toLowerCase();
 }
 
-/** A non-negative integer query parameter of at most `max`, or `fallback` when absent; 400 naming it otherwise. */
-export function queryInt(value: unknown, name: string, fallback: number, max: number): number {
+/** An integer query parameter from `min` (default 0) to `max`, or `fallback` when absent; 400 naming it otherwise. */
+export function queryInt(value: unknown, name: string, fallback: number, max: number, min = 0): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > max) throw new QuarryError('bad_request', `query parameter ${name} must be an integer from 0 to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max) throw new QuarryError('bad_request', `query parameter ${name} must be an integer from ${min} to ${max}`);
   return n;
 }
 

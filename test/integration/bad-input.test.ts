@@ -368,6 +368,7 @@ const ROUTES: RouteCase[] = [
     badParams: () => [
       ['/api/dataset/scroll_files?cursor=abc', /cursor/],
       ['/api/dataset/scroll_files?page_size=-1', /page_size/],
+      ['/api/dataset/scroll_files?page_size=0', /page_size must be an integer from 1 to 1000/],
       ['/api/dataset/scroll_files?page_size=1001', /page_size/],
       ['/api/dataset/scroll_files?page_size=two', /page_size/],
     ],
