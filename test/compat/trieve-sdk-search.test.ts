@@ -223,10 +223,14 @@ beforeAll(async () => {
     groupTrackingIds: e.group ? [e.group] : [],
     metadata: e.meta,
   }));
-  // Semantic answers need every vector: the job workers embed through the fake in the background.
-  await eventually({ what: 'the corpus to be embedded', timeoutMs: 60_000, intervalMs: 100, context: () => stack.output().slice(-3000) }, async () => {
+  // Semantic answers need every vector: the job workers embed through the fake in the background,
+  // and the core indexes a stored vector when it applies the change log, a moment after the store
+  // counts it (a semantic search right after the count once found nothing): both are waited for.
+  await eventually({ what: 'the corpus to be embedded and indexed', timeoutMs: 60_000, intervalMs: 100, context: () => stack.output().slice(-3000) }, async () => {
     const usage = (await owner.getDatasetUsageById(datasetId)) as { chunk_count: number; chunks_pending_embedding?: number };
-    return usage.chunk_count === CORPUS.length && usage.chunks_pending_embedding === 0;
+    if (usage.chunk_count !== CORPUS.length || usage.chunks_pending_embedding !== 0) return false;
+    const found = await sdk.search({ query: 'specimen', search_type: 'semantic', page_size: CORPUS.length });
+    return found.chunks.length === CORPUS.length;
   });
 }, 120_000);
 
